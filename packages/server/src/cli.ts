@@ -1,0 +1,202 @@
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from './config.js';
+import { openDatabase } from './db/database.js';
+import { migrateToLatest } from './db/migrate.js';
+import { createLogger } from './http/logger.js';
+import { idempotencyCleanupJob } from './jobs/idempotency-cleanup.job.js';
+import { startJobs } from './jobs/scheduler.js';
+import { startService } from './main.js';
+import { ProjectsService } from './modules/projects/projects.service.js';
+import { systemClock } from './shared/clock.js';
+import { isApiError } from './shared/errors.js';
+
+const USAGE = `usage: svc <command> [options]
+
+  serve                                  run the API and the background jobs on PORT (default 8080)
+  worker                                 run the background jobs only
+  migrate                                bring the database schema up to date
+  project create --name NAME             create a project; prints {"project", "secret_key"}
+  key create --project PRJ_ID [--name N] create a secret key; prints {"api_key", "secret_key"}
+  key list --project PRJ_ID              list a project's keys (prefix and last four only)
+  key revoke --project PRJ_ID KEY_ID     revoke a key
+
+The database and every other setting come from the environment (docs/configuration.md).`;
+
+class UsageError extends Error {}
+
+/** Runs one CLI command and returns the process exit code: 0 done, 1 failed, 2 bad usage. */
+export async function runCli(argv: readonly string[]): Promise<number> {
+  try {
+    return await dispatch(argv);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`svc: ${error.message}\n\n${USAGE}\n`);
+      return 2;
+    }
+    if (error instanceof ConfigError) {
+      process.stderr.write(`svc: configuration: ${error.message}\n`);
+      return 1;
+    }
+    if (isApiError(error)) {
+      process.stderr.write(`svc: ${error.code}: ${error.message}\n`);
+      return 1;
+    }
+    process.stderr.write(`svc: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    return 1;
+  }
+}
+
+async function dispatch(argv: readonly string[]): Promise<number> {
+  const [command, subcommand, ...rest] = argv;
+  switch (command) {
+    case 'serve':
+      return serve();
+    case 'worker':
+      return worker();
+    case 'migrate':
+      return migrate();
+    case 'project':
+      if (subcommand === 'create') return projectCreate(rest);
+      throw new UsageError(`unknown project command "${subcommand ?? ''}"`);
+    case 'key':
+      if (subcommand === 'create') return keyCreate(rest);
+      if (subcommand === 'list') return keyList(rest);
+      if (subcommand === 'revoke') return keyRevoke(rest);
+      throw new UsageError(`unknown key command "${subcommand ?? ''}"`);
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(`${USAGE}\n`);
+      return command === undefined ? 2 : 0;
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
+
+function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+function options(args: readonly string[], names: readonly string[]): { values: Record<string, string | undefined>; positionals: string[] } {
+  try {
+    const parsed = parseArgs({
+      args: [...args],
+      options: Object.fromEntries(names.map((name) => [name, { type: 'string' as const }])),
+      allowPositionals: true,
+      strict: true,
+    });
+    return { values: parsed.values, positionals: parsed.positionals };
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+function required(values: Record<string, string | undefined>, name: string): string {
+  const value = values[name];
+  if (value === undefined || value === '') throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+/** Opens the database, brings it up to date, and runs `work` with the projects service. */
+async function withProjects<T>(work: (projects: ProjectsService) => Promise<T>): Promise<T> {
+  const db = openDatabase(loadConfig().database);
+  try {
+    await migrateToLatest(db);
+    return await work(new ProjectsService({ db, clock: systemClock }));
+  } finally {
+    await db.destroy();
+  }
+}
+
+async function migrate(): Promise<number> {
+  const db = openDatabase(loadConfig().database);
+  try {
+    printJson(await migrateToLatest(db));
+    return 0;
+  } finally {
+    await db.destroy();
+  }
+}
+
+async function projectCreate(args: readonly string[]): Promise<number> {
+  const { values } = options(args, ['name']);
+  const name = required(values, 'name');
+  const { project, secretKey } = await withProjects((projects) => projects.createProject({ name }));
+  printJson({ project: { id: project.id, name: project.name }, secret_key: secretKey });
+  return 0;
+}
+
+async function keyCreate(args: readonly string[]): Promise<number> {
+  const { values } = options(args, ['project', 'name']);
+  const projectId = required(values, 'project');
+  const name = values['name'];
+  const { apiKey, secretKey } = await withProjects((projects) => projects.createKey(projectId, name === undefined ? {} : { name }));
+  printJson({ api_key: apiKey, secret_key: secretKey });
+  return 0;
+}
+
+async function keyList(args: readonly string[]): Promise<number> {
+  const { values } = options(args, ['project']);
+  const projectId = required(values, 'project');
+  const keys = await withProjects(async (projects) => {
+    await projects.getProject(projectId);
+    return projects.listKeys(projectId);
+  });
+  printJson({ object: 'list', data: keys, has_more: false });
+  return 0;
+}
+
+async function keyRevoke(args: readonly string[]): Promise<number> {
+  const { values, positionals } = options(args, ['project', 'key']);
+  const projectId = required(values, 'project');
+  const keyId = values['key'] ?? positionals[0];
+  if (keyId === undefined) throw new UsageError('name the key to revoke: svc key revoke --project PRJ_ID KEY_ID');
+  printJson(await withProjects((projects) => projects.revokeKey(projectId, keyId)));
+  return 0;
+}
+
+/** Resolves when the process is asked to stop (SIGTERM from an orchestrator, SIGINT from a terminal). */
+function stopSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+}
+
+/** Stops gracefully, or exits anyway when stopping takes longer than SHUTDOWN_TIMEOUT_MS. */
+async function stopWithin(timeoutMs: number, stop: () => Promise<void>): Promise<void> {
+  const timer = setTimeout(() => {
+    process.stderr.write(`svc: graceful shutdown took longer than ${timeoutMs} ms; exiting\n`);
+    process.exit(1);
+  }, timeoutMs);
+  timer.unref();
+  await stop();
+  clearTimeout(timer);
+}
+
+async function serve(): Promise<number> {
+  const config = loadConfig();
+  const running = await startService(config);
+  const signal = await stopSignal();
+  running.service.logger.info({ signal }, 'stopping: finishing in-flight requests');
+  await stopWithin(config.shutdownTimeoutMs, () => running.stop());
+  running.service.logger.info('stopped');
+  return 0;
+}
+
+async function worker(): Promise<number> {
+  const config = loadConfig();
+  const logger = createLogger(config);
+  const db = openDatabase(config.database);
+  await migrateToLatest(db);
+  const scheduler = startJobs([idempotencyCleanupJob(db, systemClock)], logger);
+  logger.info({ dialect: db.dialect }, 'worker running');
+  const signal = await stopSignal();
+  logger.info({ signal }, 'worker stopping');
+  await stopWithin(config.shutdownTimeoutMs, async () => {
+    await scheduler.stop();
+    await db.destroy();
+  });
+  return 0;
+}

@@ -1,0 +1,156 @@
+import { resolve } from 'node:path';
+
+/**
+ * The environment, parsed and validated once at start into a frozen object. Every variable is
+ * documented in docs/configuration.md; a wrong value stops the process with a message that names
+ * the variable, rather than surfacing later as odd behaviour.
+ */
+export interface Config {
+  readonly nodeEnv: 'development' | 'production' | 'test';
+  readonly host: string;
+  readonly port: number;
+  readonly dataDir: string;
+  readonly database: DatabaseConfig;
+  readonly redisUrl: string | undefined;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Creates a default project with this key on first start (development and containers). */
+  readonly bootstrapSecretKey: string | undefined;
+  readonly rateLimit: RateLimitConfig;
+  readonly trustProxy: boolean | string;
+  readonly tls: { readonly certFile: string; readonly keyFile: string } | undefined;
+  readonly corsOrigins: readonly string[];
+  readonly webhookAllowPrivate: boolean;
+  readonly shutdownTimeoutMs: number;
+}
+
+export type DatabaseConfig =
+  | { readonly dialect: 'sqlite'; readonly file: string; readonly synchronous: 'full' | 'normal' }
+  | { readonly dialect: 'postgres'; readonly url: string; readonly poolSize: number };
+
+export interface RateLimitConfig {
+  /** Requests per second per secret key; 0 turns the limit off. */
+  readonly keyPerSecond: number;
+  readonly keyBurst: number;
+  /** Requests per second per client IP on routes without a secret key; 0 turns the limit off. */
+  readonly ipPerSecond: number;
+  readonly ipBurst: number;
+}
+
+export class ConfigError extends Error {
+  constructor(variable: string, problem: string) {
+    super(`${variable}: ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export function loadConfig(env: Env = process.env): Config {
+  const nodeEnv = oneOf(env, 'NODE_ENV', ['development', 'production', 'test'], 'development');
+  const dataDir = resolve(env['DATA_DIR'] ?? './data');
+  const keyPerSecond = integer(env, 'RATE_LIMIT_KEY_PER_SECOND', 1000, { min: 0 });
+  const ipPerSecond = integer(env, 'RATE_LIMIT_IP_PER_SECOND', 100, { min: 0 });
+  const certFile = env['TLS_CERT_FILE'];
+  const keyFile = env['TLS_KEY_FILE'];
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    throw new ConfigError(certFile === undefined ? 'TLS_CERT_FILE' : 'TLS_KEY_FILE', 'TLS_CERT_FILE and TLS_KEY_FILE go together');
+  }
+  const bootstrapSecretKey = nonEmpty(env['SVC_SECRET_KEY']);
+  if (bootstrapSecretKey !== undefined && !/^svc_sk_[0-9A-Za-z]{32,}$/.test(bootstrapSecretKey)) {
+    throw new ConfigError('SVC_SECRET_KEY', 'must be svc_sk_ followed by at least 32 letters or digits');
+  }
+  const webhookAllowPrivate = flag(env, 'WEBHOOK_ALLOW_PRIVATE');
+  if (nodeEnv === 'production' && webhookAllowPrivate) {
+    throw new ConfigError('WEBHOOK_ALLOW_PRIVATE', 'is a development setting and is refused when NODE_ENV=production');
+  }
+
+  const config: Config = {
+    nodeEnv,
+    host: env['HOST'] ?? '0.0.0.0',
+    port: integer(env, 'PORT', 8080, { min: 0, max: 65535 }),
+    dataDir,
+    database: databaseConfig(env, dataDir),
+    redisUrl: nonEmpty(env['REDIS_URL']),
+    logLevel: oneOf(
+      env,
+      'LOG_LEVEL',
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+      nodeEnv === 'test' ? 'silent' : 'info',
+    ),
+    bootstrapSecretKey,
+    rateLimit: {
+      keyPerSecond,
+      keyBurst: integer(env, 'RATE_LIMIT_KEY_BURST', keyPerSecond * 2, { min: 0 }),
+      ipPerSecond,
+      ipBurst: integer(env, 'RATE_LIMIT_IP_BURST', ipPerSecond * 2, { min: 0 }),
+    },
+    trustProxy: trustProxy(env['TRUST_PROXY']),
+    tls: certFile !== undefined && keyFile !== undefined ? { certFile, keyFile } : undefined,
+    corsOrigins: (env['CORS_ORIGINS'] ?? '')
+      .split(',')
+      .map((origin) => origin.trim())
+      .filter((origin) => origin !== ''),
+    webhookAllowPrivate,
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, { min: 0 }),
+  };
+  return deepFreeze(config);
+}
+
+function databaseConfig(env: Env, dataDir: string): DatabaseConfig {
+  const url = nonEmpty(env['DATABASE_URL']);
+  if (url === undefined || url.startsWith('sqlite:')) {
+    const file = url === undefined ? resolve(dataDir, 'svc.sqlite') : resolve(url.slice('sqlite:'.length).replace(/^\/\//, ''));
+    return { dialect: 'sqlite', file, synchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', ['full', 'normal'], 'full') };
+  }
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    return { dialect: 'postgres', url, poolSize: integer(env, 'DATABASE_POOL_SIZE', 20, { min: 1, max: 500 }) };
+  }
+  throw new ConfigError('DATABASE_URL', 'must start with postgres://, postgresql:// or sqlite:');
+}
+
+function trustProxy(value: string | undefined): boolean | string {
+  if (value === undefined || value === '' || value === '0' || value === 'false') return false;
+  if (value === '1' || value === 'true') return true;
+  // A comma-separated list of addresses or CIDR ranges of trusted proxies, as Fastify takes it.
+  return value;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function flag(env: Env, name: string): boolean {
+  const value = nonEmpty(env[name]);
+  if (value === undefined || value === '0' || value === 'false') return false;
+  if (value === '1' || value === 'true') return true;
+  throw new ConfigError(name, `must be 1 or 0, got "${value}"`);
+}
+
+function integer(env: Env, name: string, fallback: number, bounds: { min?: number; max?: number }): number {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if ((bounds.min !== undefined && value < bounds.min) || (bounds.max !== undefined && value > bounds.max)) {
+    throw new ConfigError(name, `must be between ${bounds.min ?? '-∞'} and ${bounds.max ?? '∞'}, got ${value}`);
+  }
+  return value;
+}
+
+function oneOf<const T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return fallback;
+  const value = raw.toLowerCase();
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`);
+  }
+  return value as T;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object') {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}

@@ -1,0 +1,150 @@
+import { readFileSync } from 'node:fs';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Db } from '../db/database.js';
+import type { ProjectsService } from '../modules/projects/projects.service.js';
+import type { Clock } from '../shared/clock.js';
+import { ApiError } from '../shared/errors.js';
+import { newId } from '../shared/ids.js';
+import { credentialGuard } from './credentials.js';
+import { sendError, toApiError } from './errors.js';
+import { idempotencyHooks, type PendingIdempotency, type RouteIdempotency } from './idempotency.js';
+import { createHttpMetrics } from './metrics.js';
+import { registerOpsRoutes } from './ops.routes.js';
+import type { Principal, RouteCredential, SessionAuthenticator } from './principal.js';
+import type { RateLimiter } from './rate-limit.js';
+import { ErrorResponse } from './schemas.js';
+import { validatorCompiler } from './validation.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** What credential the route takes; routes without one are public. */
+    credential?: RouteCredential;
+    /** False for operational routes (health checks) that must never be throttled. */
+    rateLimited?: boolean;
+    idempotency?: RouteIdempotency;
+  }
+  interface FastifyRequest {
+    /** Set by the credential guard on every route that takes a credential. */
+    principal: Principal | undefined;
+    idempotency: PendingIdempotency | undefined;
+  }
+}
+
+export const BODY_BYTES_MAX = 1024 * 1024;
+
+export interface AppDependencies {
+  readonly config: Config;
+  readonly db: Db;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly projects: ProjectsService;
+  readonly rateLimiter: RateLimiter;
+  readonly sessions: SessionAuthenticator;
+}
+
+/** Registers one capability's routes; each module exports one. */
+export type RouteModule = (app: FastifyInstance) => void;
+
+/** The HTTP application with every cross-cutting concern attached, ready for `listen` or `inject`. */
+export async function buildApp(deps: AppDependencies, routeModules: readonly RouteModule[] = []): Promise<FastifyInstance> {
+  const { config } = deps;
+  const tls = config.tls === undefined ? undefined : { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) };
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    disableRequestLogging: true,
+    genReqId: () => newId('req'),
+    requestIdLogLabel: 'request_id',
+    bodyLimit: BODY_BYTES_MAX,
+    trustProxy: config.trustProxy,
+    requestTimeout: 60_000,
+    return503OnClosing: true,
+    ...(tls === undefined ? {} : { https: tls }),
+  }) as unknown as FastifyInstance;
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.decorateRequest('principal', undefined);
+  app.decorateRequest('idempotency', undefined);
+  // JSON is the only body this API reads; a text/plain body is refused with 415.
+  app.removeContentTypeParser(['text/plain']);
+
+  const metrics = createHttpMetrics();
+  app.addHook('onRequest', async (request, reply) => {
+    void reply.header('Request-Id', request.id);
+    if (request.url.startsWith('/v1/')) void reply.header('Cache-Control', 'no-store');
+    void reply.header('X-Content-Type-Options', 'nosniff');
+    if (tls !== undefined) void reply.header('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
+  });
+  app.addHook(
+    'onRequest',
+    credentialGuard({ projects: deps.projects, sessions: deps.sessions, rateLimiter: deps.rateLimiter, rateLimit: config.rateLimit }),
+  );
+  const idempotency = idempotencyHooks({ db: deps.db, clock: deps.clock });
+  app.addHook('preHandler', idempotency.preHandler);
+  app.addHook('onSend', idempotency.onSend);
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.observe({ method: request.method, route, status: reply.statusCode }, reply.elapsedTime / 1000);
+    request.log.info(
+      { method: request.method, route, status: reply.statusCode, duration_ms: Math.round(reply.elapsedTime * 10) / 10 },
+      'request',
+    );
+  });
+
+  app.setErrorHandler((thrown, request, reply) => {
+    const error = isUnavailable(thrown)
+      ? new ApiError('service_unavailable', 'The database is not reachable; retry later.', { cause: thrown })
+      : toApiError(thrown);
+    if (error.status >= 500) request.log.error({ err: thrown, request_id: request.id }, 'request failed');
+    return sendError(request, reply, error);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendError(request, reply, new ApiError('route_not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}.`)),
+  );
+
+  app.addSchema(ErrorResponse);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'svc API',
+        version: '1.0.0',
+        description: 'Wallets with credits, authentication and sessions, organizations and signed webhooks. Errors: docs/errors.md.',
+      },
+      components: {
+        securitySchemes: {
+          secretKey: { type: 'http', scheme: 'bearer', description: 'A secret key, svc_sk_…' },
+          secretKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'A secret key, svc_sk_…' },
+          sessionToken: { type: 'http', scheme: 'bearer', description: 'A session token, svc_ses_…' },
+        },
+      },
+    },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, index) => (typeof json['$id'] === 'string' ? json['$id'] : `def-${index}`),
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { url: '/v1/openapi.json' } });
+
+  registerOpsRoutes(app, { db: deps.db, metrics });
+  for (const register of routeModules) register(app);
+  await app.ready();
+  return app;
+}
+
+/** Errors that mean the database is down or overloaded, not that the request or the code is wrong. */
+function isUnavailable(thrown: unknown): boolean {
+  if (thrown === null || typeof thrown !== 'object') return false;
+  const code = (thrown as { code?: unknown }).code;
+  return (
+    code === 'ECONNREFUSED' ||
+    code === 'ECONNRESET' ||
+    code === 'ETIMEDOUT' ||
+    code === '57P01' || // admin_shutdown
+    code === '57P03' || // cannot_connect_now
+    code === '53300' || // too_many_connections
+    code === 'SQLITE_BUSY'
+  );
+}

@@ -1,0 +1,106 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RateLimitConfig } from '../config.js';
+import type { ProjectsService } from '../modules/projects/projects.service.js';
+import { ApiError } from '../shared/errors.js';
+import type { Principal, RouteCredential, SessionAuthenticator } from './principal.js';
+import type { RateLimitDecision, RateLimiter, RateLimitRule } from './rate-limit.js';
+
+const SESSION_TOKEN_PREFIX = 'svc_ses_';
+const SECRET_KEY_PREFIX = 'svc_sk_';
+
+export interface CredentialGuardOptions {
+  readonly projects: ProjectsService;
+  readonly sessions: SessionAuthenticator;
+  readonly rateLimiter: RateLimiter;
+  readonly rateLimit: RateLimitConfig;
+}
+
+/**
+ * The onRequest hook that implements CONTRACT.md section 3 and the rate limits of section 1.
+ *
+ * Order matters: routes without a secret key are limited per client IP before any credential work;
+ * a failed secret-key check also costs the client IP a token, so guessing keys is throttled; a valid
+ * secret key is then limited per key. It runs before the body is read, so an unauthenticated
+ * request never costs a parse.
+ */
+export function credentialGuard(options: CredentialGuardOptions) {
+  const keyRule: RateLimitRule = { perSecond: options.rateLimit.keyPerSecond, burst: options.rateLimit.keyBurst };
+  const ipRule: RateLimitRule = { perSecond: options.rateLimit.ipPerSecond, burst: options.rateLimit.ipBurst };
+
+  async function limit(reply: FastifyReply, bucket: string, rule: RateLimitRule): Promise<void> {
+    if (rule.perSecond === 0) return;
+    const decision = await options.rateLimiter.consume(bucket, rule);
+    setRateLimitHeaders(reply, decision);
+    if (!decision.allowed) {
+      throw new ApiError('rate_limited', `Too many requests; retry in ${decision.retryAfterSeconds} s.`, {
+        headers: { 'Retry-After': String(decision.retryAfterSeconds) },
+      });
+    }
+  }
+
+  return async function guard(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const config = request.routeOptions.config;
+    const credential: RouteCredential = config.credential ?? 'public';
+    const limited = config.rateLimited !== false;
+    if (limited && credential !== 'secret') await limit(reply, `ip:${request.ip}`, ipRule);
+    if (credential === 'public') return;
+
+    let principal: Principal;
+    try {
+      principal = await authenticate(request, credential, options);
+    } catch (error) {
+      if (limited && credential === 'secret') await limit(reply, `ip:${request.ip}`, ipRule);
+      throw error;
+    }
+    request.principal = principal;
+    if (limited && principal.kind === 'secret_key') await limit(reply, `key:${principal.keyId}`, keyRule);
+  };
+}
+
+async function authenticate(
+  request: FastifyRequest,
+  credential: Exclude<RouteCredential, 'public'>,
+  options: CredentialGuardOptions,
+): Promise<Principal> {
+  const token = readCredential(request);
+  if (token.startsWith(SESSION_TOKEN_PREFIX)) {
+    if (credential === 'secret')
+      throw new ApiError('secret_key_required', 'This route needs a secret key (svc_sk_…), not a session token.');
+    return options.sessions.authenticate(token);
+  }
+  if (credential === 'session') {
+    if (token.startsWith(SECRET_KEY_PREFIX))
+      throw new ApiError('session_token_required', 'This route needs a session token (svc_ses_…), not a secret key.');
+    throw new ApiError('session_invalid', 'The session token is not valid.');
+  }
+  const principal = await options.projects.authenticateSecretKey(token);
+  if (principal === undefined)
+    throw new ApiError('invalid_api_key', 'The secret key is not valid. Check that it is complete and has not been revoked.');
+  return { kind: 'secret_key', projectId: principal.projectId, keyId: principal.keyId };
+}
+
+/**
+ * The credential from `Authorization: Bearer …` or, failing that, `X-API-Key`. Both headers are
+ * accepted for every credential kind; an Authorization header of another scheme is refused rather
+ * than ignored, so a misconfigured client learns why.
+ */
+function readCredential(request: FastifyRequest): string {
+  const authorization = request.headers.authorization;
+  if (authorization !== undefined && authorization.trim() !== '') {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (match?.[1] === undefined) {
+      throw new ApiError('invalid_api_key', 'The Authorization header must be "Bearer <secret key or session token>".');
+    }
+    return match[1];
+  }
+  const apiKey = request.headers['x-api-key'];
+  const value = Array.isArray(apiKey) ? apiKey[0] : apiKey;
+  if (value !== undefined && value.trim() !== '') return value.trim();
+  throw new ApiError('credential_missing', 'This route needs a credential: send "Authorization: Bearer <key>" or "X-API-Key: <key>".');
+}
+
+function setRateLimitHeaders(reply: FastifyReply, decision: RateLimitDecision): void {
+  void reply.header('RateLimit-Limit', String(decision.limit));
+  void reply.header('RateLimit-Remaining', String(decision.remaining));
+  void reply.header('RateLimit-Reset', String(decision.resetSeconds));
+}

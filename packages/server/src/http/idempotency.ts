@@ -1,0 +1,108 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Db } from '../db/database.js';
+import type { Clock } from '../shared/clock.js';
+import { canonicalJson, sha256Hex } from '../shared/crypto.js';
+import { ApiError } from '../shared/errors.js';
+import { beginIdempotentRequest, completeIdempotentRequest, type IdempotencyLock, releaseIdempotentRequest } from './idempotency.store.js';
+
+/** How long generic keys are kept (CONTRACT.md section 1). */
+export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
+/** A key whose request has not finished after this long is taken to be abandoned by a crash. */
+export const IDEMPOTENCY_LEASE_MS = 60 * 1000;
+const KEY_LENGTH_MAX = 255;
+const KEY_PATTERN = /^[\x21-\x7e]+$/;
+
+export interface RouteIdempotency {
+  /** `off` for routes whose responses must not be stored (they carry a one-time secret). */
+  readonly mode?: 'request' | 'off';
+  /** Keys are per project; a route may narrow them further (per wallet for credits and debits). */
+  readonly scope?: (request: FastifyRequest) => string;
+  /** `forever` for ledger operations. */
+  readonly retention?: 'day' | 'forever';
+}
+
+/** The key a running request holds; a handler that commits its own transaction may settle it there. */
+export interface PendingIdempotency {
+  readonly lock: IdempotencyLock;
+  settled: boolean;
+}
+
+export interface IdempotencyOptions {
+  readonly db: Db;
+  readonly clock: Clock;
+}
+
+/**
+ * `Idempotency-Key` on any POST (CONTRACT.md section 1). The preHandler runs after the credential
+ * guard and schema validation, so a request refused for those reasons never claims its key and can
+ * be corrected and sent again with it. The onSend hook stores the response for replay, or frees the
+ * key after a 5xx (the operation rolled back, so running it again is safe and right).
+ */
+export function idempotencyHooks(options: IdempotencyOptions) {
+  async function preHandler(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+    if (request.method !== 'POST') return undefined;
+    const config: RouteIdempotency = request.routeOptions.config.idempotency ?? {};
+    if (config.mode === 'off') return undefined;
+    const key = readIdempotencyKey(request);
+    if (key === undefined || request.principal === undefined) return undefined;
+
+    const fields = requestFields(request);
+    const result = await beginIdempotentRequest(options.db.kysely, {
+      projectId: request.principal.projectId,
+      scope: config.scope?.(request) ?? '',
+      key,
+      requestHash: sha256Hex(canonicalJson(fields)),
+      fields,
+      now: options.clock.now(),
+      leaseMs: IDEMPOTENCY_LEASE_MS,
+      retentionMs: config.retention === 'forever' ? null : IDEMPOTENCY_RETENTION_MS,
+    });
+    if (result.kind === 'replay') {
+      return reply.code(result.status).header('Idempotent-Replayed', 'true').type('application/json; charset=utf-8').send(result.body);
+    }
+    request.idempotency = { lock: result.lock, settled: false };
+    return undefined;
+  }
+
+  async function onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+    const pending = request.idempotency;
+    if (pending === undefined || pending.settled) return payload;
+    pending.settled = true;
+    if (reply.statusCode >= 500) {
+      await releaseIdempotentRequest(options.db.kysely, pending.lock);
+    } else {
+      const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : '';
+      const stored = await completeIdempotentRequest(options.db.kysely, pending.lock, reply.statusCode, body);
+      if (!stored) request.log.warn({ idempotencyKey: pending.lock.key }, 'idempotency lock was lost before the response was stored');
+    }
+    return payload;
+  }
+
+  return { preHandler, onSend };
+}
+
+export function readIdempotencyKey(request: FastifyRequest): string | undefined {
+  const header = request.headers['idempotency-key'];
+  if (header === undefined) return undefined;
+  const key = Array.isArray(header) ? header[0] : header;
+  if (key === undefined || key.length === 0 || key.length > KEY_LENGTH_MAX || !KEY_PATTERN.test(key)) {
+    throw new ApiError('parameter_invalid', `The Idempotency-Key header must be 1 to ${KEY_LENGTH_MAX} visible ASCII characters.`, {
+      param: 'Idempotency-Key',
+    });
+  }
+  return key;
+}
+
+/** What makes two requests "the same": route, path parameters and each body field. */
+function requestFields(request: FastifyRequest): Record<string, string> {
+  const fields: Record<string, string> = {
+    $route: sha256Hex(`${request.method} ${request.routeOptions.url ?? request.url} ${canonicalJson(request.params ?? {})}`),
+  };
+  const body = request.body;
+  if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
+    for (const [name, value] of Object.entries(body as Record<string, unknown>)) fields[name] = sha256Hex(canonicalJson(value));
+  } else if (body !== undefined) {
+    fields['$body'] = sha256Hex(canonicalJson(body));
+  }
+  return fields;
+}

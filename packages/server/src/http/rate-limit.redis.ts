@@ -1,0 +1,78 @@
+import { Redis } from 'ioredis';
+import { decide } from './rate-limit.memory.js';
+import type { RateLimitDecision, RateLimiter, RateLimitRule } from './rate-limit.js';
+
+/**
+ * One token bucket per key in a Redis hash, refilled and taken from in a single Lua script so that
+ * every node sees the same count. Time comes from Redis (`TIME`), not from the nodes' clocks.
+ * Returns the tokens left (as a string, to keep the fraction) and whether this request was allowed.
+ */
+const TOKEN_BUCKET_SCRIPT = `
+local key = KEYS[1]
+local rate = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local state = redis.call('HMGET', key, 'tokens', 'updated_at')
+local tokens = tonumber(state[1])
+local updated_at = tonumber(state[2])
+if tokens == nil then
+  tokens = burst
+else
+  tokens = math.min(burst, tokens + (math.max(0, now - updated_at) / 1000) * rate)
+end
+local allowed = 0
+if tokens >= 1 then
+  tokens = tokens - 1
+  allowed = 1
+end
+redis.call('HSET', key, 'tokens', tostring(tokens), 'updated_at', tostring(now))
+redis.call('PEXPIRE', key, math.ceil(burst / rate * 1000) + 1000)
+return { allowed, tostring(tokens) }
+`;
+
+/** The Lua script as ioredis defines it on the client. */
+interface TokenBucketCommand {
+  svcTokenBucket: (key: string, perSecond: number, burst: number) => Promise<[number, string]>;
+}
+
+export interface RedisRateLimiterOptions {
+  readonly url: string;
+  /** Namespace of the keys, so several deployments can share one Redis. */
+  readonly keyPrefix?: string;
+  /**
+   * Called when Redis does not answer. The request is then let through: a rate limit protects the
+   * service, and an outage of Redis should not become an outage of the API.
+   */
+  readonly onError?: (error: unknown) => void;
+}
+
+export class RedisRateLimiter implements RateLimiter {
+  readonly #redis: Redis;
+  readonly #keyPrefix: string;
+  readonly #onError: (error: unknown) => void;
+
+  constructor(options: RedisRateLimiterOptions) {
+    this.#redis = new Redis(options.url, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true });
+    this.#redis.defineCommand('svcTokenBucket', { numberOfKeys: 1, lua: TOKEN_BUCKET_SCRIPT });
+    this.#keyPrefix = options.keyPrefix ?? 'svc:ratelimit:';
+    this.#onError = options.onError ?? (() => undefined);
+    // Connection errors are reported through consume(); without a listener ioredis would log them.
+    this.#redis.on('error', () => undefined);
+  }
+
+  async consume(name: string, rule: RateLimitRule): Promise<RateLimitDecision> {
+    try {
+      const redis = this.#redis as unknown as TokenBucketCommand;
+      const [allowed, tokens] = await redis.svcTokenBucket(`${this.#keyPrefix}${name}`, rule.perSecond, rule.burst);
+      return decide(allowed === 1, Number(tokens), rule);
+    } catch (error) {
+      this.#onError(error);
+      return decide(true, rule.burst, rule);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#redis.quit().catch(() => undefined);
+  }
+}

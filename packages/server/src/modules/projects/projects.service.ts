@@ -1,0 +1,166 @@
+import type { Db } from '../../db/database.js';
+import { inTransaction } from '../../db/transaction.js';
+import { type Clock, isoTime } from '../../shared/clock.js';
+import { sha256Hex } from '../../shared/crypto.js';
+import { ApiError } from '../../shared/errors.js';
+import { newId, randomBase62 } from '../../shared/ids.js';
+import * as store from './projects.store.js';
+
+export const SECRET_KEY_PREFIX = 'svc_sk_';
+/** 43 base62 characters ≈ 256 bits. */
+const SECRET_KEY_RANDOM_LENGTH = 43;
+const SECRET_KEY_PATTERN = /^svc_sk_[0-9A-Za-z]{32,128}$/;
+
+export interface Project {
+  readonly id: string;
+  readonly object: 'project';
+  readonly name: string;
+  readonly created_at: string;
+}
+
+export interface ApiKey {
+  readonly id: string;
+  readonly object: 'api_key';
+  readonly project_id: string;
+  readonly name: string | null;
+  readonly prefix: string;
+  readonly last4: string;
+  readonly created_at: string;
+  readonly revoked_at: string | null;
+}
+
+/** Who a valid secret key belongs to. */
+export interface SecretKeyPrincipal {
+  readonly projectId: string;
+  readonly keyId: string;
+}
+
+export interface ProjectsServiceOptions {
+  readonly db: Db;
+  readonly clock: Clock;
+  /**
+   * How long a successful key lookup is reused in this process. Revocation takes effect at once in
+   * the process that revoked and within this time in the others. See docs/adr/0003-secret-key-cache.md.
+   */
+  readonly keyCacheTtlMs?: number;
+}
+
+const KEY_CACHE_ENTRIES_MAX = 10_000;
+
+export class ProjectsService {
+  readonly #db: Db;
+  readonly #clock: Clock;
+  readonly #keyCacheTtlMs: number;
+  readonly #keyCache = new Map<string, { principal: SecretKeyPrincipal; expiresAtMs: number }>();
+
+  constructor(options: ProjectsServiceOptions) {
+    this.#db = options.db;
+    this.#clock = options.clock;
+    this.#keyCacheTtlMs = options.keyCacheTtlMs ?? 1000;
+  }
+
+  /** Creates a project and its first secret key; the key is returned here and never again. */
+  async createProject(input: { name: string; secretKey?: string }): Promise<{ project: Project; secretKey: string }> {
+    const name = input.name.trim();
+    if (name === '' || name.length > 200)
+      throw new ApiError('parameter_invalid', 'A project name is 1 to 200 characters.', { param: 'name' });
+    const createdAt = isoTime(this.#clock.now());
+    const project: store.ProjectRow = { id: newId('prj'), name, created_at: createdAt };
+    const secretKey = input.secretKey ?? generateSecretKey();
+    await inTransaction(this.#db, async (trx) => {
+      await store.insertProject(trx, project);
+      await store.insertApiKey(trx, keyRow(project.id, secretKey, createdAt, 'default'));
+    });
+    return { project: toProject(project), secretKey };
+  }
+
+  /**
+   * On first start with `SVC_SECRET_KEY` set and no project at all, creates a default project with
+   * that key. Returns the project when it created one.
+   */
+  async ensureBootstrapProject(secretKey: string): Promise<Project | undefined> {
+    if ((await store.countProjects(this.#db.kysely)) > 0) return undefined;
+    const { project } = await this.createProject({ name: 'Default project', secretKey });
+    return project;
+  }
+
+  async getProject(projectId: string): Promise<Project> {
+    const row = await store.findProject(this.#db.kysely, projectId);
+    if (row === undefined) throw new ApiError('resource_missing', `No project ${projectId}.`, { param: 'project' });
+    return toProject(row);
+  }
+
+  async createKey(projectId: string, input: { name?: string } = {}): Promise<{ apiKey: ApiKey; secretKey: string }> {
+    await this.getProject(projectId);
+    const secretKey = generateSecretKey();
+    const row = keyRow(projectId, secretKey, isoTime(this.#clock.now()), input.name ?? null);
+    await store.insertApiKey(this.#db.kysely, row);
+    return { apiKey: toApiKey(row), secretKey };
+  }
+
+  async listKeys(projectId: string): Promise<ApiKey[]> {
+    return (await store.listApiKeys(this.#db.kysely, projectId)).map(toApiKey);
+  }
+
+  async revokeKey(projectId: string, keyId: string): Promise<ApiKey> {
+    const revoked = await store.revokeApiKey(this.#db.kysely, projectId, keyId, isoTime(this.#clock.now()));
+    const row = await store.findApiKey(this.#db.kysely, projectId, keyId);
+    if (row === undefined) throw new ApiError('resource_missing', `No API key ${keyId}.`, { param: 'key' });
+    if (revoked) this.#keyCache.delete(row.key_hash);
+    return toApiKey(row);
+  }
+
+  /** The project and key a secret key belongs to, or undefined when it is unknown or revoked. */
+  async authenticateSecretKey(secretKey: string): Promise<SecretKeyPrincipal | undefined> {
+    if (!SECRET_KEY_PATTERN.test(secretKey)) return undefined;
+    const keyHash = sha256Hex(secretKey);
+    const nowMs = Date.now();
+    const cached = this.#keyCache.get(keyHash);
+    if (cached !== undefined && cached.expiresAtMs > nowMs) return cached.principal;
+    const row = await store.findApiKeyByHash(this.#db.kysely, keyHash);
+    if (row === undefined || row.revoked_at !== null) {
+      this.#keyCache.delete(keyHash);
+      return undefined;
+    }
+    const principal: SecretKeyPrincipal = { projectId: row.project_id, keyId: row.id };
+    if (this.#keyCacheTtlMs > 0) {
+      if (this.#keyCache.size >= KEY_CACHE_ENTRIES_MAX) this.#keyCache.clear();
+      this.#keyCache.set(keyHash, { principal, expiresAtMs: nowMs + this.#keyCacheTtlMs });
+    }
+    return principal;
+  }
+}
+
+export function generateSecretKey(): string {
+  return `${SECRET_KEY_PREFIX}${randomBase62(SECRET_KEY_RANDOM_LENGTH)}`;
+}
+
+function keyRow(projectId: string, secretKey: string, createdAt: string, name: string | null): store.ApiKeyRow {
+  return {
+    id: newId('key'),
+    project_id: projectId,
+    name,
+    key_hash: sha256Hex(secretKey),
+    prefix: secretKey.slice(0, SECRET_KEY_PREFIX.length + 4),
+    last4: secretKey.slice(-4),
+    created_at: createdAt,
+    revoked_at: null,
+  };
+}
+
+function toProject(row: store.ProjectRow): Project {
+  return { id: row.id, object: 'project', name: row.name, created_at: row.created_at };
+}
+
+function toApiKey(row: store.ApiKeyRow): ApiKey {
+  return {
+    id: row.id,
+    object: 'api_key',
+    project_id: row.project_id,
+    name: row.name,
+    prefix: row.prefix,
+    last4: row.last4,
+    created_at: row.created_at,
+    revoked_at: row.revoked_at,
+  };
+}

@@ -1,0 +1,58 @@
+import type { Kysely } from 'kysely';
+import type { ApiKeysTable, Database, ProjectsTable } from '../../db/schema.js';
+
+type Executor = Kysely<Database>;
+
+export type ProjectRow = ProjectsTable;
+export type ApiKeyRow = ApiKeysTable;
+
+export async function insertProject(db: Executor, row: ProjectRow): Promise<void> {
+  await db.insertInto('projects').values(row).execute();
+}
+
+export async function findProject(db: Executor, projectId: string): Promise<ProjectRow | undefined> {
+  return db.selectFrom('projects').selectAll().where('id', '=', projectId).executeTakeFirst();
+}
+
+export async function countProjects(db: Executor): Promise<number> {
+  const row = await db
+    .selectFrom('projects')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .executeTakeFirstOrThrow();
+  return row.count;
+}
+
+export async function insertApiKey(db: Executor, row: ApiKeyRow): Promise<void> {
+  await db.insertInto('api_keys').values(row).execute();
+}
+
+/** The one lookup that is not scoped by project: it is how a request finds its project. */
+export async function findApiKeyByHash(db: Executor, keyHash: string): Promise<ApiKeyRow | undefined> {
+  return db.selectFrom('api_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
+}
+
+export async function listApiKeys(db: Executor, projectId: string): Promise<ApiKeyRow[]> {
+  return db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+}
+
+export async function findApiKey(db: Executor, projectId: string, keyId: string): Promise<ApiKeyRow | undefined> {
+  return db.selectFrom('api_keys').selectAll().where('project_id', '=', projectId).where('id', '=', keyId).executeTakeFirst();
+}
+
+/** Marks a key revoked; returns false when the project has no such live key. */
+export async function revokeApiKey(db: Executor, projectId: string, keyId: string, revokedAt: string): Promise<boolean> {
+  const result = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: revokedAt })
+    .where('project_id', '=', projectId)
+    .where('id', '=', keyId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}

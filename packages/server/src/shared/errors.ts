@@ -1,0 +1,156 @@
+/**
+ * The error catalog: every refusal the service can answer with, defined once.
+ *
+ * A `code` is a stable, snake_case name that clients may branch on; its HTTP status and `type`
+ * never change once published. `docs/errors.md` is generated from this table
+ * (`npm run docs:errors`) and a test keeps the two equal.
+ */
+
+export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'permission_error' | 'rate_limit_error' | 'api_error';
+
+interface CatalogEntry {
+  readonly status: number;
+  readonly description: string;
+}
+
+export const ERROR_CATALOG = {
+  // Requests the server could not read.
+  body_invalid_json: { status: 400, description: 'The request body is not valid JSON, or is empty while Content-Type says JSON.' },
+  body_too_large: { status: 413, description: 'The request body is larger than 1 MiB.' },
+  unsupported_media_type: { status: 415, description: 'A request with a body must send `Content-Type: application/json`.' },
+  route_not_found: { status: 404, description: 'No route matches this method and path.' },
+
+  // Parameters.
+  parameter_missing: { status: 400, description: 'A required parameter is missing; `param` names it.' },
+  parameter_invalid: { status: 400, description: 'A parameter has the wrong type, format or range; `param` names it.' },
+  parameter_unknown: { status: 400, description: 'The request names a parameter this route does not take; `param` names it.' },
+  resource_missing: { status: 404, description: 'No such object in this project (objects of other projects answer the same way).' },
+
+  // Credentials.
+  credential_missing: { status: 401, description: 'The route needs a credential and the request carried none.' },
+  invalid_api_key: { status: 401, description: 'The secret key is malformed, unknown or revoked.' },
+  secret_key_required: { status: 403, description: 'A session token was sent to a route that needs a secret key.' },
+  session_token_required: { status: 403, description: 'A secret key was sent to a route that needs a session token.' },
+  session_invalid: { status: 401, description: 'The session token is malformed or unknown.' },
+  session_expired: { status: 401, description: 'The session has expired; refresh it or log in again.' },
+  session_revoked: { status: 401, description: 'The session was revoked.' },
+  permission_denied: { status: 403, description: 'The credential is valid but may not do this.' },
+  rate_limited: { status: 429, description: 'Too many requests; wait for the number of seconds in `Retry-After`.' },
+
+  // Idempotency.
+  idempotency_key_reused: {
+    status: 422,
+    description: 'This idempotency key was used with a different request; `param` names the first field that differs.',
+  },
+  idempotency_key_in_use: { status: 409, description: 'A request with this idempotency key is still running; retry after it finishes.' },
+
+  // Wallets and the ledger.
+  insufficient_credits: { status: 422, description: 'The wallet holds fewer credits than the amount requested; nothing changed.' },
+  currency_mismatch: { status: 422, description: 'A transfer between wallets of different currencies.' },
+  same_wallet: { status: 400, description: 'A transfer from a wallet to itself.' },
+  wallet_frozen: { status: 409, description: 'The wallet is frozen and refuses credits, debits and transfers.' },
+  wallet_closed: { status: 409, description: 'The wallet is closed for good.' },
+  wallet_not_empty: { status: 409, description: 'A wallet can be closed only at a balance of 0.' },
+  balance_limit_exceeded: { status: 422, description: 'The balance would exceed 9,007,199,254,740,991 credits.' },
+
+  // Users and authentication.
+  email_taken: { status: 409, description: 'A user with this email already exists in the project.' },
+  invalid_credentials: { status: 401, description: 'The email or the password is wrong.' },
+  password_too_weak: { status: 422, description: 'The password is too short, too long, or on the list of common breached passwords.' },
+  user_banned: { status: 403, description: 'The user is banned and cannot log in.' },
+  token_invalid: { status: 400, description: 'The email token is unknown or was already used.' },
+  token_expired: { status: 400, description: 'The email token has expired.' },
+  refresh_token_invalid: { status: 401, description: 'The refresh token is malformed, unknown or expired.' },
+  refresh_token_reused: { status: 401, description: 'A used refresh token was presented again; every session of its chain was revoked.' },
+
+  // OAuth and SSO.
+  oauth_provider_unknown: { status: 404, description: 'No such OAuth provider.' },
+  oauth_provider_not_configured: { status: 400, description: 'The provider exists but this project has not configured it.' },
+  oauth_state_invalid: { status: 400, description: 'The OAuth state is unknown, expired or already used.' },
+  oauth_exchange_failed: { status: 400, description: 'The provider refused the authorization code, or answered with something unusable.' },
+  redirect_uri_not_allowed: { status: 400, description: "The redirect URI is not on the project's allow list." },
+
+  // Webhooks.
+  webhook_url_invalid: { status: 400, description: 'The webhook URL does not parse or is not `https://`.' },
+  webhook_url_forbidden: {
+    status: 400,
+    description: 'The webhook URL names or resolves to a loopback, private, link-local or metadata address.',
+  },
+  event_type_unknown: { status: 400, description: 'The event type is not in the catalog.' },
+
+  // The service itself.
+  internal_error: { status: 500, description: 'A bug in the service. It is logged with the request id; please report it.' },
+  service_unavailable: {
+    status: 503,
+    description: 'The service cannot reach a component it needs (for example the database); retry later.',
+  },
+} as const satisfies Record<string, CatalogEntry>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+export function errorTypeForStatus(status: number): ErrorType {
+  if (status === 401) return 'authentication_error';
+  if (status === 403) return 'permission_error';
+  if (status === 429) return 'rate_limit_error';
+  if (status >= 500) return 'api_error';
+  return 'invalid_request_error';
+}
+
+export interface ApiErrorOptions {
+  readonly param?: string | undefined;
+  /** Extra response headers, e.g. `Retry-After` on 429. */
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly cause?: unknown;
+}
+
+/** The one error type the service throws for a refusal. Rendered by `http/errors.ts`. */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly type: ErrorType;
+  readonly param: string | undefined;
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(code: ErrorCode, message: string, options: ApiErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = ERROR_CATALOG[code].status;
+    this.type = errorTypeForStatus(this.status);
+    this.param = options.param;
+    this.headers = options.headers ?? {};
+  }
+}
+
+export function isApiError(value: unknown): value is ApiError {
+  return value instanceof ApiError;
+}
+
+/** Renders the catalog as the Markdown of docs/errors.md. */
+export function renderErrorCatalogMarkdown(): string {
+  const lines = [
+    '# Errors',
+    '',
+    '<!-- Generated from packages/server/src/shared/errors.ts by `npm run docs:errors`; a test keeps them equal. -->',
+    '',
+    'Every error response has this body, and the `Request-Id` header repeats `request_id`:',
+    '',
+    '```json',
+    '{ "error": { "type": "invalid_request_error", "code": "insufficient_credits",',
+    '             "message": "Wallet wlt_123 has 40 credits; 100 requested.",',
+    '             "param": "amount", "request_id": "req_..." } }',
+    '```',
+    '',
+    '`type` follows from the status: `invalid_request_error` (400, 404, 409, 413, 415, 422),',
+    '`authentication_error` (401), `permission_error` (403), `rate_limit_error` (429), `api_error` (500, 503).',
+    '`param` is present when one parameter is to blame. A 5xx is always a bug or an outage, never',
+    'something the client did.',
+    '',
+    '| code | status | type | meaning |',
+    '|---|---|---|---|',
+  ];
+  for (const [code, entry] of Object.entries(ERROR_CATALOG)) {
+    lines.push(`| \`${code}\` | ${entry.status} | \`${errorTypeForStatus(entry.status)}\` | ${entry.description} |`);
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,15 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['packages/*/src/**/*.test.ts', 'bench/**/*.test.ts'],
+    globalSetup: ['packages/server/src/test/global-setup.ts'],
+    // Storage tests open their own database per file; two workers keep this 2-core machine busy
+    // without making the database servers the bottleneck.
+    maxWorkers: 2,
+    minWorkers: 1,
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    reporters: ['default'],
+  },
+});
