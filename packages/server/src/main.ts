@@ -11,6 +11,7 @@ import { MemoryRateLimiter } from './http/rate-limit.memory.js';
 import { RedisRateLimiter } from './http/rate-limit.redis.js';
 import { idempotencyCleanupJob } from './jobs/idempotency-cleanup.job.js';
 import { type JobScheduler, type PeriodicJob, startJobs } from './jobs/scheduler.js';
+import { projectsRoutes } from './modules/projects/projects.routes.js';
 import { ProjectsService } from './modules/projects/projects.service.js';
 import { type Clock, systemClock } from './shared/clock.js';
 import { ApiError } from './shared/errors.js';
@@ -60,10 +61,10 @@ export async function createService(config: Config, options: ServiceOptions = {}
             onError: (error) => logger.warn({ err: error }, 'rate limiter: Redis did not answer; request let through'),
           });
     const limiter = rateLimiter;
-    const app = await buildApp(
-      { config, db, clock, logger, projects, rateLimiter: limiter, sessions: noSessions },
-      options.routeModules ?? [],
-    );
+    const app = await buildApp({ config, db, clock, logger, projects, rateLimiter: limiter, sessions: noSessions }, [
+      projectsRoutes(projects),
+      ...(options.routeModules ?? []),
+    ]);
     const jobs = [idempotencyCleanupJob(db, clock)];
     return {
       config,

@@ -19,6 +19,8 @@ export interface RouteIdempotency {
   readonly scope?: (request: FastifyRequest) => string;
   /** `forever` for ledger operations. */
   readonly retention?: 'day' | 'forever';
+  /** The route also takes the key as `idempotency_key` in its body (credit operations). */
+  readonly bodyKey?: boolean;
 }
 
 /** The key a running request holds; a handler that commits its own transaction may settle it there. */
@@ -43,7 +45,7 @@ export function idempotencyHooks(options: IdempotencyOptions) {
     if (request.method !== 'POST') return undefined;
     const config: RouteIdempotency = request.routeOptions.config.idempotency ?? {};
     if (config.mode === 'off') return undefined;
-    const key = readIdempotencyKey(request);
+    const key = readIdempotencyKey(request, config.bodyKey === true);
     if (key === undefined || request.principal === undefined) return undefined;
 
     const fields = requestFields(request);
@@ -81,16 +83,37 @@ export function idempotencyHooks(options: IdempotencyOptions) {
   return { preHandler, onSend };
 }
 
-export function readIdempotencyKey(request: FastifyRequest): string | undefined {
+/**
+ * The request's idempotency key: the `Idempotency-Key` header, or on routes that take it, the
+ * body's `idempotency_key`. Both given and different is a client error, not a guess.
+ */
+export function readIdempotencyKey(request: FastifyRequest, bodyKey: boolean): string | undefined {
   const header = request.headers['idempotency-key'];
-  if (header === undefined) return undefined;
-  const key = Array.isArray(header) ? header[0] : header;
-  if (key === undefined || key.length === 0 || key.length > KEY_LENGTH_MAX || !KEY_PATTERN.test(key)) {
-    throw new ApiError('parameter_invalid', `The Idempotency-Key header must be 1 to ${KEY_LENGTH_MAX} visible ASCII characters.`, {
-      param: 'Idempotency-Key',
-    });
+  const headerKey = Array.isArray(header) ? header[0] : header;
+  if (headerKey !== undefined) checkKey(headerKey, 'Idempotency-Key');
+  if (!bodyKey) return headerKey;
+  const body = request.body as { idempotency_key?: unknown } | null | undefined;
+  const fromBody = body?.idempotency_key;
+  if (fromBody === undefined) return headerKey;
+  if (typeof fromBody !== 'string')
+    throw new ApiError('parameter_invalid', 'idempotency_key must be a string.', { param: 'idempotency_key' });
+  checkKey(fromBody, 'idempotency_key');
+  if (headerKey !== undefined && headerKey !== fromBody) {
+    throw new ApiError(
+      'parameter_invalid',
+      "The Idempotency-Key header and the body's idempotency_key differ; send one, or the same in both.",
+      {
+        param: 'idempotency_key',
+      },
+    );
   }
-  return key;
+  return fromBody;
+}
+
+function checkKey(key: string, param: string): void {
+  if (key.length === 0 || key.length > KEY_LENGTH_MAX || !KEY_PATTERN.test(key)) {
+    throw new ApiError('parameter_invalid', `${param} must be 1 to ${KEY_LENGTH_MAX} visible ASCII characters.`, { param });
+  }
 }
 
 /** What makes two requests "the same": route, path parameters and each body field. */
@@ -100,7 +123,10 @@ function requestFields(request: FastifyRequest): Record<string, string> {
   };
   const body = request.body;
   if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
-    for (const [name, value] of Object.entries(body as Record<string, unknown>)) fields[name] = sha256Hex(canonicalJson(value));
+    for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
+      // The key itself is not part of "the request": it may come in the header once and the body next.
+      if (name !== 'idempotency_key') fields[name] = sha256Hex(canonicalJson(value));
+    }
   } else if (body !== undefined) {
     fields['$body'] = sha256Hex(canonicalJson(body));
   }
