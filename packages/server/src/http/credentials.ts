@@ -62,7 +62,7 @@ async function authenticate(
   credential: Exclude<RouteCredential, 'public'>,
   options: CredentialGuardOptions,
 ): Promise<Principal> {
-  const token = readCredential(request);
+  const token = readCredential(request, credential);
   if (token.startsWith(SESSION_TOKEN_PREFIX)) {
     if (credential === 'secret')
       throw new ApiError('secret_key_required', 'This route needs a secret key (svc_sk_…), not a session token.');
@@ -84,12 +84,13 @@ async function authenticate(
  * accepted for every credential kind; an Authorization header of another scheme is refused rather
  * than ignored, so a misconfigured client learns why.
  */
-function readCredential(request: FastifyRequest): string {
+function readCredential(request: FastifyRequest, credential: Exclude<RouteCredential, 'public'>): string {
   const authorization = request.headers.authorization;
   if (authorization !== undefined && authorization.trim() !== '') {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     if (match?.[1] === undefined) {
-      throw new ApiError('invalid_api_key', 'The Authorization header must be "Bearer <secret key or session token>".');
+      const message = 'The Authorization header must be "Bearer <secret key or session token>".';
+      throw new ApiError(credential === 'session' ? 'session_invalid' : 'invalid_api_key', message);
     }
     return match[1];
   }
