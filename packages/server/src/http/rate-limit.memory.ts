@@ -25,7 +25,8 @@ export class MemoryRateLimiter implements RateLimiter {
       bucket = { tokens: rule.burst, updatedAtMs: nowMs };
     } else {
       this.#buckets.delete(name); // re-inserted below, so the Map's order is least recently used first
-      bucket.tokens = Math.min(rule.burst, bucket.tokens + ((nowMs - bucket.updatedAtMs) / 1000) * rule.perSecond);
+      // A clock that steps back (NTP) adds nothing rather than taking tokens away, as in the Redis script.
+      bucket.tokens = Math.min(rule.burst, bucket.tokens + (Math.max(0, nowMs - bucket.updatedAtMs) / 1000) * rule.perSecond);
       bucket.updatedAtMs = nowMs;
     }
     this.#buckets.set(name, bucket);

@@ -36,6 +36,9 @@ interface TokenBucketCommand {
   svcTokenBucket: (key: string, perSecond: number, burst: number) => Promise<[number, string]>;
 }
 
+/** The longest a rate-limit check waits for Redis; normally it answers in well under a millisecond. */
+const COMMAND_TIMEOUT_MS = 250;
+
 export interface RedisRateLimiterOptions {
   readonly url: string;
   /** Namespace of the keys, so several deployments can share one Redis. */
@@ -53,7 +56,14 @@ export class RedisRateLimiter implements RateLimiter {
   readonly #onError: (error: unknown) => void;
 
   constructor(options: RedisRateLimiterOptions) {
-    this.#redis = new Redis(options.url, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true });
+    // commandTimeout bounds the wait, queued or sent: a Redis that is down or stalled (accepts the
+    // connection but never answers) costs a request at most this long, then it is let through.
+    this.#redis = new Redis(options.url, {
+      lazyConnect: false,
+      maxRetriesPerRequest: 2,
+      enableOfflineQueue: true,
+      commandTimeout: COMMAND_TIMEOUT_MS,
+    });
     this.#redis.defineCommand('svcTokenBucket', { numberOfKeys: 1, lua: TOKEN_BUCKET_SCRIPT });
     this.#keyPrefix = options.keyPrefix ?? 'svc:ratelimit:';
     this.#onError = options.onError ?? (() => undefined);
@@ -74,5 +84,8 @@ export class RedisRateLimiter implements RateLimiter {
 
   async close(): Promise<void> {
     await this.#redis.quit().catch(() => undefined);
+    // QUIT is not answered by a Redis that is down or stalled; close the socket regardless, so the
+    // process can exit.
+    this.#redis.disconnect();
   }
 }
