@@ -12,6 +12,7 @@ import { newId } from '../shared/ids.js';
 import { credentialGuard } from './credentials.js';
 import { sendError, toApiError } from './errors.js';
 import { idempotencyHooks, type PendingIdempotency, type RouteIdempotency } from './idempotency.js';
+import { lazyChildLoggerFactory } from './lazy-logger.js';
 import { createHttpMetrics } from './metrics.js';
 import { registerOpsRoutes } from './ops.routes.js';
 import type { Principal, RouteCredential, SessionAuthenticator } from './principal.js';
@@ -55,6 +56,7 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
   const tls = config.tls === undefined ? undefined : { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) };
   const app = Fastify({
     loggerInstance: deps.logger,
+    childLoggerFactory: lazyChildLoggerFactory(deps.logger),
     // One log line per request, written in onResponse below, instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     genReqId: () => newId('req'),
@@ -72,19 +74,29 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
   app.removeContentTypeParser(['text/plain']);
 
   const metrics = createHttpMetrics();
-  app.addHook('onRequest', async (request, reply) => {
+  const guard = credentialGuard({
+    projects: deps.projects,
+    sessions: deps.sessions,
+    rateLimiter: deps.rateLimiter,
+    rateLimit: config.rateLimit,
+  });
+  // One onRequest hook for the headers every response carries and the credential guard: each hook
+  // costs a trip through Fastify's hook runner on every request.
+  app.addHook('onRequest', (request, reply) => {
     void reply.header('Request-Id', request.id);
     if (request.url.startsWith('/v1/')) void reply.header('Cache-Control', 'no-store');
     void reply.header('X-Content-Type-Options', 'nosniff');
     if (tls !== undefined) void reply.header('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
+    return guard(request, reply);
   });
-  app.addHook(
-    'onRequest',
-    credentialGuard({ projects: deps.projects, sessions: deps.sessions, rateLimiter: deps.rateLimiter, rateLimit: config.rateLimit }),
-  );
+  // Idempotency-Key applies to POST only, so its hooks are attached to POST routes alone.
   const idempotency = idempotencyHooks({ db: deps.db, clock: deps.clock });
-  app.addHook('preHandler', idempotency.preHandler);
-  app.addHook('onSend', idempotency.onSend);
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (!methods.includes('POST')) return;
+    route.preHandler = [idempotency.preHandler, ...hookList(route.preHandler)];
+    route.onSend = [idempotency.onSend, ...hookList(route.onSend)];
+  });
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
     metrics.observe({ method: request.method, route, status: reply.statusCode }, reply.elapsedTime / 1000);
@@ -132,6 +144,11 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
   for (const register of routeModules) register(app);
   await app.ready();
   return app;
+}
+
+function hookList<T>(hooks: T | T[] | undefined): T[] {
+  if (hooks === undefined) return [];
+  return Array.isArray(hooks) ? hooks : [hooks];
 }
 
 /** Errors that mean the database is down or overloaded, not that the request or the code is wrong. */

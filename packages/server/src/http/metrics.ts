@@ -22,12 +22,21 @@ export function createHttpMetrics(): HttpMetrics {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
+  // prom-client hashes the label values on every call; the set of (method, route, status) is
+  // small and fixed by the routes, so each combination's children are looked up once.
+  const children = new Map<string, { requests: { inc(): void }; duration: { observe(value: number): void } }>();
   return {
     registry,
     observe(labels, durationSeconds) {
-      const values = { method: labels.method, route: labels.route, status: String(labels.status) };
-      requests.inc(values);
-      duration.observe(values, durationSeconds);
+      const name = `${labels.method} ${labels.route} ${labels.status}`;
+      let child = children.get(name);
+      if (child === undefined) {
+        const values = { method: labels.method, route: labels.route, status: String(labels.status) };
+        child = { requests: requests.labels(values), duration: duration.labels(values) };
+        children.set(name, child);
+      }
+      child.requests.inc();
+      child.duration.observe(durationSeconds);
     },
   };
 }

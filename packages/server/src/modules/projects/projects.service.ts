@@ -51,7 +51,9 @@ export class ProjectsService {
   readonly #db: Db;
   readonly #clock: Clock;
   readonly #keyCacheTtlMs: number;
-  readonly #keyCache = new Map<string, { principal: SecretKeyPrincipal; expiresAtMs: number }>();
+  readonly #keyCache = new Map<string, { principal: SecretKeyPrincipal; keyHash: string; expiresAtMs: number }>();
+  /** Projects seen by a key lookup, reused for the same time as the key, so that `GET /v1/project` costs no query. */
+  readonly #projectCache = new Map<string, { project: Project; expiresAtMs: number }>();
 
   constructor(options: ProjectsServiceOptions) {
     this.#db = options.db;
@@ -85,6 +87,8 @@ export class ProjectsService {
   }
 
   async getProject(projectId: string): Promise<Project> {
+    const cached = this.#projectCache.get(projectId);
+    if (cached !== undefined && cached.expiresAtMs > Date.now()) return cached.project;
     const row = await store.findProject(this.#db.kysely, projectId);
     if (row === undefined) throw new ApiError('resource_missing', `No project ${projectId}.`, { param: 'project' });
     return toProject(row);
@@ -106,26 +110,34 @@ export class ProjectsService {
     const revoked = await store.revokeApiKey(this.#db.kysely, projectId, keyId, isoTime(this.#clock.now()));
     const row = await store.findApiKey(this.#db.kysely, projectId, keyId);
     if (row === undefined) throw new ApiError('resource_missing', `No API key ${keyId}.`, { param: 'key' });
-    if (revoked) this.#keyCache.delete(row.key_hash);
+    if (revoked) {
+      for (const [secretKey, entry] of this.#keyCache) if (entry.keyHash === row.key_hash) this.#keyCache.delete(secretKey);
+    }
     return toApiKey(row);
   }
 
   /** The project and key a secret key belongs to, or undefined when it is unknown or revoked. */
   async authenticateSecretKey(secretKey: string): Promise<SecretKeyPrincipal | undefined> {
     if (!SECRET_KEY_PATTERN.test(secretKey)) return undefined;
-    const keyHash = sha256Hex(secretKey);
+    // The cache is keyed by the key itself, so a hit costs no hash; the key is only ever in this
+    // process's memory, as it is in every request that carries it.
     const nowMs = Date.now();
-    const cached = this.#keyCache.get(keyHash);
+    const cached = this.#keyCache.get(secretKey);
     if (cached !== undefined && cached.expiresAtMs > nowMs) return cached.principal;
+    const keyHash = sha256Hex(secretKey);
     const row = await store.findApiKeyByHash(this.#db.kysely, keyHash);
     if (row === undefined || row.revoked_at !== null) {
-      this.#keyCache.delete(keyHash);
+      this.#keyCache.delete(secretKey);
       return undefined;
     }
-    const principal: SecretKeyPrincipal = { projectId: row.project_id, keyId: row.id };
+    const principal: SecretKeyPrincipal = { projectId: row.project_id, keyId: row.key_id };
     if (this.#keyCacheTtlMs > 0) {
       if (this.#keyCache.size >= KEY_CACHE_ENTRIES_MAX) this.#keyCache.clear();
-      this.#keyCache.set(keyHash, { principal, expiresAtMs: nowMs + this.#keyCacheTtlMs });
+      if (this.#projectCache.size >= KEY_CACHE_ENTRIES_MAX) this.#projectCache.clear();
+      const expiresAtMs = nowMs + this.#keyCacheTtlMs;
+      this.#keyCache.set(secretKey, { principal, keyHash, expiresAtMs });
+      const project: store.ProjectRow = { id: row.project_id, name: row.project_name, created_at: row.project_created_at };
+      this.#projectCache.set(row.project_id, { project: toProject(project), expiresAtMs });
     }
     return principal;
   }

@@ -27,8 +27,24 @@ export async function insertApiKey(db: Executor, row: ApiKeyRow): Promise<void> 
 }
 
 /** The one lookup that is not scoped by project: it is how a request finds its project. */
-export async function findApiKeyByHash(db: Executor, keyHash: string): Promise<ApiKeyRow | undefined> {
-  return db.selectFrom('api_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
+export async function findApiKeyByHash(
+  db: Executor,
+  keyHash: string,
+): Promise<
+  { key_id: string; revoked_at: string | null; project_id: string; project_name: string; project_created_at: string } | undefined
+> {
+  return db
+    .selectFrom('api_keys')
+    .innerJoin('projects', 'projects.id', 'api_keys.project_id')
+    .select([
+      'api_keys.id as key_id',
+      'api_keys.revoked_at',
+      'projects.id as project_id',
+      'projects.name as project_name',
+      'projects.created_at as project_created_at',
+    ])
+    .where('api_keys.key_hash', '=', keyHash)
+    .executeTakeFirst();
 }
 
 export async function listApiKeys(db: Executor, projectId: string): Promise<ApiKeyRow[]> {
