@@ -2,6 +2,9 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+const OUTBOUND_HTTP_MESSAGE =
+  'Send outbound HTTP requests with OutboundHttp from shared/outbound-http.ts: it refuses private and metadata addresses (SSRF).';
+
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', 'data/**', 'coverage/**', 'packages/dashboard/public/vendor/**'] },
   js.configs.recommended,
@@ -24,6 +27,29 @@ export default tseslint.config(
         {
           selector: 'ExportDefaultDeclaration',
           message: 'Named exports only (STYLE.md).',
+        },
+      ],
+    },
+  },
+  {
+    // Outbound requests to user-supplied URLs go through packages/server/src/shared/outbound-http.ts,
+    // which checks the resolved address (SSRF, DNS rebinding), never follows redirects and bounds
+    // time and bytes. Tests may call their own server directly.
+    files: ['packages/server/src/**/*.ts'],
+    ignores: ['packages/server/src/shared/outbound-http*.ts', '**/*.test.ts', 'packages/server/src/test/**'],
+    rules: {
+      'no-restricted-globals': ['error', { name: 'fetch', message: OUTBOUND_HTTP_MESSAGE }],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: 'undici', message: OUTBOUND_HTTP_MESSAGE },
+            ...['http', 'https', 'node:http', 'node:https'].map((name) => ({
+              name,
+              importNames: ['request', 'get', 'Agent', 'globalAgent', 'default'],
+              message: OUTBOUND_HTTP_MESSAGE,
+            })),
+          ],
         },
       ],
     },

@@ -6,14 +6,16 @@ import { createLogger } from './http/logger.js';
 import { idempotencyCleanupJob } from './jobs/idempotency-cleanup.job.js';
 import { startJobs } from './jobs/scheduler.js';
 import { startService } from './main.js';
+import { createEmailJob } from './modules/auth/auth.module.js';
 import { ProjectsService } from './modules/projects/projects.service.js';
+import { createWebhooks } from './modules/webhooks/webhooks.module.js';
 import { systemClock } from './shared/clock.js';
 import { isApiError } from './shared/errors.js';
 
 const USAGE = `usage: svc <command> [options]
 
   serve                                  run the API and the background jobs on PORT (default 8080)
-  worker                                 run the background jobs only
+  worker                                 run the background jobs and the webhook delivery worker only
   migrate                                bring the database schema up to date
   project create --name NAME             create a project; prints {"project", "secret_key"}
   key create --project PRJ_ID [--name N] create a secret key; prints {"api_key", "secret_key"}
@@ -190,12 +192,19 @@ async function worker(): Promise<number> {
   const logger = createLogger(config);
   const db = openDatabase(config.database);
   await migrateToLatest(db);
-  const scheduler = startJobs([idempotencyCleanupJob(db, systemClock)], logger);
+  // The webhook delivery worker and its retention job; the API is not served.
+  const webhooks = createWebhooks({ db, config, clock: systemClock, logger });
+  // The email outbox (verification and reset emails) is sent from here too.
+  const email = createEmailJob({ db, config, clock: systemClock, logger, projects: new ProjectsService({ db, clock: systemClock }) });
+  const scheduler = startJobs([idempotencyCleanupJob(db, systemClock), ...webhooks.jobs, email.job], logger);
+  webhooks.worker.start();
   logger.info({ dialect: db.dialect }, 'worker running');
   const signal = await stopSignal();
   logger.info({ signal }, 'worker stopping');
   await stopWithin(config.shutdownTimeoutMs, async () => {
     await scheduler.stop();
+    await webhooks.close();
+    email.transport.close();
     await db.destroy();
   });
   return 0;

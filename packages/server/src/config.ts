@@ -20,7 +20,36 @@ export interface Config {
   readonly tls: { readonly certFile: string; readonly keyFile: string } | undefined;
   readonly corsOrigins: readonly string[];
   readonly webhookAllowPrivate: boolean;
+  /**
+   * `WEBHOOK_RETRY_SCHEDULE`: seconds to wait before each delivery attempt (the first counted from
+   * the event, each later one from the previous failure); its length is the number of attempts.
+   */
+  readonly webhookRetryScheduleSeconds: readonly number[];
+  /** `EVENT_RETENTION_DAYS`: events and webhook delivery logs older than this are deleted. */
+  readonly eventRetentionDays: number;
   readonly shutdownTimeoutMs: number;
+  readonly auth: AuthConfig;
+  readonly email: EmailConfig;
+}
+
+export interface AuthConfig {
+  /** Lifetime of a session token (`SESSION_TTL`, default 24 h). */
+  readonly sessionTtlSeconds: number;
+  /** Lifetime of a refresh token (`REFRESH_TTL`, default 30 days); each refresh starts a new one. */
+  readonly refreshTtlSeconds: number;
+  /** Where `GET /v1/auth/verify-email` sends the browser after verifying; unset → a small HTML page. */
+  readonly emailVerifiedRedirectUrl: string | undefined;
+  /** The application's reset page; the reset email links to it with `?token=`. Unset → the email carries the token alone. */
+  readonly passwordResetUrl: string | undefined;
+}
+
+export interface EmailConfig {
+  /** `smtp://` or `smtps://` URL; unset → each email is logged and written to `DATA_DIR/outbox/`. */
+  readonly smtpUrl: string | undefined;
+  /** The From header of every email. */
+  readonly from: string;
+  /** The service's public base address (no `/v1`), for links in emails. */
+  readonly publicUrl: string;
 }
 
 export type DatabaseConfig =
@@ -56,10 +85,13 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError(certFile === undefined ? 'TLS_CERT_FILE' : 'TLS_KEY_FILE', 'TLS_CERT_FILE and TLS_KEY_FILE go together');
   }
   const bootstrapSecretKey = nonEmpty(env['SVC_SECRET_KEY']);
-  if (bootstrapSecretKey !== undefined && !/^svc_sk_[0-9A-Za-z]{32,}$/.test(bootstrapSecretKey)) {
-    throw new ConfigError('SVC_SECRET_KEY', 'must be svc_sk_ followed by at least 32 letters or digits');
+  if (bootstrapSecretKey !== undefined && !/^svc_sk_[0-9A-Za-z]{32,128}$/.test(bootstrapSecretKey)) {
+    throw new ConfigError('SVC_SECRET_KEY', 'must be svc_sk_ followed by 32 to 128 letters or digits');
   }
   const webhookAllowPrivate = flag(env, 'WEBHOOK_ALLOW_PRIVATE');
+  const port = integer(env, 'PORT', 8080, { min: 0, max: 65535 });
+  const smtpUrl = nonEmpty(env['SMTP_URL']);
+  if (smtpUrl !== undefined) checkedUrl('SMTP_URL', smtpUrl, ['smtp:', 'smtps:']);
   if (nodeEnv === 'production' && webhookAllowPrivate) {
     throw new ConfigError('WEBHOOK_ALLOW_PRIVATE', 'is a development setting and is refused when NODE_ENV=production');
   }
@@ -67,7 +99,7 @@ export function loadConfig(env: Env = process.env): Config {
   const config: Config = {
     nodeEnv,
     host: env['HOST'] ?? '0.0.0.0',
-    port: integer(env, 'PORT', 8080, { min: 0, max: 65535 }),
+    port,
     dataDir,
     database: databaseConfig(env, dataDir),
     redisUrl: nonEmpty(env['REDIS_URL']),
@@ -91,7 +123,20 @@ export function loadConfig(env: Env = process.env): Config {
       .map((origin) => origin.trim())
       .filter((origin) => origin !== ''),
     webhookAllowPrivate,
+    webhookRetryScheduleSeconds: retrySchedule(env, 'WEBHOOK_RETRY_SCHEDULE', [0, 10, 60, 300, 1800]),
+    eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, { min: 1, max: 3650 }),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, { min: 0 }),
+    auth: {
+      sessionTtlSeconds: duration(env, 'SESSION_TTL', 24 * 60 * 60),
+      refreshTtlSeconds: duration(env, 'REFRESH_TTL', 30 * 24 * 60 * 60),
+      emailVerifiedRedirectUrl: optionalUrl(env, 'EMAIL_VERIFIED_REDIRECT_URL'),
+      passwordResetUrl: optionalUrl(env, 'PASSWORD_RESET_URL'),
+    },
+    email: {
+      smtpUrl,
+      from: nonEmpty(env['EMAIL_FROM']) ?? 'svc <no-reply@localhost>',
+      publicUrl: (optionalUrl(env, 'PUBLIC_URL') ?? `http://localhost:${port}`).replace(/\/+$/, ''),
+    },
   };
   return deepFreeze(config);
 }
@@ -106,6 +151,48 @@ function databaseConfig(env: Env, dataDir: string): DatabaseConfig {
     return { dialect: 'postgres', url, poolSize: integer(env, 'DATABASE_POOL_SIZE', 20, { min: 1, max: 500 }) };
   }
   throw new ConfigError('DATABASE_URL', 'must start with postgres://, postgresql:// or sqlite:');
+}
+
+const DURATION_UNIT_SECONDS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/** Seconds, written as a whole number of seconds or with a unit: `900`, `15m`, `24h`, `30d`. */
+function duration(env: Env, name: string, fallbackSeconds: number): number {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return fallbackSeconds;
+  const match = /^(\d+)([smhd]?)$/.exec(raw);
+  const seconds = match === null ? 0 : Number(match[1]) * (DURATION_UNIT_SECONDS[match[2] || 's'] ?? 0);
+  if (match === null || seconds < 1 || !Number.isSafeInteger(seconds)) {
+    throw new ConfigError(name, `must be a positive duration such as 3600, 15m, 24h or 30d, got "${raw}"`);
+  }
+  return seconds;
+}
+
+function checkedUrl(name: string, value: string, protocols: readonly string[] = ['http:', 'https:']): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(name, `must be a URL, got "${value}"`);
+  }
+  if (!protocols.includes(url.protocol))
+    throw new ConfigError(name, `must start with ${protocols.map((protocol) => `${protocol}//`).join(' or ')}`);
+  return value;
+}
+
+function optionalUrl(env: Env, name: string): string | undefined {
+  const value = nonEmpty(env[name]);
+  return value === undefined ? undefined : checkedUrl(name, value);
+}
+
+/** A comma-separated list of 1 to 20 delays in whole seconds, each at most one day. */
+function retrySchedule(env: Env, name: string, fallback: readonly number[]): readonly number[] {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return fallback;
+  const parts = raw.split(',').map((part) => part.trim());
+  if (parts.length > 20 || parts.some((part) => !/^\d+$/.test(part) || Number(part) > 86_400)) {
+    throw new ConfigError(name, `must be 1 to 20 comma-separated whole numbers of seconds, each at most 86400, got "${raw}"`);
+  }
+  return parts.map(Number);
 }
 
 function trustProxy(value: string | undefined): boolean | string {

@@ -5,16 +5,20 @@ import { type Db, openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { buildApp, type RouteModule } from './http/app.js';
 import { createLogger } from './http/logger.js';
-import type { SessionAuthenticator } from './http/principal.js';
 import type { RateLimiter } from './http/rate-limit.js';
 import { MemoryRateLimiter } from './http/rate-limit.memory.js';
 import { RedisRateLimiter } from './http/rate-limit.redis.js';
 import { idempotencyCleanupJob } from './jobs/idempotency-cleanup.job.js';
 import { type JobScheduler, type PeriodicJob, startJobs } from './jobs/scheduler.js';
+import { type Auth, createAuth } from './modules/auth/auth.module.js';
 import { projectsRoutes } from './modules/projects/projects.routes.js';
 import { ProjectsService } from './modules/projects/projects.service.js';
+import { walletBalanceRoutes } from './modules/users/wallet-balance.routes.js';
+import { LedgerService } from './modules/wallets/ledger.service.js';
+import { walletsRoutes } from './modules/wallets/wallets.routes.js';
+import { WalletsService } from './modules/wallets/wallets.service.js';
+import { createWebhooks, type Webhooks, type WebhooksOptions } from './modules/webhooks/webhooks.module.js';
 import { type Clock, systemClock } from './shared/clock.js';
-import { ApiError } from './shared/errors.js';
 
 export interface Service {
   readonly config: Config;
@@ -22,6 +26,12 @@ export interface Service {
   readonly db: Db;
   readonly logger: Logger;
   readonly projects: ProjectsService;
+  readonly wallets: WalletsService;
+  readonly ledger: LedgerService;
+  /** Users, roles, sessions, email and password authentication, and the email outbox job. */
+  readonly auth: Auth;
+  /** Webhook endpoints, the event log and the delivery worker (started by `startService`). */
+  readonly webhooks: Webhooks;
   /** The periodic jobs that `serve` and `worker` run. */
   readonly jobs: readonly PeriodicJob[];
   /** Closes the HTTP server (in-flight requests finish), the rate limiter and the database. */
@@ -33,12 +43,9 @@ export interface ServiceOptions {
   readonly logger?: Logger;
   /** Extra routes, for tests that need a route of their own. */
   readonly routeModules?: readonly RouteModule[];
+  /** Test seams of the webhooks module: DNS resolver, request timeout, worker limits. */
+  readonly webhooks?: WebhooksOptions;
 }
-
-/** Until the sessions module exists, no session token is valid. */
-const noSessions: SessionAuthenticator = {
-  authenticate: () => Promise.reject(new ApiError('session_invalid', 'The session token is not valid.')),
-};
 
 /** The composition root: config → database → modules → HTTP app. Nothing here listens yet. */
 export async function createService(config: Config, options: ServiceOptions = {}): Promise<Service> {
@@ -46,6 +53,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const clock = options.clock ?? systemClock;
   const db = openDatabase(config.database);
   let rateLimiter: RateLimiter | undefined;
+  let webhooks: Webhooks | undefined;
+  let auth: Auth | undefined;
   try {
     await migrateToLatest(db);
     const projects = new ProjectsService({ db, clock });
@@ -53,33 +62,54 @@ export async function createService(config: Config, options: ServiceOptions = {}
       const project = await projects.ensureBootstrapProject(config.bootstrapSecretKey);
       if (project !== undefined) logger.info({ project_id: project.id }, 'created the default project from SVC_SECRET_KEY');
     }
+    const ledger = new LedgerService({ db, clock });
+    webhooks = createWebhooks({ db, config, clock, logger }, options.webhooks);
+    const webhooksModule = webhooks;
     rateLimiter =
       config.redisUrl === undefined
         ? new MemoryRateLimiter()
         : new RedisRateLimiter({
             url: config.redisUrl,
-            onError: (error) => logger.warn({ err: error }, 'rate limiter: Redis did not answer; request let through'),
+            onError: throttled(REDIS_WARNING_INTERVAL_MS, (error) =>
+              logger.warn({ err: error }, 'rate limiter: Redis did not answer; requests are let through'),
+            ),
           });
     const limiter = rateLimiter;
-    const app = await buildApp({ config, db, clock, logger, projects, rateLimiter: limiter, sessions: noSessions }, [
+    auth = createAuth({ db, config, clock, logger, projects, rateLimiter: limiter });
+    const authModule = auth;
+    // POST /wallets checks that `user_id` is a user of the project through the users module.
+    const wallets = new WalletsService({ db, clock, users: authModule.users });
+    const app = await buildApp({ config, db, clock, logger, projects, rateLimiter: limiter, sessions: authModule.sessions }, [
       projectsRoutes(projects),
+      walletsRoutes(wallets, ledger),
+      ...authModule.routes,
+      walletBalanceRoutes({ wallets, ledger, browser: authModule.browser }),
+      ...webhooks.routes,
       ...(options.routeModules ?? []),
     ]);
-    const jobs = [idempotencyCleanupJob(db, clock)];
+    const jobs = [idempotencyCleanupJob(db, clock), ...webhooks.jobs, ...authModule.jobs];
     return {
       config,
       app,
       db,
       logger,
       projects,
+      wallets,
+      ledger,
+      webhooks,
+      auth: authModule,
       jobs,
       async close() {
         await app.close();
+        await webhooksModule.close();
+        await authModule.close();
         await limiter.close();
         await db.destroy();
       },
     };
   } catch (error) {
+    await webhooks?.close();
+    await auth?.close();
     await rateLimiter?.close();
     await db.destroy();
     throw error;
@@ -98,6 +128,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const service = await createService(config, options);
   const address = await service.app.listen({ host: config.host, port: config.port });
   const scheduler = startJobs(service.jobs, service.logger);
+  service.webhooks.worker.start();
   service.logger.info({ address, dialect: service.db.dialect }, 'listening');
   return {
     service,
@@ -107,5 +138,18 @@ export async function startService(config: Config, options: ServiceOptions = {})
       await scheduler.stop();
       await service.close();
     },
+  };
+}
+
+/** During a Redis outage every request would warn; once per interval says the same. */
+const REDIS_WARNING_INTERVAL_MS = 10_000;
+
+function throttled<T>(intervalMs: number, action: (value: T) => void): (value: T) => void {
+  let lastMs = -Infinity;
+  return (value) => {
+    const nowMs = Date.now();
+    if (nowMs - lastMs < intervalMs) return;
+    lastMs = nowMs;
+    action(value);
   };
 }

@@ -62,6 +62,7 @@ export const ERROR_CATALOG = {
   token_expired: { status: 400, description: 'The email token has expired.' },
   refresh_token_invalid: { status: 401, description: 'The refresh token is malformed, unknown or expired.' },
   refresh_token_reused: { status: 401, description: 'A used refresh token was presented again; every session of its chain was revoked.' },
+  role_key_taken: { status: 409, description: 'A role with this key already exists in the project, or the key is a built-in role.' },
 
   // OAuth and SSO.
   oauth_provider_unknown: { status: 404, description: 'No such OAuth provider.' },

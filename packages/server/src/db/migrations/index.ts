@@ -1,5 +1,8 @@
 import type { Migration } from 'kysely';
 import * as foundation from './0001_foundation.js';
+import * as wallets from './0002_wallets.js';
+import * as auth from './0003_auth.js';
+import * as webhooks from './0004_webhooks.js';
 
 /**
  * Every migration, in order, for both dialects. Add new ones at the end with the next number;
@@ -7,4 +10,7 @@ import * as foundation from './0001_foundation.js';
  */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_foundation': foundation,
+  '0002_wallets': wallets,
+  '0003_auth': auth,
+  '0004_webhooks': webhooks,
 };

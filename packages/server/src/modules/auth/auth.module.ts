@@ -1,0 +1,134 @@
+import type { Logger } from 'pino';
+import type { Config } from '../../config.js';
+import type { Db } from '../../db/database.js';
+import type { RouteModule } from '../../http/app.js';
+import { browserAccess } from '../../http/cors.js';
+import type { RateLimiter } from '../../http/rate-limit.js';
+import type { PeriodicJob } from '../../jobs/scheduler.js';
+import type { Clock } from '../../shared/clock.js';
+import { emailOutboxJob } from '../email/email.job.js';
+import { createEmailTransport, type EmailTransport } from '../email/email.transport.js';
+import type { ProjectsService } from '../projects/projects.service.js';
+import { sessionsRoutes } from '../sessions/sessions.routes.js';
+import { SessionsService } from '../sessions/sessions.service.js';
+import { RolesService } from '../users/roles.service.js';
+import { usersRoutes } from '../users/users.routes.js';
+import { UsersService } from '../users/users.service.js';
+import { authEmailComposers } from './auth.emails.js';
+import { authRoutes } from './auth.routes.js';
+import { AuthService } from './auth.service.js';
+import { type LoginThrottle, MemoryLoginThrottle, RedisLoginThrottle } from './login-throttle.js';
+
+export interface AuthDependencies {
+  readonly db: Db;
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly projects: ProjectsService;
+}
+
+/** Users, roles, sessions and email and password authentication, with their routes and the email job. */
+export interface Auth {
+  readonly users: UsersService;
+  readonly roles: RolesService;
+  /** Also the credential guard's SessionAuthenticator. */
+  readonly sessions: SessionsService;
+  readonly service: AuthService;
+  /** Browser access (CORS) of session-token routes, for other modules' session routes. */
+  readonly browser: ReturnType<typeof browserAccess>;
+  readonly routes: readonly RouteModule[];
+  /** The email outbox job; tests call its `run()`. */
+  readonly jobs: readonly PeriodicJob[];
+  /** Closes the log-in throttle's Redis connection and the SMTP transport. */
+  close(): Promise<void>;
+}
+
+function userModules(deps: Pick<AuthDependencies, 'db' | 'config' | 'clock'>) {
+  const { db, config, clock } = deps;
+  const sessions = new SessionsService({
+    db,
+    clock,
+    sessionTtlSeconds: config.auth.sessionTtlSeconds,
+    refreshTtlSeconds: config.auth.refreshTtlSeconds,
+  });
+  const roles = new RolesService({ db, clock });
+  const users = new UsersService({ db, clock, sessions, roles });
+  return { sessions, roles, users };
+}
+
+/**
+ * The email job alone, for `svc worker`, which sends emails but serves no API. `serve` gets the
+ * same job from `createAuth`.
+ */
+export function createEmailJob(deps: AuthDependencies): { job: PeriodicJob; transport: EmailTransport } {
+  return emailJobWith(deps, userModules(deps).users);
+}
+
+function emailJobWith(deps: AuthDependencies, users: UsersService): { job: PeriodicJob; transport: EmailTransport } {
+  const { db, config, clock, logger, projects } = deps;
+  const transport = createEmailTransport(config, logger);
+  const composers = authEmailComposers({
+    db,
+    clock,
+    users,
+    projects,
+    publicUrl: config.email.publicUrl,
+    passwordResetUrl: config.auth.passwordResetUrl,
+  });
+  return { job: emailOutboxJob({ db, clock, logger, transport, composers }), transport };
+}
+
+export function createAuth(deps: AuthDependencies & { readonly rateLimiter: RateLimiter }): Auth {
+  const { db, config, clock, logger } = deps;
+  const { sessions, roles, users } = userModules(deps);
+  const loginThrottle: LoginThrottle =
+    config.redisUrl === undefined
+      ? new MemoryLoginThrottle({ clock })
+      : new RedisLoginThrottle({
+          url: config.redisUrl,
+          onError: atMostEvery(REDIS_WARNING_INTERVAL_MS, (error) =>
+            logger.warn({ err: error }, 'log-in throttle: Redis did not answer; attempts are let through'),
+          ),
+        });
+  const service = new AuthService({
+    db,
+    clock,
+    users,
+    sessions,
+    loginThrottle,
+    rateLimiter: deps.rateLimiter,
+    signupLimited: config.rateLimit.ipPerSecond > 0,
+  });
+  const browser = browserAccess(config.corsOrigins);
+  const email = emailJobWith(deps, users);
+  return {
+    users,
+    roles,
+    sessions,
+    service,
+    browser,
+    routes: [
+      authRoutes(service, { browser, emailVerifiedRedirectUrl: config.auth.emailVerifiedRedirectUrl }),
+      sessionsRoutes(service, sessions),
+      usersRoutes(users, roles, { browser }),
+    ],
+    jobs: [email.job],
+    async close() {
+      await loginThrottle.close();
+      email.transport.close();
+    },
+  };
+}
+
+/** One warning per interval is enough to say Redis is down; one per log-in attempt would flood the log. */
+const REDIS_WARNING_INTERVAL_MS = 10_000;
+
+function atMostEvery(intervalMs: number, action: (error: unknown) => void): (error: unknown) => void {
+  let lastMs = -Infinity;
+  return (error) => {
+    const nowMs = Date.now();
+    if (nowMs - lastMs < intervalMs) return;
+    lastMs = nowMs;
+    action(error);
+  };
+}

@@ -1,0 +1,259 @@
+import type { Static } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { RouteModule } from '../../http/app.js';
+import type { BrowserAccess } from '../../http/cors.js';
+import { requireSecretKey } from '../../http/principal.js';
+import { isApiError } from '../../shared/errors.js';
+import type { SessionClient } from '../sessions/sessions.service.js';
+import { LogoutBody, UserAndSessionSchema } from '../sessions/sessions.schemas.js';
+import { UserSchema } from '../users/users.schemas.js';
+import { escapeHtml } from './auth.emails.js';
+import {
+  AcceptedSchema,
+  ChangePasswordBody,
+  ForgotPasswordBody,
+  LoginBody,
+  LoginQuery,
+  LoginTokenResponse,
+  ResendVerificationBody,
+  ResetPasswordBody,
+  SignupBody,
+  VerifyEmailBody,
+  VerifyEmailQuery,
+} from './auth.schemas.js';
+import type { AuthService } from './auth.service.js';
+
+const tags = ['auth'];
+const secretKeySecurity = [{ secretKey: [] }, { secretKeyHeader: [] }];
+const sessionSecurity = [{ sessionToken: [] }];
+/**
+ * Responses that carry a session or refresh token, and requests that carry a password, are never
+ * kept for idempotent replay: the idempotency table would hold the token in plain text, or an
+ * unsalted hash of the password.
+ */
+const noReplay = { mode: 'off' } as const;
+
+export function sessionClient(request: FastifyRequest): SessionClient {
+  return { ip: request.ip, userAgent: request.headers['user-agent'] };
+}
+
+export interface AuthRoutesOptions {
+  readonly browser: BrowserAccess;
+  /** Where the verification page sends the browser after verifying, instead of showing a page. */
+  readonly emailVerifiedRedirectUrl: string | undefined;
+}
+
+/** HTTP only: `/v1/auth/*` (email and password; OAuth and SSO are another module's). */
+export function authRoutes(auth: AuthService, options: AuthRoutesOptions): RouteModule {
+  return (app: FastifyInstance) => {
+    app.post(
+      '/v1/auth/signup',
+      {
+        config: { credential: 'secret', idempotency: noReplay },
+        schema: {
+          tags,
+          security: secretKeySecurity,
+          summary: 'Sign up with email and password; sends the verification email',
+          body: SignupBody,
+          response: { 201: UserAndSessionSchema },
+        },
+      },
+      async (request, reply) => {
+        const result = await auth.signup(
+          requireSecretKey(request).projectId,
+          request.body as Static<typeof SignupBody>,
+          sessionClient(request),
+        );
+        return reply.code(201).send(result);
+      },
+    );
+
+    app.post(
+      '/v1/auth/login',
+      {
+        config: { credential: 'secret', idempotency: noReplay },
+        schema: {
+          tags,
+          security: secretKeySecurity,
+          summary: 'Log in with email and password',
+          description:
+            'Shape A `{user, session}` by default; shape B `{session, user: {id, email}, expires_at, refresh_token}` with `?format=token`.',
+          querystring: LoginQuery,
+          body: LoginBody,
+          response: { 200: { anyOf: [UserAndSessionSchema, LoginTokenResponse] } },
+        },
+      },
+      async (request, reply) => {
+        const { user, session } = await auth.login(
+          requireSecretKey(request).projectId,
+          request.body as Static<typeof LoginBody>,
+          sessionClient(request),
+        );
+        if ((request.query as Static<typeof LoginQuery>).format === 'token') {
+          return reply.serializer(JSON.stringify).send({
+            session: session.id,
+            user: { id: user.id, email: user.email },
+            expires_at: session.expires_at,
+            refresh_token: session.refresh_token,
+          });
+        }
+        return reply.serializer(JSON.stringify).send({ user, session });
+      },
+    );
+
+    app.post(
+      '/v1/auth/logout',
+      {
+        config: { credential: 'any' },
+        onSend: options.browser.onSend,
+        // The body is optional here (a session needs none): a missing one is read as {}.
+        preValidation: async (request) => {
+          if (request.body === undefined || request.body === null) request.body = {};
+        },
+        schema: {
+          tags,
+          security: [...sessionSecurity, ...secretKeySecurity],
+          summary: 'End a session: the presented one, or with a secret key the one in `session_id`',
+          body: LogoutBody,
+          response: { 204: { type: 'null', description: 'Ended.' } },
+        },
+      },
+      async (request, reply) => {
+        const principal = request.principal;
+        if (principal === undefined) throw new Error('logout ran without a principal');
+        await auth.logout(principal, (request.body as Static<typeof LogoutBody>).session_id);
+        return reply.code(204).send();
+      },
+    );
+    options.browser.preflight(app, '/v1/auth/logout', ['POST']);
+
+    app.post(
+      '/v1/auth/verify-email',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          tags,
+          security: secretKeySecurity,
+          summary: 'Verify an email address with the token from the email',
+          body: VerifyEmailBody,
+          response: { 200: UserSchema },
+        },
+      },
+      (request) => auth.verifyEmail(requireSecretKey(request).projectId, (request.body as Static<typeof VerifyEmailBody>).token),
+    );
+
+    app.get(
+      '/v1/auth/verify-email',
+      {
+        config: { credential: 'public' },
+        schema: {
+          tags,
+          summary: 'The link in the verification email: verifies, then shows a small page or redirects',
+          querystring: VerifyEmailQuery,
+          produces: ['text/html'],
+        },
+      },
+      (request, reply) => verificationPage(auth, options, (request.query as Static<typeof VerifyEmailQuery>).token, reply),
+    );
+
+    app.post(
+      '/v1/auth/verify-email/send',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          tags,
+          security: secretKeySecurity,
+          summary: 'Send the verification email again (rate limited)',
+          body: ResendVerificationBody,
+          response: { 202: AcceptedSchema },
+        },
+      },
+      async (request, reply) => {
+        await auth.resendVerification(requireSecretKey(request).projectId, (request.body as Static<typeof ResendVerificationBody>).user_id);
+        return reply.code(202).send({ accepted: true });
+      },
+    );
+
+    app.post(
+      '/v1/auth/password/forgot',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          tags,
+          security: secretKeySecurity,
+          summary: 'Send a password reset email; answers 202 whether or not the account exists',
+          body: ForgotPasswordBody,
+          response: { 202: AcceptedSchema },
+        },
+      },
+      async (request, reply) => {
+        await auth.forgotPassword(requireSecretKey(request).projectId, (request.body as Static<typeof ForgotPasswordBody>).email);
+        return reply.code(202).send({ accepted: true });
+      },
+    );
+
+    app.post(
+      '/v1/auth/password/reset',
+      {
+        config: { credential: 'secret', idempotency: noReplay },
+        schema: {
+          tags,
+          security: secretKeySecurity,
+          summary: "Set a new password with the reset email's token; revokes every session of the user",
+          body: ResetPasswordBody,
+          response: { 200: UserSchema },
+        },
+      },
+      (request) => auth.resetPassword(requireSecretKey(request).projectId, request.body as Static<typeof ResetPasswordBody>),
+    );
+
+    app.post(
+      '/v1/auth/password/change',
+      {
+        config: { credential: 'session', idempotency: noReplay },
+        onSend: options.browser.onSend,
+        schema: {
+          tags,
+          security: sessionSecurity,
+          summary: "Change the session user's password, given the current one; the user's other sessions are revoked",
+          body: ChangePasswordBody,
+          response: { 200: UserSchema },
+        },
+      },
+      (request) => {
+        const principal = request.principal;
+        if (principal?.kind !== 'session') throw new Error('password change ran without a session principal');
+        return auth.changePassword(principal, request.body as Static<typeof ChangePasswordBody>, sessionClient(request));
+      },
+    );
+    options.browser.preflight(app, '/v1/auth/password/change', ['POST']);
+  };
+}
+
+/** The page behind the email's link. It shows only fixed text: nothing from the request is echoed. */
+async function verificationPage(auth: AuthService, options: AuthRoutesOptions, token: string, reply: FastifyReply): Promise<FastifyReply> {
+  let refusal: 'token_invalid' | 'token_expired' | undefined;
+  try {
+    await auth.verifyEmail(undefined, token);
+  } catch (error) {
+    if (!isApiError(error) || (error.code !== 'token_invalid' && error.code !== 'token_expired')) throw error;
+    refusal = error.code;
+  }
+  if (refusal === undefined && options.emailVerifiedRedirectUrl !== undefined) return reply.redirect(options.emailVerifiedRedirectUrl, 303);
+  const [title, message] =
+    refusal === undefined
+      ? ['Email verified', 'Thank you: your email address is verified. You can close this page.']
+      : refusal === 'token_expired'
+        ? ['Link expired', 'This verification link has expired. Ask the application for a new one.']
+        : ['Link not valid', 'This verification link is not valid or was already used.'];
+  void reply.code(refusal === undefined ? 200 : 400);
+  const html =
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
+    `<title>${escapeHtml(title)}</title><style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222}</style>` +
+    `</head><body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p></body></html>`;
+  return reply
+    .header('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
+    .header('Referrer-Policy', 'no-referrer')
+    .type('text/html; charset=utf-8')
+    .send(html);
+}

@@ -1,0 +1,48 @@
+import { Type } from '@sinclair/typebox';
+import { StrictObject } from '../../http/schemas.js';
+
+/** Longer than any valid password (128 characters of up to 4 bytes); a bound on the work a request can ask for. */
+const PASSWORD_INPUT_LENGTH_MAX = 1024;
+const Password = Type.String({ maxLength: PASSWORD_INPUT_LENGTH_MAX, description: '8 to 128 characters; not a common breached password.' });
+const Email = Type.String({ minLength: 1, maxLength: 320 });
+const EmailToken = Type.String({ minLength: 1, maxLength: 200, description: 'The token from the email.' });
+
+export const SignupBody = StrictObject({
+  email: Email,
+  password: Password,
+  name: Type.Optional(Type.String({ maxLength: 1000, description: 'Display name, at most 200 characters after trimming.' })),
+});
+
+export const LoginBody = StrictObject({ email: Email, password: Type.String({ maxLength: PASSWORD_INPUT_LENGTH_MAX }) });
+
+export const LoginQuery = StrictObject({
+  format: Type.Optional(
+    Type.Literal('token', { description: '`token` answers in shape B: `{session, user: {id, email}, expires_at, refresh_token}`.' }),
+  ),
+});
+
+/** Log in, shape B (`?format=token`), exactly as the interface document gives it. */
+export const LoginTokenResponse = Type.Object(
+  {
+    session: Type.String({ description: 'The session token.' }),
+    user: Type.Object({ id: Type.String(), email: Type.String() }),
+    expires_at: Type.String({ format: 'date-time' }),
+    refresh_token: Type.String(),
+  },
+  { $id: 'LoginTokenResponse' },
+);
+
+export const VerifyEmailBody = StrictObject({ token: EmailToken });
+export const VerifyEmailQuery = StrictObject({ token: EmailToken });
+export const ResendVerificationBody = StrictObject({ user_id: Type.String({ minLength: 1, maxLength: 64 }) });
+export const ForgotPasswordBody = StrictObject({ email: Email });
+export const ResetPasswordBody = StrictObject({ token: EmailToken, password: Password });
+export const ChangePasswordBody = StrictObject({
+  current_password: Type.String({ maxLength: PASSWORD_INPUT_LENGTH_MAX }),
+  new_password: Password,
+});
+
+export const AcceptedSchema = Type.Object(
+  { accepted: Type.Literal(true) },
+  { $id: 'Accepted', description: 'Queued; the email goes out shortly.' },
+);

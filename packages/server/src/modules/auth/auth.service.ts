@@ -1,0 +1,348 @@
+import type { Db } from '../../db/database.js';
+import type { EmailTokenPurpose } from '../../db/schema.js';
+import { inTransaction } from '../../db/transaction.js';
+import type { Principal } from '../../http/principal.js';
+import type { RateLimiter, RateLimitRule } from '../../http/rate-limit.js';
+import { type Clock, isoTime } from '../../shared/clock.js';
+import { sha256Hex } from '../../shared/crypto.js';
+import { ApiError } from '../../shared/errors.js';
+import { queueEmail } from '../email/email.service.js';
+import type { SessionCheck, SessionClient, SessionPrincipal, SessionsService } from '../sessions/sessions.service.js';
+import type { IssuedSession, SessionInfo } from '../sessions/sessions.schemas.js';
+import type { User } from '../users/users.schemas.js';
+import { type NormalizedEmail, normalizeEmail, toUser, type UsersService } from '../users/users.service.js';
+import { EMAIL_TOKEN_PATTERN, PASSWORD_RESET_TEMPLATE, VERIFY_EMAIL_TEMPLATE } from './auth.emails.js';
+import * as tokens from './email-tokens.store.js';
+import type { LoginThrottle } from './login-throttle.js';
+import { checkPasswordStrength, createDummyPasswordHash, hashPassword, needsRehash, verifyPassword } from './passwords.js';
+
+/** Sign-ups per project and client IP: 20 at once, then one a second. */
+export const SIGNUP_RATE_RULE: RateLimitRule = { perSecond: 1, burst: 20 };
+/** Verification emails resent per user: 2 at once, then one every 2 minutes. */
+export const VERIFICATION_RESEND_RULE: RateLimitRule = { perSecond: 1 / 120, burst: 2 };
+/** Reset emails per address: 3 at once, then one every 5 minutes. Past it, forgot still answers 202. */
+export const PASSWORD_FORGOT_RULE: RateLimitRule = { perSecond: 1 / 300, burst: 3 };
+
+const INVALID_CREDENTIALS_MESSAGE = 'The email or password is incorrect.';
+const NAME_LENGTH_MAX = 200;
+
+export interface AuthServiceOptions {
+  readonly db: Db;
+  readonly clock: Clock;
+  readonly users: UsersService;
+  readonly sessions: SessionsService;
+  readonly loginThrottle: LoginThrottle;
+  /** The request rate limiter (memory or Redis), for sign-up and email sends. */
+  readonly rateLimiter: RateLimiter;
+  /** False turns the sign-up limit off, with the per-IP request limit (`RATE_LIMIT_IP_PER_SECOND=0`). */
+  readonly signupLimited: boolean;
+}
+
+export interface UserAndSession {
+  readonly user: User;
+  readonly session: IssuedSession;
+}
+
+/**
+ * Email and password authentication: sign up, log in, refresh, log out, email verification and
+ * password reset. Changes go through the users and sessions services in one transaction with their
+ * events; emails are queued in that transaction and sent after it commits.
+ */
+export class AuthService {
+  readonly #db: Db;
+  readonly #clock: Clock;
+  readonly #users: UsersService;
+  readonly #sessions: SessionsService;
+  readonly #loginThrottle: LoginThrottle;
+  readonly #rateLimiter: RateLimiter;
+  readonly #signupLimited: boolean;
+  readonly #dummyPasswordHash: Promise<string>;
+
+  constructor(options: AuthServiceOptions) {
+    this.#db = options.db;
+    this.#clock = options.clock;
+    this.#users = options.users;
+    this.#sessions = options.sessions;
+    this.#loginThrottle = options.loginThrottle;
+    this.#rateLimiter = options.rateLimiter;
+    this.#signupLimited = options.signupLimited;
+    this.#dummyPasswordHash = createDummyPasswordHash();
+  }
+
+  async signup(
+    projectId: string,
+    input: { email: string; password: string; name?: string | undefined },
+    client: SessionClient,
+  ): Promise<UserAndSession> {
+    const email = normalizeEmail(input.email);
+    const name = (input.name ?? '').trim();
+    if (name.length > NAME_LENGTH_MAX)
+      throw new ApiError('parameter_invalid', `name is at most ${NAME_LENGTH_MAX} characters.`, { param: 'name' });
+    checkPasswordStrength(input.password, 'password');
+    if (this.#signupLimited) await this.#limit(`signup:${projectId}:${client.ip ?? ''}`, SIGNUP_RATE_RULE);
+    if ((await this.#users.findRecordByEmail(projectId, email)) !== undefined) {
+      throw new ApiError('email_taken', 'A user with this email already exists.', { param: 'email' });
+    }
+    // Hashing takes tens of milliseconds; it happens before the transaction, never while holding it.
+    const passwordHash = await hashPassword(input.password);
+    return inTransaction(this.#db, async (trx) => {
+      const now = this.#clock.now();
+      const user = await this.#users.createInTransaction(trx, { projectId, email, name, passwordHash, now });
+      const issued = await this.#sessions.createInTransaction(trx, { projectId, userId: user.id, client, now });
+      await queueEmail(trx, {
+        projectId,
+        template: VERIFY_EMAIL_TEMPLATE,
+        recipient: user.email,
+        data: { user_id: user.id },
+        now: isoTime(now),
+      });
+      return { user: toUser(user), session: issued.session };
+    });
+  }
+
+  /**
+   * A wrong email and a wrong password answer alike, in about the same time (an unknown email is
+   * checked against a dummy hash). The throttle is consulted before the password, so a refused
+   * attempt learns nothing; only failures count against it.
+   */
+  async login(projectId: string, input: { email: string; password: string }, client: SessionClient): Promise<UserAndSession> {
+    let email: NormalizedEmail | undefined;
+    try {
+      email = normalizeEmail(input.email);
+    } catch {
+      email = undefined;
+    }
+    const throttleKey = loginThrottleKey(projectId, email?.emailKey ?? input.email.trim().toLowerCase(), client.ip);
+    await this.#checkThrottle(throttleKey);
+    const user = email === undefined ? undefined : await this.#users.findRecordByEmail(projectId, email);
+    const passwordHash = user?.password_hash ?? (await this.#dummyPasswordHash);
+    const passwordMatches = await verifyPassword(passwordHash, input.password);
+    if (user === undefined || user.password_hash === null || !passwordMatches) {
+      await this.#loginThrottle.recordFailure(throttleKey);
+      throw new ApiError('invalid_credentials', INVALID_CREDENTIALS_MESSAGE);
+    }
+    await this.#loginThrottle.clear(throttleKey);
+    if (user.banned_at !== null) throw new ApiError('user_banned', 'This user is banned and cannot log in.');
+    const rehashed = needsRehash(user.password_hash) ? await hashPassword(input.password) : undefined;
+    return inTransaction(this.#db, async (trx) => {
+      const now = this.#clock.now();
+      if (rehashed !== undefined) await this.#users.setPasswordHashInTransaction(trx, user, rehashed, now);
+      const issued = await this.#sessions.createInTransaction(trx, { projectId, userId: user.id, client, now });
+      return { user: toUser(user), session: issued.session };
+    });
+  }
+
+  async refresh(projectId: string, refreshToken: string, client: SessionClient): Promise<UserAndSession> {
+    const issued = await this.#sessions.refresh(projectId, refreshToken, client);
+    const user = await this.#users.findRecord(projectId, issued.userId);
+    if (user === undefined)
+      throw new ApiError('refresh_token_invalid', 'The user of this refresh token no longer exists.', { param: 'refresh_token' });
+    return { user: toUser(user), session: issued.session };
+  }
+
+  async validate(
+    projectId: string,
+    token: string,
+  ): Promise<{ valid: true; user: User; session: SessionInfo } | Extract<SessionCheck, { valid: false }>> {
+    const check = await this.#sessions.check(projectId, token);
+    if (!check.valid) return check;
+    const user = await this.#users.findRecord(projectId, check.session.user_id);
+    if (user === undefined) return { valid: false, reason: 'not_found' };
+    return { valid: true, user: toUser(user), session: check.session };
+  }
+
+  /** With a session: ends it. With a secret key: ends the session named in the body. */
+  async logout(principal: Principal, sessionId: string | undefined): Promise<void> {
+    if (principal.kind === 'session') {
+      await this.#sessions.revoke(principal.projectId, principal.sessionName, 'logout');
+      return;
+    }
+    if (sessionId === undefined)
+      throw new ApiError('parameter_missing', 'With a secret key, name the session to end: {"session_id": "svc_ses_…"}.', {
+        param: 'session_id',
+      });
+    await this.#sessions.revoke(principal.projectId, sessionId, 'logout', { param: 'session_id' });
+  }
+
+  async listUserSessions(projectId: string, userId: string, query: { limit?: number | undefined; starting_after?: string | undefined }) {
+    await this.#users.getRecord(projectId, userId);
+    return this.#sessions.listForUser(projectId, userId, query);
+  }
+
+  async revokeUserSessions(projectId: string, userId: string): Promise<{ object: 'list'; data: SessionInfo[]; has_more: false }> {
+    const data = await inTransaction(this.#db, async (trx) => {
+      await this.#users.getRecord(projectId, userId, trx);
+      return this.#sessions.revokeAllForUserInTransaction(trx, { projectId, userId, reason: 'revoked', now: this.#clock.now() });
+    });
+    return { object: 'list', data, has_more: false };
+  }
+
+  /**
+   * Uses a verification token: the address is verified, `user.email_verified` sent once, and every
+   * verification link of the user dies.
+   * `projectId` is undefined for the public link, whose token alone names its project.
+   */
+  async verifyEmail(projectId: string | undefined, token: string): Promise<User> {
+    const tokenHash = this.#checkTokenShape(token);
+    return inTransaction(this.#db, async (trx) => {
+      const row = await this.#usableToken(trx, tokenHash, 'verify_email', projectId);
+      const user = await this.#users.findRecord(row.project_id, row.user_id, trx);
+      if (user === undefined || user.email !== row.email) throw tokenInvalid();
+      const now = this.#clock.now();
+      if (!(await tokens.useEmailToken(trx, row.project_id, tokenHash, isoTime(now)))) throw tokenInvalid();
+      // The other verification links sent to this user are done with too.
+      await tokens.useAllEmailTokens(trx, row.project_id, user.id, 'verify_email', isoTime(now));
+      return toUser(await this.#users.markEmailVerifiedInTransaction(trx, user, now));
+    });
+  }
+
+  /** Queues another verification email; rate limited per user. Nothing is sent to a verified address. */
+  async resendVerification(projectId: string, userId: string): Promise<void> {
+    const user = await this.#users.getRecord(projectId, userId);
+    await this.#limit(`verify-email:${projectId}:${userId}`, VERIFICATION_RESEND_RULE);
+    if (user.email_verified_at !== null || user.banned_at !== null) return;
+    await inTransaction(this.#db, (trx) =>
+      queueEmail(trx, {
+        projectId,
+        template: VERIFY_EMAIL_TEMPLATE,
+        recipient: user.email,
+        data: { user_id: user.id },
+        now: isoTime(this.#clock.now()),
+      }),
+    );
+  }
+
+  /**
+   * Queues a reset email when the address belongs to a user. The caller answers 202 in every case,
+   * so the answer never tells whether an account exists.
+   */
+  async forgotPassword(projectId: string, rawEmail: string): Promise<void> {
+    const email = normalizeEmail(rawEmail);
+    const decision = await this.#rateLimiter.consume(`password-forgot:${projectId}:${email.emailKey}`, PASSWORD_FORGOT_RULE);
+    if (!decision.allowed) return;
+    const user = await this.#users.findRecordByEmail(projectId, email);
+    if (user === undefined || user.banned_at !== null) return;
+    await inTransaction(this.#db, (trx) =>
+      queueEmail(trx, {
+        projectId,
+        template: PASSWORD_RESET_TEMPLATE,
+        recipient: user.email,
+        data: { user_id: user.id },
+        now: isoTime(this.#clock.now()),
+      }),
+    );
+  }
+
+  /**
+   * Sets a new password from a reset token. Every session of the user is revoked (reason
+   * `password_reset`), every other reset link dies, and the address counts as verified: the token
+   * came through it.
+   */
+  async resetPassword(projectId: string, input: { token: string; password: string }): Promise<User> {
+    const tokenHash = this.#checkTokenShape(input.token);
+    await this.#usableToken(this.#db.kysely, tokenHash, 'password_reset', projectId);
+    checkPasswordStrength(input.password, 'password');
+    const passwordHash = await hashPassword(input.password);
+    return inTransaction(this.#db, async (trx) => {
+      const row = await this.#usableToken(trx, tokenHash, 'password_reset', projectId);
+      const now = this.#clock.now();
+      const nowIso = isoTime(now);
+      const user = await this.#users.findRecord(projectId, row.user_id, trx);
+      if (user === undefined || user.email !== row.email) throw tokenInvalid();
+      if (!(await tokens.useEmailToken(trx, projectId, tokenHash, nowIso))) throw tokenInvalid();
+      await tokens.useAllEmailTokens(trx, projectId, user.id, 'password_reset', nowIso);
+      await this.#users.setPasswordHashInTransaction(trx, user, passwordHash, now);
+      await this.#sessions.revokeAllForUserInTransaction(trx, { projectId, userId: user.id, reason: 'password_reset', now });
+      const verified = await this.#users.markEmailVerifiedInTransaction(trx, user, now);
+      return toUser({ ...verified, updated_at: nowIso });
+    });
+  }
+
+  /**
+   * Changes the password of the session's user, given the current one. The user's other sessions
+   * are revoked (reason `password_reset`); this one stays. Wrong current passwords count against
+   * the log-in throttle of that email and IP.
+   */
+  async changePassword(
+    principal: SessionPrincipal,
+    input: { current_password: string; new_password: string },
+    client: SessionClient,
+  ): Promise<User> {
+    const { projectId, userId } = principal;
+    const user = await this.#users.getRecord(projectId, userId);
+    const throttleKey = loginThrottleKey(projectId, user.email_key, client.ip);
+    await this.#checkThrottle(throttleKey);
+    if (user.password_hash === null || !(await verifyPassword(user.password_hash, input.current_password))) {
+      await this.#loginThrottle.recordFailure(throttleKey);
+      throw new ApiError('invalid_credentials', 'The current password is incorrect.', { param: 'current_password' });
+    }
+    await this.#loginThrottle.clear(throttleKey);
+    checkPasswordStrength(input.new_password, 'new_password');
+    const passwordHash = await hashPassword(input.new_password);
+    return inTransaction(this.#db, async (trx) => {
+      const now = this.#clock.now();
+      await this.#users.setPasswordHashInTransaction(trx, user, passwordHash, now);
+      await this.#sessions.revokeAllForUserInTransaction(trx, {
+        projectId,
+        userId,
+        reason: 'password_reset',
+        now,
+        exceptSessionId: principal.sessionName,
+      });
+      return toUser({ ...user, updated_at: isoTime(now) });
+    });
+  }
+
+  async #checkThrottle(key: string): Promise<void> {
+    const retryAfterSeconds = await this.#loginThrottle.retryAfterSeconds(key);
+    if (retryAfterSeconds > 0) {
+      throw new ApiError('rate_limited', `Too many failed attempts; retry in ${retryAfterSeconds} s.`, {
+        headers: { 'Retry-After': String(retryAfterSeconds) },
+      });
+    }
+  }
+
+  async #limit(bucket: string, rule: RateLimitRule): Promise<void> {
+    const decision = await this.#rateLimiter.consume(bucket, rule);
+    if (!decision.allowed) {
+      throw new ApiError('rate_limited', `Too many requests; retry in ${decision.retryAfterSeconds} s.`, {
+        headers: { 'Retry-After': String(decision.retryAfterSeconds) },
+      });
+    }
+  }
+
+  #checkTokenShape(token: string): string {
+    if (!EMAIL_TOKEN_PATTERN.test(token)) throw tokenInvalid();
+    return sha256Hex(token);
+  }
+
+  /** The token's row when it exists, is unused and unexpired; otherwise the matching refusal. */
+  async #usableToken(
+    executor: Db['kysely'],
+    tokenHash: string,
+    purpose: EmailTokenPurpose,
+    projectId: string | undefined,
+  ): Promise<tokens.EmailTokenRow> {
+    const row = await tokens.findEmailToken(executor, tokenHash, purpose, projectId);
+    if (row === undefined || row.used_at !== null) throw tokenInvalid();
+    if (row.expires_at <= isoTime(this.#clock.now())) {
+      throw new ApiError(
+        'token_expired',
+        purpose === 'verify_email'
+          ? 'This verification link has expired; ask for a new one.'
+          : 'This reset link has expired; ask for a new one.',
+        { param: 'token' },
+      );
+    }
+    return row;
+  }
+}
+
+/** Failures are counted per project, email and client IP (CONTRACT.md section 1). */
+function loginThrottleKey(projectId: string, emailKey: string, ip: string | undefined): string {
+  return `${projectId}:${sha256Hex(emailKey)}:${ip ?? ''}`;
+}
+
+function tokenInvalid(): ApiError {
+  return new ApiError('token_invalid', 'This link or token is not valid, or was already used.', { param: 'token' });
+}

@@ -1,0 +1,37 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { RouteModule } from '../../http/app.js';
+import { requireSecretKey } from '../../http/principal.js';
+import type { EventLogService } from './event-log.service.js';
+import { EventListSchema, EventParams, EventSchema, ListEventsQuery } from './events.schemas.js';
+
+const security = [{ secretKey: [] }, { secretKeyHeader: [] }];
+const tags = ['events'];
+
+/** The event log: every event of the project, as written to the outbox. */
+export function eventsRoutes(events: EventLogService): RouteModule {
+  return (app: FastifyInstance) => {
+    app.get(
+      '/v1/events',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          tags,
+          security,
+          summary: 'List events, newest first',
+          querystring: ListEventsQuery,
+          response: { 200: EventListSchema },
+        },
+      },
+      (request) => events.list(requireSecretKey(request).projectId, request.query as ListEventsQuery),
+    );
+
+    app.get(
+      '/v1/events/:id',
+      {
+        config: { credential: 'secret' },
+        schema: { tags, security, summary: 'Retrieve an event', params: EventParams, response: { 200: EventSchema } },
+      },
+      (request: FastifyRequest<{ Params: { id: string } }>) => events.get(requireSecretKey(request).projectId, request.params.id),
+    );
+  };
+}

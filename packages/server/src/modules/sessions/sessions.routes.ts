@@ -1,0 +1,110 @@
+import type { Static } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { RouteModule } from '../../http/app.js';
+import { requireSecretKey } from '../../http/principal.js';
+import type { AuthService } from '../auth/auth.service.js';
+import { UserParams } from '../users/users.schemas.js';
+import {
+  ListSessionsQuery,
+  RefreshSessionBody,
+  RevokedSessionsSchema,
+  SessionInfoSchema,
+  SessionListSchema,
+  SessionParams,
+  UserAndSessionSchema,
+  ValidateSessionBody,
+  ValidateSessionResponse,
+} from './sessions.schemas.js';
+import type { SessionsService } from './sessions.service.js';
+
+const tags = ['sessions'];
+const security = [{ secretKey: [] }, { secretKeyHeader: [] }];
+
+type WithId = FastifyRequest<{ Params: { id: string } }>;
+
+/** HTTP only: `/v1/sessions/*` and a user's sessions, all with a secret key. */
+export function sessionsRoutes(auth: AuthService, sessions: SessionsService): RouteModule {
+  return (app: FastifyInstance) => {
+    app.post(
+      '/v1/sessions/validate',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          tags,
+          security,
+          summary: 'Check a session token: `{valid: true, user, session}` or `{valid: false, reason}`; never 404',
+          body: ValidateSessionBody,
+          response: { 200: ValidateSessionResponse },
+        },
+      },
+      (request) => auth.validate(requireSecretKey(request).projectId, (request.body as Static<typeof ValidateSessionBody>).session_id),
+    );
+
+    app.post(
+      '/v1/sessions/refresh',
+      {
+        // The response carries a new session token and refresh token: never stored for replay.
+        config: { credential: 'secret', idempotency: { mode: 'off' } },
+        schema: {
+          tags,
+          security,
+          summary: 'Exchange a refresh token (single use) for a new session',
+          body: RefreshSessionBody,
+          response: { 200: UserAndSessionSchema },
+        },
+      },
+      (request) =>
+        auth.refresh(requireSecretKey(request).projectId, (request.body as Static<typeof RefreshSessionBody>).refresh_token, {
+          ip: request.ip,
+          userAgent: request.headers['user-agent'],
+        }),
+    );
+
+    app.post(
+      '/v1/sessions/:id/revoke',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          tags,
+          security,
+          summary: 'Revoke a session (reason `revoked`)',
+          params: SessionParams,
+          response: { 200: SessionInfoSchema },
+        },
+      },
+      (request: WithId) => sessions.revoke(requireSecretKey(request).projectId, request.params.id, 'revoked', { param: 'id' }),
+    );
+
+    app.get(
+      '/v1/users/:id/sessions',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          tags,
+          security,
+          summary: "A user's sessions that can still be used or refreshed, newest first",
+          params: UserParams,
+          querystring: ListSessionsQuery,
+          response: { 200: SessionListSchema },
+        },
+      },
+      (request: WithId) =>
+        auth.listUserSessions(requireSecretKey(request).projectId, request.params.id, request.query as Static<typeof ListSessionsQuery>),
+    );
+
+    app.post(
+      '/v1/users/:id/sessions/revoke',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          tags,
+          security,
+          summary: 'Revoke every session of a user (reason `revoked`)',
+          params: UserParams,
+          response: { 200: RevokedSessionsSchema },
+        },
+      },
+      (request: WithId) => auth.revokeUserSessions(requireSecretKey(request).projectId, request.params.id),
+    );
+  };
+}

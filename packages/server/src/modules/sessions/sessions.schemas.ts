@@ -1,0 +1,89 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { ListQuery, StrictObject } from '../../http/schemas.js';
+import { UserSchema } from '../users/users.schemas.js';
+
+const Time = Type.String({ format: 'date-time' });
+/** Long enough for any token or name of this service; anything longer cannot be one. */
+const SESSION_ID_LENGTH_MAX = 200;
+
+/** The session as log in, sign up and refresh return it: its `id` is the session token itself. */
+export const IssuedSessionSchema = Type.Object(
+  {
+    id: Type.String({ description: 'The session token, `svc_ses_<ref>.<secret>`: send it as `Authorization: Bearer`.' }),
+    expires_at: Time,
+    refresh_token: Type.String({ description: '`svc_rt_…`; single use: `POST /v1/sessions/refresh` returns a new one.' }),
+    refresh_expires_at: Time,
+  },
+  { $id: 'IssuedSession' },
+);
+export type IssuedSession = Static<typeof IssuedSessionSchema>;
+
+/** `{user, session}`: sign up, log in (shape A) and refresh. */
+export const UserAndSessionSchema = Type.Object({ user: UserSchema, session: IssuedSessionSchema }, { $id: 'UserAndSession' });
+
+/** A session as it is named, never presented: `id` is `svc_ses_<ref>`, with no secret. */
+export const SessionInfoSchema = Type.Object(
+  {
+    id: Type.String({ description: '`svc_ses_<ref>`, the session token up to the dot.' }),
+    object: Type.Literal('session'),
+    user_id: Type.String(),
+    ip: Type.Union([Type.String(), Type.Null()]),
+    user_agent: Type.Union([Type.String(), Type.Null()]),
+    created_at: Time,
+    last_used_at: Time,
+    expires_at: Time,
+    refresh_expires_at: Time,
+    revoked_at: Type.Union([Time, Type.Null()]),
+    revoked_reason: Type.Union([Type.String(), Type.Null()]),
+  },
+  { $id: 'Session' },
+);
+export type SessionInfo = Static<typeof SessionInfoSchema>;
+
+export const SessionListSchema = Type.Object(
+  { object: Type.Literal('list'), data: Type.Array(SessionInfoSchema), has_more: Type.Boolean() },
+  { $id: 'SessionList' },
+);
+
+export const ValidateSessionBody = StrictObject({
+  session_id: Type.String({ maxLength: SESSION_ID_LENGTH_MAX, description: 'The whole session token.' }),
+});
+
+export const ValidateSessionResponse = Type.Union(
+  [
+    Type.Object({ valid: Type.Literal(true), user: UserSchema, session: SessionInfoSchema }),
+    Type.Object({
+      valid: Type.Literal(false),
+      reason: Type.Union([Type.Literal('expired'), Type.Literal('revoked'), Type.Literal('not_found')]),
+    }),
+  ],
+  { $id: 'SessionValidation' },
+);
+
+export const RefreshSessionBody = StrictObject({ refresh_token: Type.String({ maxLength: SESSION_ID_LENGTH_MAX }) });
+
+export const SessionParams = StrictObject({
+  id: Type.String({ minLength: 1, maxLength: SESSION_ID_LENGTH_MAX, description: '`svc_ses_<ref>`, or the whole token.' }),
+});
+
+export const LogoutBody = StrictObject({
+  session_id: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: SESSION_ID_LENGTH_MAX,
+      description: 'With a secret key: the session to end, as its token or `svc_ses_<ref>`. Ignored with a session token.',
+    }),
+  ),
+});
+
+export const ListSessionsQuery = StrictObject({ ...ListQuery });
+export type ListSessionsQuery = Static<typeof ListSessionsQuery>;
+
+export const RevokedSessionsSchema = Type.Object(
+  {
+    object: Type.Literal('list'),
+    data: Type.Array(SessionInfoSchema, { description: 'The sessions this call revoked.' }),
+    has_more: Type.Literal(false),
+  },
+  { $id: 'RevokedSessions' },
+);

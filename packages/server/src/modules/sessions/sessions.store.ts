@@ -1,0 +1,141 @@
+import type { Kysely } from 'kysely';
+import type { Database, SessionRevokedReason, SessionsTable } from '../../db/schema.js';
+
+type Executor = Kysely<Database>;
+
+export type SessionRow = SessionsTable;
+
+export async function insertSession(db: Executor, row: SessionRow): Promise<void> {
+  await db.insertInto('sessions').values(row).execute();
+}
+
+/** What checking a session token needs: one primary-key lookup, nothing else. */
+export type SessionCheckRow = Pick<
+  SessionRow,
+  'id' | 'project_id' | 'user_id' | 'token_hash' | 'expires_at' | 'revoked_at' | 'last_used_at'
+>;
+
+/**
+ * The one lookup not scoped by project: it is how a request with a session token finds its project
+ * (as `findApiKeyByHash` is for secret keys). Callers compare the token hash before trusting the row.
+ */
+export async function findSessionForCheck(db: Executor, sessionId: string): Promise<SessionCheckRow | undefined> {
+  return db
+    .selectFrom('sessions')
+    .select(['id', 'project_id', 'user_id', 'token_hash', 'expires_at', 'revoked_at', 'last_used_at'])
+    .where('id', '=', sessionId)
+    .executeTakeFirst();
+}
+
+export async function findSession(db: Executor, projectId: string, sessionId: string): Promise<SessionRow | undefined> {
+  return db.selectFrom('sessions').selectAll().where('project_id', '=', projectId).where('id', '=', sessionId).executeTakeFirst();
+}
+
+export async function findSessionByRefreshHash(db: Executor, projectId: string, refreshHash: string): Promise<SessionRow | undefined> {
+  return db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('refresh_token_hash', '=', refreshHash)
+    .executeTakeFirst();
+}
+
+/** Moves `last_used_at` forward, only when it is older than `staleBefore` (at most one write a minute). */
+export async function touchSession(db: Executor, sessionId: string, nowIso: string, staleBeforeIso: string): Promise<void> {
+  await db
+    .updateTable('sessions')
+    .set({ last_used_at: nowIso })
+    .where('id', '=', sessionId)
+    .where('last_used_at', '<', staleBeforeIso)
+    .execute();
+}
+
+/**
+ * Uses a session's refresh token: marks it used, names its successor and revokes the session, in
+ * one conditional UPDATE. Of two concurrent refreshes with one token exactly one gets true.
+ */
+export async function markRefreshed(
+  db: Executor,
+  projectId: string,
+  sessionId: string,
+  replacedBy: string,
+  nowIso: string,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('sessions')
+    .set({ refreshed_at: nowIso, replaced_by: replacedBy, revoked_at: nowIso, revoked_reason: 'refreshed' })
+    .where('project_id', '=', projectId)
+    .where('id', '=', sessionId)
+    .where('refreshed_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Revokes one session; returns false when it was already revoked (or does not exist). */
+export async function revokeSession(
+  db: Executor,
+  projectId: string,
+  sessionId: string,
+  reason: SessionRevokedReason,
+  nowIso: string,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('sessions')
+    .set({ revoked_at: nowIso, revoked_reason: reason })
+    .where('project_id', '=', projectId)
+    .where('id', '=', sessionId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export type SessionGroup = { readonly userId: string } | { readonly chainId: string };
+
+/**
+ * Revokes every session of a user or of a refresh chain that could still be used: not revoked, and
+ * either unexpired or still refreshable. Returns the sessions it revoked, for their events.
+ */
+export async function revokeSessions(
+  db: Executor,
+  projectId: string,
+  group: SessionGroup,
+  reason: SessionRevokedReason,
+  nowIso: string,
+  options: { exceptSessionId?: string } = {},
+): Promise<SessionRow[]> {
+  let query = db
+    .updateTable('sessions')
+    .set({ revoked_at: nowIso, revoked_reason: reason })
+    .where('project_id', '=', projectId)
+    .where('revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('expires_at', '>', nowIso), eb('refresh_expires_at', '>', nowIso)]));
+  query = 'userId' in group ? query.where('user_id', '=', group.userId) : query.where('chain_id', '=', group.chainId);
+  if (options.exceptSessionId !== undefined) query = query.where('id', '<>', options.exceptSessionId);
+  const rows = await query.returningAll().execute();
+  return rows.sort((left, right) => left.id.localeCompare(right.id));
+}
+
+export interface ListSessionsFilter {
+  readonly before?: { readonly createdAt: string; readonly id: string } | undefined;
+  readonly limit: number;
+  readonly nowIso: string;
+}
+
+/** A user's sessions that could still be used (as `revokeSessions` counts them), newest first. */
+export async function listLiveSessions(db: Executor, projectId: string, userId: string, filter: ListSessionsFilter): Promise<SessionRow[]> {
+  let query = db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('expires_at', '>', filter.nowIso), eb('refresh_expires_at', '>', filter.nowIso)]));
+  const before = filter.before;
+  if (before !== undefined) {
+    query = query.where((eb) =>
+      eb.or([eb('created_at', '<', before.createdAt), eb.and([eb('created_at', '=', before.createdAt), eb('id', '<', before.id)])]),
+    );
+  }
+  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
+}

@@ -1,0 +1,131 @@
+import type { Db } from '../../db/database.js';
+import { inTransaction, isUniqueViolation } from '../../db/transaction.js';
+import { type Clock, isoTime } from '../../shared/clock.js';
+import { ApiError } from '../../shared/errors.js';
+import { recordEvent } from '../events/events.service.js';
+import { CUSTOM_ROLES_MAX, type CreateRoleBody, type Role, type UpdateRoleBody } from './users.schemas.js';
+import * as store from './users.store.js';
+
+/**
+ * The roles every project has. They are not stored and cannot be changed or deleted, so every
+ * project can rely on them (organizations give members one of them by default).
+ */
+export const BUILT_IN_ROLES: readonly Role[] = [
+  { object: 'role', key: 'owner', name: 'Owner', permissions: ['*'], built_in: true, created_at: null, updated_at: null },
+  { object: 'role', key: 'admin', name: 'Admin', permissions: ['*'], built_in: true, created_at: null, updated_at: null },
+  { object: 'role', key: 'member', name: 'Member', permissions: [], built_in: true, created_at: null, updated_at: null },
+];
+
+const BUILT_IN_ROLE_KEYS = new Set(BUILT_IN_ROLES.map((role) => role.key));
+
+export interface RolesServiceOptions {
+  readonly db: Db;
+  readonly clock: Clock;
+}
+
+/** Roles with permissions (`POST/GET/PATCH/DELETE /roles`), which users and members carry by key. */
+export class RolesService {
+  readonly #db: Db;
+  readonly #clock: Clock;
+
+  constructor(options: RolesServiceOptions) {
+    this.#db = options.db;
+    this.#clock = options.clock;
+  }
+
+  async create(projectId: string, input: CreateRoleBody): Promise<Role> {
+    if (BUILT_IN_ROLE_KEYS.has(input.key)) {
+      throw new ApiError('role_key_taken', `"${input.key}" is a built-in role.`, { param: 'key' });
+    }
+    const now = isoTime(this.#clock.now());
+    const row: store.RoleRow = {
+      project_id: projectId,
+      key: input.key,
+      name: input.name,
+      permissions: JSON.stringify(input.permissions),
+      created_at: now,
+      updated_at: now,
+    };
+    try {
+      await inTransaction(this.#db, async (trx) => {
+        if ((await store.countRoles(trx, projectId)) >= CUSTOM_ROLES_MAX) {
+          throw new ApiError('parameter_invalid', `A project has at most ${CUSTOM_ROLES_MAX} custom roles.`, { param: 'key' });
+        }
+        await store.insertRole(trx, row);
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new ApiError('role_key_taken', `A role "${input.key}" already exists.`, { param: 'key' });
+      throw error;
+    }
+    return toRole(row);
+  }
+
+  async get(projectId: string, key: string): Promise<Role> {
+    const builtIn = BUILT_IN_ROLES.find((role) => role.key === key);
+    if (builtIn !== undefined) return builtIn;
+    const row = await store.findRole(this.#db.kysely, projectId, key);
+    if (row === undefined) throw new ApiError('resource_missing', `No role ${key}.`, { param: 'key' });
+    return toRole(row);
+  }
+
+  /** Custom roles newest first, then the built-in ones: at most 100, always one page. */
+  async list(projectId: string): Promise<{ object: 'list'; data: Role[]; has_more: false }> {
+    const custom = (await store.listRoles(this.#db.kysely, projectId)).map(toRole);
+    return { object: 'list', data: [...custom, ...BUILT_IN_ROLES], has_more: false };
+  }
+
+  async update(projectId: string, key: string, input: UpdateRoleBody): Promise<Role> {
+    this.#refuseBuiltIn(key);
+    const row = await store.updateRole(this.#db.kysely, projectId, key, {
+      ...(input.name === undefined ? {} : { name: input.name }),
+      ...(input.permissions === undefined ? {} : { permissions: JSON.stringify(input.permissions) }),
+      updated_at: isoTime(this.#clock.now()),
+    });
+    if (row === undefined) throw new ApiError('resource_missing', `No role ${key}.`, { param: 'key' });
+    return toRole(row);
+  }
+
+  /**
+   * Deletes a custom role and takes it off every user that had it, in one transaction; each such
+   * user gets a `user.updated` event.
+   */
+  async delete(projectId: string, key: string): Promise<{ key: string; object: 'role'; deleted: true }> {
+    this.#refuseBuiltIn(key);
+    await inTransaction(this.#db, async (trx) => {
+      if (!(await store.deleteRole(trx, projectId, key))) throw new ApiError('resource_missing', `No role ${key}.`, { param: 'key' });
+      const now = isoTime(this.#clock.now());
+      for (const user of await store.findUsersMaybeWithRole(trx, projectId, key)) {
+        const roles = JSON.parse(user.roles) as string[];
+        if (!roles.includes(key)) continue;
+        await store.updateUser(trx, projectId, user.id, { roles: JSON.stringify(roles.filter((role) => role !== key)), updated_at: now });
+        await recordEvent(trx, { projectId, type: 'user.updated', data: { user_id: user.id, email: user.email }, createdAt: now });
+      }
+    });
+    return { key, object: 'role', deleted: true };
+  }
+
+  /** The keys among `keys` that are not roles of the project. */
+  async unknownKeys(projectId: string, keys: readonly string[]): Promise<string[]> {
+    const custom = keys.filter((key) => !BUILT_IN_ROLE_KEYS.has(key));
+    const found = new Set((await store.findRoles(this.#db.kysely, projectId, custom)).map((row) => row.key));
+    return custom.filter((key) => !found.has(key));
+  }
+
+  #refuseBuiltIn(key: string): void {
+    if (BUILT_IN_ROLE_KEYS.has(key)) {
+      throw new ApiError('parameter_invalid', `"${key}" is a built-in role and cannot be changed or deleted.`, { param: 'key' });
+    }
+  }
+}
+
+function toRole(row: store.RoleRow): Role {
+  return {
+    object: 'role',
+    key: row.key,
+    name: row.name,
+    permissions: JSON.parse(row.permissions) as string[],
+    built_in: false,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}

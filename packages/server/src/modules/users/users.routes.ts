@@ -1,0 +1,200 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { RouteModule } from '../../http/app.js';
+import type { BrowserAccess } from '../../http/cors.js';
+import { requireSecretKey } from '../../http/principal.js';
+import type { RolesService } from './roles.service.js';
+import {
+  CreateRoleBody,
+  DeletedRoleSchema,
+  DeletedUserSchema,
+  ListUsersQuery,
+  RoleListSchema,
+  RoleParams,
+  RoleSchema,
+  UpdateRoleBody,
+  UpdateUserBody,
+  UserListSchema,
+  UserParams,
+  UserSchema,
+} from './users.schemas.js';
+import type { UsersService } from './users.service.js';
+
+const security = [{ secretKey: [] }, { secretKeyHeader: [] }];
+
+type WithId = FastifyRequest<{ Params: { id: string } }>;
+type WithKey = FastifyRequest<{ Params: { key: string } }>;
+
+/** HTTP only: `/v1/users*` and `/v1/roles*`. */
+export function usersRoutes(users: UsersService, roles: RolesService, options: { browser: BrowserAccess }): RouteModule {
+  return (app: FastifyInstance) => {
+    const tags = ['users'];
+
+    app.get(
+      '/v1/users/me',
+      {
+        config: { credential: 'session' },
+        onSend: options.browser.onSend,
+        schema: { tags, security: [{ sessionToken: [] }], summary: "The session's user", response: { 200: UserSchema } },
+      },
+      (request) => {
+        const principal = request.principal;
+        if (principal?.kind !== 'session') throw new Error('GET /v1/users/me ran without a session principal');
+        return users.get(principal.projectId, principal.userId);
+      },
+    );
+    options.browser.preflight(app, '/v1/users/me', ['GET']);
+
+    app.get(
+      '/v1/users',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          tags,
+          security,
+          summary: 'List users, newest first; `?email=` finds one by address',
+          querystring: ListUsersQuery,
+          response: { 200: UserListSchema },
+        },
+      },
+      (request) => users.list(requireSecretKey(request).projectId, request.query as ListUsersQuery),
+    );
+
+    app.get(
+      '/v1/users/:id',
+      {
+        config: { credential: 'secret' },
+        schema: { tags, security, summary: 'Retrieve a user', params: UserParams, response: { 200: UserSchema } },
+      },
+      (request: WithId) => users.get(requireSecretKey(request).projectId, request.params.id),
+    );
+
+    app.patch(
+      '/v1/users/:id',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          tags,
+          security,
+          summary: "Update a user's name, metadata or roles",
+          params: UserParams,
+          body: UpdateUserBody,
+          response: { 200: UserSchema },
+        },
+      },
+      (request: WithId) => users.update(requireSecretKey(request).projectId, request.params.id, request.body as UpdateUserBody),
+    );
+
+    app.delete(
+      '/v1/users/:id',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          tags,
+          security,
+          summary: 'Delete a user; its sessions are revoked',
+          params: UserParams,
+          response: { 200: DeletedUserSchema },
+        },
+      },
+      (request: WithId) => users.delete(requireSecretKey(request).projectId, request.params.id),
+    );
+
+    app.post(
+      '/v1/users/:id/ban',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          tags,
+          security,
+          summary: 'Ban a user: no log in, every session revoked',
+          params: UserParams,
+          response: { 200: UserSchema },
+        },
+      },
+      (request: WithId) => users.ban(requireSecretKey(request).projectId, request.params.id),
+    );
+
+    app.post(
+      '/v1/users/:id/unban',
+      {
+        config: { credential: 'secret' },
+        schema: { tags, security, summary: 'Lift a ban', params: UserParams, response: { 200: UserSchema } },
+      },
+      (request: WithId) => users.unban(requireSecretKey(request).projectId, request.params.id),
+    );
+
+    const roleTags = ['roles'];
+
+    app.post(
+      '/v1/roles',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          tags: roleTags,
+          security,
+          summary: 'Create a role with permissions',
+          body: CreateRoleBody,
+          response: { 201: RoleSchema },
+        },
+      },
+      async (request, reply: FastifyReply) => {
+        const role = await roles.create(requireSecretKey(request).projectId, request.body as CreateRoleBody);
+        return reply.code(201).send(role);
+      },
+    );
+
+    app.get(
+      '/v1/roles',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          tags: roleTags,
+          security,
+          summary: 'Every role: custom ones newest first, then the built-in ones',
+          response: { 200: RoleListSchema },
+        },
+      },
+      (request) => roles.list(requireSecretKey(request).projectId),
+    );
+
+    app.get(
+      '/v1/roles/:key',
+      {
+        config: { credential: 'secret' },
+        schema: { tags: roleTags, security, summary: 'Retrieve a role', params: RoleParams, response: { 200: RoleSchema } },
+      },
+      (request: WithKey) => roles.get(requireSecretKey(request).projectId, request.params.key),
+    );
+
+    app.patch(
+      '/v1/roles/:key',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          tags: roleTags,
+          security,
+          summary: "Change a custom role's name or permissions",
+          params: RoleParams,
+          body: UpdateRoleBody,
+          response: { 200: RoleSchema },
+        },
+      },
+      (request: WithKey) => roles.update(requireSecretKey(request).projectId, request.params.key, request.body as UpdateRoleBody),
+    );
+
+    app.delete(
+      '/v1/roles/:key',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          tags: roleTags,
+          security,
+          summary: 'Delete a custom role; users lose it',
+          params: RoleParams,
+          response: { 200: DeletedRoleSchema },
+        },
+      },
+      (request: WithKey) => roles.delete(requireSecretKey(request).projectId, request.params.key),
+    );
+  };
+}

@@ -1,0 +1,246 @@
+import type { Db } from '../../db/database.js';
+import { inTransaction, isUniqueViolation, type Transaction } from '../../db/transaction.js';
+import { type Clock, isoTime } from '../../shared/clock.js';
+import { ApiError } from '../../shared/errors.js';
+import { newId } from '../../shared/ids.js';
+import { recordEvent } from '../events/events.service.js';
+import type { SessionsService } from '../sessions/sessions.service.js';
+import type { RolesService } from './roles.service.js';
+import type { ListUsersQuery, UpdateUserBody, User } from './users.schemas.js';
+import * as store from './users.store.js';
+
+export type UserRecord = store.UserRow;
+
+const EMAIL_LENGTH_MAX = 254;
+/** Deliberately loose: one @, something on each side, a dot in the domain, no spaces. */
+const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export interface NormalizedEmail {
+  /** Trimmed, domain lower-cased: what is stored and shown. */
+  readonly email: string;
+  /** Lower-cased whole: what is compared. */
+  readonly emailKey: string;
+}
+
+/** Trims the address and lower-cases its domain; the local part keeps its case but compares without it. */
+export function normalizeEmail(raw: string, param = 'email'): NormalizedEmail {
+  const trimmed = raw.trim();
+  const at = trimmed.lastIndexOf('@');
+  if (trimmed.length > EMAIL_LENGTH_MAX || at < 1 || !EMAIL_PATTERN.test(trimmed)) {
+    throw new ApiError('parameter_invalid', `${param} must be an email address.`, { param });
+  }
+  const email = `${trimmed.slice(0, at)}@${trimmed.slice(at + 1).toLowerCase()}`;
+  return { email, emailKey: email.toLowerCase() };
+}
+
+export interface UsersServiceOptions {
+  readonly db: Db;
+  readonly clock: Clock;
+  readonly sessions: SessionsService;
+  readonly roles: RolesService;
+}
+
+/**
+ * Users of a project: their profile, roles, ban and deletion. Passwords and email verification are
+ * the auth module's; it changes them through the functions here that take a transaction.
+ */
+export class UsersService {
+  readonly #db: Db;
+  readonly #clock: Clock;
+  readonly #sessions: SessionsService;
+  readonly #roles: RolesService;
+
+  constructor(options: UsersServiceOptions) {
+    this.#db = options.db;
+    this.#clock = options.clock;
+    this.#sessions = options.sessions;
+    this.#roles = options.roles;
+  }
+
+  /** Creates a user in the caller's transaction with its `user.created` event; 409 `email_taken` if the address is in use. */
+  async createInTransaction(
+    trx: Transaction,
+    input: { projectId: string; email: NormalizedEmail; name: string; passwordHash: string | null; now: Date },
+  ): Promise<UserRecord> {
+    const nowIso = isoTime(input.now);
+    if ((await store.findUserByEmailKey(trx, input.projectId, input.email.emailKey)) !== undefined) throw emailTaken();
+    const row: UserRecord = {
+      id: newId('usr'),
+      project_id: input.projectId,
+      email: input.email.email,
+      email_key: input.email.emailKey,
+      name: input.name,
+      password_hash: input.passwordHash,
+      email_verified_at: null,
+      roles: '[]',
+      metadata: '{}',
+      banned_at: null,
+      created_at: nowIso,
+      updated_at: nowIso,
+    };
+    try {
+      await store.insertUser(trx, row);
+    } catch (error) {
+      // Two sign-ups with one address at once: the unique index decides.
+      if (isUniqueViolation(error)) throw emailTaken();
+      throw error;
+    }
+    await recordEvent(trx, {
+      projectId: input.projectId,
+      type: 'user.created',
+      data: { user_id: row.id, email: row.email },
+      createdAt: nowIso,
+    });
+    return row;
+  }
+
+  async get(projectId: string, userId: string): Promise<User> {
+    return toUser(await this.getRecord(projectId, userId));
+  }
+
+  /** The stored user, or 404. */
+  async getRecord(projectId: string, userId: string, executor: Transaction = this.#db.kysely): Promise<UserRecord> {
+    const row = await store.findUser(executor, projectId, userId);
+    if (row === undefined) throw new ApiError('resource_missing', `No user ${userId}.`, { param: 'id' });
+    return row;
+  }
+
+  async findRecord(projectId: string, userId: string, executor: Transaction = this.#db.kysely): Promise<UserRecord | undefined> {
+    return store.findUser(executor, projectId, userId);
+  }
+
+  async findRecordByEmail(
+    projectId: string,
+    email: NormalizedEmail,
+    executor: Transaction = this.#db.kysely,
+  ): Promise<UserRecord | undefined> {
+    return store.findUserByEmailKey(executor, projectId, email.emailKey);
+  }
+
+  /** True when `userId` is a user of the project (the wallets module's `UserDirectory`). */
+  async userExists(projectId: string, userId: string): Promise<boolean> {
+    return (await store.findUser(this.#db.kysely, projectId, userId)) !== undefined;
+  }
+
+  async list(projectId: string, query: ListUsersQuery): Promise<{ object: 'list'; data: User[]; has_more: boolean }> {
+    const limit = query.limit ?? 20;
+    let before: { createdAt: string; id: string } | undefined;
+    if (query.starting_after !== undefined) {
+      const cursor = await store.findUser(this.#db.kysely, projectId, query.starting_after);
+      if (cursor === undefined) throw new ApiError('resource_missing', `No user ${query.starting_after}.`, { param: 'starting_after' });
+      before = { createdAt: cursor.created_at, id: cursor.id };
+    }
+    // An ?email= that is not an address matches nobody rather than failing the list.
+    const emailKey = query.email === undefined ? undefined : query.email.trim().toLowerCase();
+    const rows = await store.listUsers(this.#db.kysely, projectId, { emailKey, before, limit: limit + 1 });
+    return { object: 'list', data: rows.slice(0, limit).map(toUser), has_more: rows.length > limit };
+  }
+
+  async update(projectId: string, userId: string, input: UpdateUserBody): Promise<User> {
+    if (input.roles !== undefined) {
+      const unknown = await this.#roles.unknownKeys(projectId, input.roles);
+      const first = unknown[0];
+      if (first !== undefined) {
+        throw new ApiError('parameter_invalid', `No role "${first}" in this project; create it with POST /v1/roles first.`, {
+          param: `roles[${input.roles.indexOf(first)}]`,
+        });
+      }
+    }
+    return inTransaction(this.#db, async (trx) => {
+      const now = isoTime(this.#clock.now());
+      const row = await store.updateUser(trx, projectId, userId, {
+        ...(input.name === undefined ? {} : { name: input.name.trim() }),
+        ...(input.metadata === undefined ? {} : { metadata: JSON.stringify(input.metadata) }),
+        ...(input.roles === undefined ? {} : { roles: JSON.stringify(input.roles) }),
+        updated_at: now,
+      });
+      if (row === undefined) throw new ApiError('resource_missing', `No user ${userId}.`, { param: 'id' });
+      await recordEvent(trx, { projectId, type: 'user.updated', data: { user_id: row.id, email: row.email }, createdAt: now });
+      return toUser(row);
+    });
+  }
+
+  /** Deletes a user: its sessions are revoked (reason `user_deleted`), then the row goes; event `user.deleted`. */
+  async delete(projectId: string, userId: string): Promise<{ id: string; object: 'user'; deleted: true }> {
+    await inTransaction(this.#db, async (trx) => {
+      const row = await this.getRecord(projectId, userId, trx);
+      const now = this.#clock.now();
+      await this.#sessions.revokeAllForUserInTransaction(trx, { projectId, userId, reason: 'user_deleted', now });
+      await store.deleteUser(trx, projectId, userId);
+      await recordEvent(trx, { projectId, type: 'user.deleted', data: { user_id: row.id, email: row.email }, createdAt: isoTime(now) });
+    });
+    return { id: userId, object: 'user', deleted: true };
+  }
+
+  /** Bans a user: no more log in (403 `user_banned`), every session revoked (reason `user_banned`). */
+  async ban(projectId: string, userId: string): Promise<User> {
+    return inTransaction(this.#db, async (trx) => {
+      const current = await this.getRecord(projectId, userId, trx);
+      const now = this.#clock.now();
+      // Banning again revokes any session made since (there should be none) but changes nothing else.
+      await this.#sessions.revokeAllForUserInTransaction(trx, { projectId, userId, reason: 'user_banned', now });
+      if (current.banned_at !== null) return toUser(current);
+      return this.#changeInTransaction(trx, current, { banned_at: isoTime(now) }, now);
+    });
+  }
+
+  async unban(projectId: string, userId: string): Promise<User> {
+    return inTransaction(this.#db, async (trx) => {
+      const current = await this.getRecord(projectId, userId, trx);
+      if (current.banned_at === null) return toUser(current);
+      return this.#changeInTransaction(trx, current, { banned_at: null }, this.#clock.now());
+    });
+  }
+
+  /** Stores a new password hash in the caller's transaction (no event: a password is not part of the user object). */
+  async setPasswordHashInTransaction(trx: Transaction, user: UserRecord, passwordHash: string, now: Date): Promise<void> {
+    await store.updateUser(trx, user.project_id, user.id, { password_hash: passwordHash, updated_at: isoTime(now) });
+  }
+
+  /** Marks the address verified in the caller's transaction; event `user.email_verified` the first time only. */
+  async markEmailVerifiedInTransaction(trx: Transaction, user: UserRecord, now: Date): Promise<UserRecord> {
+    if (user.email_verified_at !== null) return user;
+    const nowIso = isoTime(now);
+    const row = await store.updateUser(trx, user.project_id, user.id, { email_verified_at: nowIso, updated_at: nowIso });
+    if (row === undefined) throw new ApiError('token_invalid', 'The user of this token no longer exists.', { param: 'token' });
+    await recordEvent(trx, {
+      projectId: user.project_id,
+      type: 'user.email_verified',
+      data: { user_id: row.id, email: row.email },
+      createdAt: nowIso,
+    });
+    return row;
+  }
+
+  async #changeInTransaction(trx: Transaction, current: UserRecord, changes: store.UserChanges, now: Date): Promise<User> {
+    const nowIso = isoTime(now);
+    const row = await store.updateUser(trx, current.project_id, current.id, { ...changes, updated_at: nowIso });
+    if (row === undefined) throw new ApiError('resource_missing', `No user ${current.id}.`, { param: 'id' });
+    await recordEvent(trx, {
+      projectId: row.project_id,
+      type: 'user.updated',
+      data: { user_id: row.id, email: row.email },
+      createdAt: nowIso,
+    });
+    return toUser(row);
+  }
+}
+
+function emailTaken(): ApiError {
+  return new ApiError('email_taken', 'A user with this email already exists.', { param: 'email' });
+}
+
+export function toUser(row: UserRecord): User {
+  return {
+    id: row.id,
+    object: 'user',
+    email: row.email,
+    name: row.name,
+    email_verified: row.email_verified_at !== null,
+    roles: JSON.parse(row.roles) as string[],
+    metadata: JSON.parse(row.metadata) as Record<string, string>,
+    banned: row.banned_at !== null,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}

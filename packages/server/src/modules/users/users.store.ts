@@ -1,0 +1,115 @@
+import type { Kysely } from 'kysely';
+import type { Database, RolesTable, UsersTable } from '../../db/schema.js';
+
+type Executor = Kysely<Database>;
+
+export type UserRow = UsersTable;
+export type RoleRow = RolesTable;
+
+export async function insertUser(db: Executor, row: UserRow): Promise<void> {
+  await db.insertInto('users').values(row).execute();
+}
+
+export async function findUser(db: Executor, projectId: string, userId: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('project_id', '=', projectId).where('id', '=', userId).executeTakeFirst();
+}
+
+export async function findUserByEmailKey(db: Executor, projectId: string, emailKey: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('project_id', '=', projectId).where('email_key', '=', emailKey).executeTakeFirst();
+}
+
+export interface ListUsersFilter {
+  readonly emailKey?: string | undefined;
+  /** Only users older than this one, in list order (newest first). */
+  readonly before?: { readonly createdAt: string; readonly id: string } | undefined;
+  readonly limit: number;
+}
+
+/** A project's users, newest first, with a (created_at, id) cursor. */
+export async function listUsers(db: Executor, projectId: string, filter: ListUsersFilter): Promise<UserRow[]> {
+  let query = db.selectFrom('users').selectAll().where('project_id', '=', projectId);
+  if (filter.emailKey !== undefined) query = query.where('email_key', '=', filter.emailKey);
+  const before = filter.before;
+  if (before !== undefined) {
+    query = query.where((eb) =>
+      eb.or([eb('created_at', '<', before.createdAt), eb.and([eb('created_at', '=', before.createdAt), eb('id', '<', before.id)])]),
+    );
+  }
+  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
+}
+
+export type UserChanges = Partial<
+  Pick<UserRow, 'name' | 'metadata' | 'roles' | 'password_hash' | 'email_verified_at' | 'banned_at' | 'updated_at'>
+>;
+
+export async function updateUser(db: Executor, projectId: string, userId: string, changes: UserChanges): Promise<UserRow | undefined> {
+  return db
+    .updateTable('users')
+    .set(changes)
+    .where('project_id', '=', projectId)
+    .where('id', '=', userId)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Returns false when the project has no such user. */
+export async function deleteUser(db: Executor, projectId: string, userId: string): Promise<boolean> {
+  const result = await db.deleteFrom('users').where('project_id', '=', projectId).where('id', '=', userId).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+/**
+ * Users whose role list may name `roleKey`: a text match on the JSON array, so callers check the
+ * parsed list (`_` is a LIKE wildcard, and role keys may contain it).
+ */
+export async function findUsersMaybeWithRole(db: Executor, projectId: string, roleKey: string): Promise<UserRow[]> {
+  return db.selectFrom('users').selectAll().where('project_id', '=', projectId).where('roles', 'like', `%"${roleKey}"%`).execute();
+}
+
+// ---- Roles -----------------------------------------------------------------------------------
+
+export async function insertRole(db: Executor, row: RoleRow): Promise<void> {
+  await db.insertInto('roles').values(row).execute();
+}
+
+export async function findRole(db: Executor, projectId: string, key: string): Promise<RoleRow | undefined> {
+  return db.selectFrom('roles').selectAll().where('project_id', '=', projectId).where('key', '=', key).executeTakeFirst();
+}
+
+export async function findRoles(db: Executor, projectId: string, keys: readonly string[]): Promise<RoleRow[]> {
+  if (keys.length === 0) return [];
+  return db
+    .selectFrom('roles')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('key', 'in', [...keys])
+    .execute();
+}
+
+/** A project's custom roles, newest first. */
+export async function listRoles(db: Executor, projectId: string): Promise<RoleRow[]> {
+  return db.selectFrom('roles').selectAll().where('project_id', '=', projectId).orderBy('created_at', 'desc').orderBy('key').execute();
+}
+
+export async function countRoles(db: Executor, projectId: string): Promise<number> {
+  const row = await db
+    .selectFrom('roles')
+    .select((eb) => eb.fn.countAll<number | string>().as('count'))
+    .where('project_id', '=', projectId)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+export async function updateRole(
+  db: Executor,
+  projectId: string,
+  key: string,
+  changes: Partial<Pick<RoleRow, 'name' | 'permissions' | 'updated_at'>>,
+): Promise<RoleRow | undefined> {
+  return db.updateTable('roles').set(changes).where('project_id', '=', projectId).where('key', '=', key).returningAll().executeTakeFirst();
+}
+
+export async function deleteRole(db: Executor, projectId: string, key: string): Promise<boolean> {
+  const result = await db.deleteFrom('roles').where('project_id', '=', projectId).where('key', '=', key).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}

@@ -1,0 +1,104 @@
+import { type Static, Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { RouteModule } from '../../http/app.js';
+import type { BrowserAccess } from '../../http/cors.js';
+import { StrictObject } from '../../http/schemas.js';
+import { ApiError } from '../../shared/errors.js';
+import type { LedgerService } from '../wallets/ledger.service.js';
+import { BalanceSchema, type Wallet, WalletTransactionSchema } from '../wallets/wallets.schemas.js';
+import type { WalletsService } from '../wallets/wallets.service.js';
+
+/** The transactions `GET /wallet/balance` shows (CONTRACT.md section 4). */
+const RECENT_TRANSACTIONS = 20;
+/** The page size of the scan for the oldest active wallet. */
+const WALLETS_PAGE_SIZE = 100;
+
+const SessionBalanceQuery = StrictObject({
+  wallet_id: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 64, description: 'Another wallet of the session user; default: their oldest active wallet.' }),
+  ),
+});
+
+const SessionBalanceSchema = Type.Object(
+  {
+    balance: BalanceSchema,
+    transactions: Type.Array(WalletTransactionSchema, { description: 'The last 20 transactions of the wallet, newest first.' }),
+  },
+  { $id: 'SessionBalance' },
+);
+
+export interface WalletBalanceRoutesOptions {
+  readonly wallets: WalletsService;
+  readonly ledger: LedgerService;
+  readonly browser: BrowserAccess;
+}
+
+/**
+ * `GET /v1/wallet/balance` with a session token: the end user's own balance and recent history.
+ * The wallets module owns wallets; this route reads them only through its exported services.
+ */
+export function walletBalanceRoutes(options: WalletBalanceRoutesOptions): RouteModule {
+  const { wallets, ledger } = options;
+
+  /** The user's oldest active wallet: the last active one of the newest-first list. */
+  async function oldestActiveWallet(projectId: string, userId: string): Promise<Wallet | undefined> {
+    let oldest: Wallet | undefined;
+    let startingAfter: string | undefined;
+    for (;;) {
+      const page = await wallets.list(projectId, {
+        user_id: userId,
+        limit: WALLETS_PAGE_SIZE,
+        ...(startingAfter === undefined ? {} : { starting_after: startingAfter }),
+      });
+      for (const wallet of page.data) if (wallet.status === 'active') oldest = wallet;
+      const last = page.data.at(-1);
+      if (!page.has_more || last === undefined) return oldest;
+      startingAfter = last.id;
+    }
+  }
+
+  async function ownWallet(projectId: string, userId: string, walletId: string): Promise<Wallet> {
+    const missing = new ApiError('resource_missing', `No wallet ${walletId} of this user.`, { param: 'wallet_id' });
+    let wallet: Wallet;
+    try {
+      wallet = await wallets.get(projectId, walletId);
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'resource_missing') throw missing;
+      throw error;
+    }
+    // Another user's wallet answers as if it did not exist.
+    if (wallet.user_id !== userId) throw missing;
+    return wallet;
+  }
+
+  return (app: FastifyInstance) => {
+    app.get(
+      '/v1/wallet/balance',
+      {
+        config: { credential: 'session' },
+        onSend: options.browser.onSend,
+        schema: {
+          tags: ['wallets'],
+          security: [{ sessionToken: [] }],
+          summary: "The session user's balance and last 20 transactions",
+          querystring: SessionBalanceQuery,
+          response: { 200: SessionBalanceSchema },
+        },
+      },
+      async (request) => {
+        const principal = request.principal;
+        if (principal?.kind !== 'session') throw new Error('GET /v1/wallet/balance ran without a session principal');
+        const query = request.query as Static<typeof SessionBalanceQuery>;
+        const wallet =
+          query.wallet_id === undefined
+            ? await oldestActiveWallet(principal.projectId, principal.userId)
+            : await ownWallet(principal.projectId, principal.userId, query.wallet_id);
+        if (wallet === undefined) throw new ApiError('resource_missing', 'This user has no active wallet.', { param: 'wallet_id' });
+        const history = await ledger.listWalletTransactions(principal.projectId, wallet.id, { limit: RECENT_TRANSACTIONS });
+        const balance = await wallets.getBalance(principal.projectId, wallet.id);
+        return { balance, transactions: history.data };
+      },
+    );
+    options.browser.preflight(app, '/v1/wallet/balance', ['GET']);
+  };
+}

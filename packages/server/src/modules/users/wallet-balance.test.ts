@@ -1,0 +1,83 @@
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { expect, it } from 'vitest';
+import { describeEachDialect } from '../../test/database.js';
+import { useTestService } from '../../test/service.js';
+import { bearer, signup, testClock } from '../auth/auth.testing.js';
+
+function expectError(response: LightMyRequestResponse, status: number, code: string, param?: string): void {
+  const body = response.json<{ error: { code: string; param?: string } }>();
+  expect({ status: response.statusCode, code: body.error.code }).toEqual({ status, code });
+  if (param !== undefined) expect(body.error.param).toBe(param);
+}
+
+interface SessionBalance {
+  balance: { credits: number; currency: string };
+  transactions: Array<{ id: string; type: string; amount: number; balance_after: number }>;
+}
+
+describeEachDialect('GET /v1/wallet/balance with a session token', (dialect) => {
+  const clock = testClock();
+  const ctx = useTestService(dialect, { serviceOptions: { clock }, env: { CORS_ORIGINS: 'https://app.example.com' } });
+  const call = (options: InjectOptions) => ctx().service.app.inject(options);
+  const api = (url: string, payload: object) => call({ method: 'POST', url, headers: ctx().auth, payload });
+  const createWallet = async (userId: string) => {
+    clock.advance(1000);
+    const response = await api('/v1/wallets', { user_id: userId, currency: 'USD' });
+    expect(response.statusCode).toBe(201);
+    return response.json<{ id: string }>().id;
+  };
+  const balance = (token: string, query = '') => call({ method: 'GET', url: `/v1/wallet/balance${query}`, headers: bearer(token) });
+
+  it("answers the oldest active wallet's {balance: {credits, currency}, transactions: [last 20]}", async () => {
+    const account = await signup(call, ctx().secretKey);
+    const oldest = await createWallet(account.userId);
+    const newer = await createWallet(account.userId);
+    for (let credit = 1; credit <= 22; credit += 1) {
+      expect((await api(`/v1/wallets/${oldest}/credits`, { amount: credit })).statusCode).toBe(201);
+    }
+    await api(`/v1/wallets/${newer}/credits`, { amount: 5 });
+    const response = await balance(account.token);
+    expect(response.statusCode).toBe(200);
+    const body = response.json<SessionBalance>();
+    expect(Object.keys(body).sort()).toEqual(['balance', 'transactions']);
+    expect(body.balance).toEqual({ credits: (22 * 23) / 2, currency: 'USD' });
+    expect(body.transactions).toHaveLength(20);
+    expect(body.transactions[0]).toMatchObject({ type: 'credit', amount: 22, balance_after: 253 });
+
+    const picked = await balance(account.token, `?wallet_id=${newer}`);
+    expect(picked.json<SessionBalance>()).toMatchObject({ balance: { credits: 5, currency: 'USD' } });
+    expect(picked.json<SessionBalance>().transactions).toHaveLength(1);
+  });
+
+  it('skips frozen wallets when choosing; 404 when the user has no active wallet', async () => {
+    const account = await signup(call, ctx().secretKey);
+    expectError(await balance(account.token), 404, 'resource_missing');
+    const first = await createWallet(account.userId);
+    const second = await createWallet(account.userId);
+    await api(`/v1/wallets/${second}/credits`, { amount: 7 });
+    expect((await api(`/v1/wallets/${first}/freeze`, {})).statusCode).toBe(200);
+    expect((await balance(account.token)).json<SessionBalance>().balance.credits).toBe(7);
+    expect((await balance(account.token, `?wallet_id=${first}`)).json<SessionBalance>().balance.credits).toBe(0);
+  });
+
+  it("answers 404 for another user's wallet, and refuses secret keys and dead sessions", async () => {
+    const owner = await signup(call, ctx().secretKey);
+    const other = await signup(call, ctx().secretKey);
+    const wallet = await createWallet(owner.userId);
+    expectError(await balance(other.token, `?wallet_id=${wallet}`), 404, 'resource_missing', 'wallet_id');
+    expectError(await balance(other.token, '?wallet_id=wlt_0000000000000000000000'), 404, 'resource_missing', 'wallet_id');
+    expectError(await call({ method: 'GET', url: '/v1/wallet/balance', headers: ctx().auth }), 403, 'session_token_required');
+    await call({ method: 'POST', url: '/v1/auth/logout', headers: bearer(owner.token) });
+    expectError(await balance(owner.token), 401, 'session_revoked');
+  });
+
+  it('answers browsers from an allowed origin', async () => {
+    const preflight = await call({
+      method: 'OPTIONS',
+      url: '/v1/wallet/balance',
+      headers: { origin: 'https://app.example.com', 'access-control-request-method': 'GET' },
+    });
+    expect(preflight.statusCode).toBe(204);
+    expect(preflight.headers['access-control-allow-origin']).toBe('https://app.example.com');
+  });
+});

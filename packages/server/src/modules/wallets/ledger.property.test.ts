@@ -1,0 +1,142 @@
+import fc from 'fast-check';
+import type { LightMyRequestResponse } from 'fastify';
+import { beforeAll, expect, it } from 'vitest';
+import { randomBase62 } from '../../shared/ids.js';
+import { describeEachDialect } from '../../test/database.js';
+import { useTestService } from '../../test/service.js';
+import { errorCode, ledgerViolations, SOUND_LEDGER, walletsClient, type WalletsClient } from './wallets.fixtures.js';
+import type { Transaction, Transfer } from './wallets.schemas.js';
+
+/**
+ * Random batches of credits, debits and transfers, sent all at once, with keys that repeat (same
+ * request twice) and conflict (same key, other request), checked against a model built only from
+ * the responses, and then against the ledger's invariants.
+ */
+
+const WALLETS = 4; // wallets 0-2 hold USD, wallet 3 EUR (transfers to or from it are refused)
+const KEYS = 6;
+
+type Operation =
+  | { readonly kind: 'credits' | 'debits'; readonly wallet: number; readonly amount: number; readonly key: number | null }
+  | { readonly kind: 'transfer'; readonly from: number; readonly to: number; readonly amount: number; readonly key: number | null };
+
+const key = fc.option(fc.integer({ min: 0, max: KEYS - 1 }), { freq: 2 });
+const amount = fc.integer({ min: 1, max: 40 });
+const walletIndex = fc.integer({ min: 0, max: WALLETS - 1 });
+const operation: fc.Arbitrary<Operation> = fc.oneof(
+  fc.record({ kind: fc.constantFrom('credits' as const, 'debits' as const), wallet: walletIndex, amount, key }),
+  fc.record({ kind: fc.constant('transfer' as const), from: walletIndex, to: walletIndex, amount, key }),
+);
+
+/** What a response may be; anything else (a 5xx above all) fails the property. */
+const ALLOWED_REFUSALS = new Set([
+  'insufficient_credits',
+  'same_wallet',
+  'currency_mismatch',
+  'idempotency_key_reused',
+  'idempotency_key_in_use',
+]);
+
+describeEachDialect('ledger property', (dialect) => {
+  const current = useTestService(dialect, { env: { LOG_LEVEL: 'error' } });
+  let client: WalletsClient;
+
+  beforeAll(async () => {
+    const { service, secretKey, projectId } = current();
+    client = await walletsClient(service, { projectId, secretKey });
+  });
+
+  it('concurrent credits, debits and transfers with repeated and conflicting keys match the model and keep the ledger sound', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(operation, { minLength: 1, maxLength: 30 }),
+        fc.array(fc.integer({ min: 0, max: 60 }), { minLength: WALLETS, maxLength: WALLETS }),
+        async (operations, initial) => {
+          const run = randomBase62(8);
+          const wallets: string[] = [];
+          for (let index = 0; index < WALLETS; index += 1) {
+            const wallet = await client.createWallet({ currency: index === 3 ? 'EUR' : 'USD', low_balance_threshold: 25 });
+            if ((initial[index] ?? 0) > 0) await client.credit(wallet.id, initial[index] ?? 0);
+            wallets.push(wallet.id);
+          }
+          const send = (op: Operation): Promise<LightMyRequestResponse> => {
+            const body = op.key === null ? {} : { idempotency_key: `${run}-${op.key}` };
+            if (op.kind === 'transfer') {
+              return client.request('POST', '/v1/wallets/transfer', {
+                from_wallet_id: wallets[op.from],
+                to_wallet_id: wallets[op.to],
+                amount: op.amount,
+                ...body,
+              });
+            }
+            return client.request('POST', `/v1/wallets/${wallets[op.wallet] ?? ''}/${op.kind}`, { amount: op.amount, ...body });
+          };
+
+          const responses = await Promise.all(operations.map(send));
+          // Then every keyed request once more, one at a time: each must replay what its key stored.
+          const retries = await operations.reduce<Promise<(LightMyRequestResponse | undefined)[]>>(
+            async (done, op) => [...(await done), op.key === null ? undefined : await send(op)],
+            Promise.resolve([]),
+          );
+
+          // 1. Every answer is a success or a known refusal.
+          for (const response of [...responses, ...retries]) {
+            if (response === undefined || response.statusCode === 201) continue;
+            expect(ALLOWED_REFUSALS, response.body).toContain(errorCode(response));
+          }
+
+          // 2. The model: start balances plus every distinct applied movement, taken from the responses.
+          const applied = new Map<string, Transaction | Transfer>();
+          for (const response of [...responses, ...retries]) {
+            if (response?.statusCode === 201) {
+              const movement = response.json<Transaction | Transfer>();
+              applied.set(movement.id, movement);
+            }
+          }
+          const model = wallets.map((_, index) => initial[index] ?? 0);
+          for (const movement of applied.values()) {
+            if (movement.object === 'transfer') {
+              model[wallets.indexOf(movement.from_wallet_id)]! -= movement.amount;
+              model[wallets.indexOf(movement.to_wallet_id)]! += movement.amount;
+            } else {
+              model[wallets.indexOf(movement.wallet_id)]! += movement.type === 'credit' ? movement.amount : -movement.amount;
+            }
+          }
+          const balances = await Promise.all(wallets.map((wallet) => client.balance(wallet)));
+          expect(balances).toEqual(model);
+          expect(balances.every((balance) => balance >= 0)).toBe(true);
+
+          // 3. The database holds exactly the movements the responses reported, no more.
+          const stored = await current()
+            .service.db.kysely.selectFrom('ledger_entries')
+            .select('transaction_id')
+            .distinct()
+            .where('project_id', '=', current().projectId)
+            .where('account_id', 'in', wallets)
+            .execute();
+          const initialCredits = initial.filter((value) => value > 0).length;
+          expect(stored.length).toBe(applied.size + initialCredits);
+
+          // 4. One key, one outcome: a key that applied once never applied again, and every retry of
+          //    a request replays its key's stored answer.
+          const perKey = new Map<string, Set<string>>();
+          operations.forEach((op, index) => {
+            if (op.key === null) return;
+            const scope = op.kind === 'transfer' ? '' : String(op.wallet);
+            const outcome = responses[index]?.statusCode === 201 ? responses[index]?.json<{ id: string }>().id : undefined;
+            const name = `${scope}/${op.key}`;
+            if (outcome !== undefined) perKey.set(name, new Set([...(perKey.get(name) ?? []), outcome]));
+            const retry = retries[index];
+            const retryCode = retry === undefined ? undefined : errorCode(retry);
+            if (retryCode !== 'idempotency_key_reused') expect(retry?.headers['idempotent-replayed'], retry?.body).toBe('true');
+          });
+          for (const ids of perKey.values()) expect(ids.size).toBe(1);
+
+          // 5. The ledger's invariants over everything the project holds.
+          expect(await ledgerViolations(current().service.db, current().projectId)).toEqual(SOUND_LEDGER);
+        },
+      ),
+      { numRuns: 20 },
+    );
+  }, 60_000);
+});

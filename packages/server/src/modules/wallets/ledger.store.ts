@@ -1,0 +1,108 @@
+import type { Kysely } from 'kysely';
+import type { Database, LedgerEntriesTable, LedgerTransactionsTable } from '../../db/schema.js';
+import { BALANCE_MAX } from './wallets.schemas.js';
+
+type Executor = Kysely<Database>;
+
+export type LedgerTransactionRow = LedgerTransactionsTable;
+export type NewLedgerEntry = Omit<LedgerEntriesTable, 'seq'>;
+
+export const ISSUANCE_ACCOUNT_PREFIX = 'issuance:';
+
+/**
+ * The project's issuance account for a currency: the other side of every credit and debit. It
+ * keeps no balance column (every credit would wait on that one row); its balance is the sum of its
+ * entries, the negative of all the credits in circulation in that currency.
+ */
+export function issuanceAccountId(currency: string): string {
+  return `${ISSUANCE_ACCOUNT_PREFIX}${currency}`;
+}
+
+export interface BalanceAfterChange {
+  readonly balance: number;
+  readonly currency: string;
+  readonly low_balance_threshold: number | null;
+}
+
+/**
+ * Adds `delta` (negative to take credits) to an active wallet's balance, in one statement that
+ * also checks the rules: the wallet is active, the balance stays at or above 0 and at or below
+ * 2^53 - 1. Undefined when the wallet is missing or a rule refused; nothing changed then.
+ *
+ * On PostgreSQL the statement takes the row lock and, if another transaction held it, re-checks its
+ * conditions against the committed row before applying: no lost update, no negative balance.
+ */
+export async function changeBalance(
+  db: Executor,
+  input: { projectId: string; walletId: string; delta: number; updatedAt: string },
+): Promise<BalanceAfterChange | undefined> {
+  const { delta } = input;
+  return db
+    .updateTable('wallets')
+    .set((eb) => ({ balance: eb('balance', '+', delta), updated_at: input.updatedAt }))
+    .where('project_id', '=', input.projectId)
+    .where('id', '=', input.walletId)
+    .where('status', '=', 'active')
+    .where('balance', delta < 0 ? '>=' : '<=', delta < 0 ? -delta : BALANCE_MAX - delta)
+    .returning(['balance', 'currency', 'low_balance_threshold'])
+    .executeTakeFirst();
+}
+
+export async function insertTransaction(db: Executor, row: LedgerTransactionRow): Promise<void> {
+  await db.insertInto('ledger_transactions').values(row).execute();
+}
+
+export async function insertEntries(db: Executor, entries: readonly NewLedgerEntry[]): Promise<void> {
+  await db.insertInto('ledger_entries').values(entries).execute();
+}
+
+export type TransactionWithBalance = LedgerTransactionRow & { balance_after: number | null };
+
+/** A transaction and, for a credit or debit, its wallet's balance after it. */
+export async function findTransaction(db: Executor, projectId: string, transactionId: string): Promise<TransactionWithBalance | undefined> {
+  return db
+    .selectFrom('ledger_transactions as t')
+    .leftJoin('ledger_entries as e', (join) => join.onRef('e.transaction_id', '=', 't.id').onRef('e.account_id', '=', 't.wallet_id'))
+    .selectAll('t')
+    .select('e.balance_after')
+    .where('t.project_id', '=', projectId)
+    .where('t.id', '=', transactionId)
+    .executeTakeFirst();
+}
+
+/** Where one transaction sits in a wallet's history; the cursor of that history. */
+export async function findWalletEntrySeq(
+  db: Executor,
+  projectId: string,
+  walletId: string,
+  transactionId: string,
+): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('ledger_entries')
+    .select('seq')
+    .where('project_id', '=', projectId)
+    .where('transaction_id', '=', transactionId)
+    .where('account_id', '=', walletId)
+    .executeTakeFirst();
+  return row?.seq;
+}
+
+export type WalletHistoryRow = LedgerTransactionRow & { entry_amount: number; balance_after: number | null; seq: number };
+
+/** A wallet's entries with their transactions, newest first. */
+export async function listWalletHistory(
+  db: Executor,
+  projectId: string,
+  walletId: string,
+  page: { beforeSeq: number | undefined; limit: number },
+): Promise<WalletHistoryRow[]> {
+  let query = db
+    .selectFrom('ledger_entries as e')
+    .innerJoin('ledger_transactions as t', 't.id', 'e.transaction_id')
+    .selectAll('t')
+    .select(['e.amount as entry_amount', 'e.balance_after', 'e.seq'])
+    .where('e.project_id', '=', projectId)
+    .where('e.account_id', '=', walletId);
+  if (page.beforeSeq !== undefined) query = query.where('e.seq', '<', page.beforeSeq);
+  return query.orderBy('e.seq', 'desc').limit(page.limit).execute();
+}

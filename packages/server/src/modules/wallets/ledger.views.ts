@@ -1,0 +1,62 @@
+import { assert } from '../../shared/assert.js';
+import type { LedgerTransactionRow, TransactionWithBalance, WalletHistoryRow } from './ledger.store.js';
+import type { Transaction, Transfer, WalletTransaction } from './wallets.schemas.js';
+import { parseMetadata } from './metadata.js';
+
+/** Ledger rows as the API shows them (CONTRACT.md section 4, Wallets). */
+
+export function toTransaction(row: TransactionWithBalance): Transaction {
+  assert(row.type !== 'transfer', `${row.id} is a credit or debit`);
+  assert(row.balance_after !== null && row.wallet_id !== null, `${row.type} ${row.id} has its wallet entry`);
+  return {
+    id: row.id,
+    object: 'transaction',
+    type: row.type,
+    wallet_id: row.wallet_id,
+    amount: row.amount,
+    balance_after: row.balance_after,
+    description: row.description,
+    metadata: parseMetadata(row.metadata),
+    idempotency_key: row.idempotency_key,
+    status: 'completed',
+    created_at: row.created_at,
+  };
+}
+
+export function toTransfer(row: LedgerTransactionRow): Transfer {
+  assert(row.from_wallet_id !== null && row.to_wallet_id !== null, `transfer ${row.id} names both wallets`);
+  return {
+    id: row.id,
+    object: 'transfer',
+    status: 'completed',
+    from_wallet_id: row.from_wallet_id,
+    to_wallet_id: row.to_wallet_id,
+    amount: row.amount,
+    description: row.description,
+    idempotency_key: row.idempotency_key,
+    created_at: row.created_at,
+  };
+}
+
+/** One wallet's side of a movement: a transfer shows as `transfer_out` or `transfer_in`. */
+export function toWalletTransaction(row: WalletHistoryRow, walletId: string): WalletTransaction {
+  assert(row.balance_after !== null, `wallet entry of ${row.id} has a balance`);
+  const outgoing = row.entry_amount < 0;
+  const type = row.type !== 'transfer' ? row.type : outgoing ? 'transfer_out' : 'transfer_in';
+  const counterparty = row.type !== 'transfer' ? undefined : outgoing ? row.to_wallet_id : row.from_wallet_id;
+  assert(row.type !== 'transfer' || counterparty !== null, `transfer ${row.id} names both wallets`);
+  return {
+    id: row.id,
+    object: 'transaction',
+    type,
+    wallet_id: walletId,
+    amount: row.amount,
+    balance_after: row.balance_after,
+    description: row.description,
+    metadata: parseMetadata(row.metadata),
+    idempotency_key: row.idempotency_key,
+    status: 'completed',
+    created_at: row.created_at,
+    ...(counterparty === undefined || counterparty === null ? {} : { counterparty_wallet_id: counterparty }),
+  };
+}

@@ -1,0 +1,197 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { RouteModule } from '../../http/app.js';
+import { requireSecretKey } from '../../http/principal.js';
+import type { LedgerService } from './ledger.service.js';
+import {
+  BalanceSchema,
+  CreateWalletBody,
+  ListTransactionsQuery,
+  ListWalletsQuery,
+  MovementBody,
+  TransactionParams,
+  TransactionSchema,
+  TransferBody,
+  TransferSchema,
+  UpdateWalletBody,
+  WalletListSchema,
+  WalletParams,
+  WalletSchema,
+  WalletTransactionListSchema,
+} from './wallets.schemas.js';
+import type { WalletsService } from './wallets.service.js';
+
+const security = [{ secretKey: [] }, { secretKeyHeader: [] }];
+const tags = ['wallets'];
+
+type WithParams = FastifyRequest<{ Params: { id: string } }>;
+
+/** Credit and debit keys are per project and wallet, and kept forever (CONTRACT.md section 1). */
+const perWalletLedgerKey = {
+  scope: (request: FastifyRequest) => (request.params as { id: string }).id,
+  retention: 'forever',
+  bodyKey: true,
+} as const;
+
+/**
+ * HTTP only: schemas in, the service, schemas out. Ledger responses are sent as the exact JSON text
+ * the service stored with the idempotency key, so a replay is byte for byte the original.
+ */
+export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): RouteModule {
+  return (app: FastifyInstance) => {
+    app.post(
+      '/v1/wallets',
+      {
+        config: { credential: 'secret' },
+        schema: { tags, security, summary: 'Create a wallet', body: CreateWalletBody, response: { 201: WalletSchema } },
+      },
+      async (request, reply) => {
+        const wallet = await wallets.create(requireSecretKey(request).projectId, request.body as CreateWalletBody);
+        return reply.code(201).send(wallet);
+      },
+    );
+
+    app.get(
+      '/v1/wallets',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          tags,
+          security,
+          summary: 'List wallets, newest first',
+          querystring: ListWalletsQuery,
+          response: { 200: WalletListSchema },
+        },
+      },
+      (request) => wallets.list(requireSecretKey(request).projectId, request.query as ListWalletsQuery),
+    );
+
+    app.get(
+      '/v1/wallets/:id',
+      {
+        config: { credential: 'secret' },
+        schema: { tags, security, summary: 'Retrieve a wallet', params: WalletParams, response: { 200: WalletSchema } },
+      },
+      (request: WithParams) => wallets.get(requireSecretKey(request).projectId, request.params.id),
+    );
+
+    app.patch(
+      '/v1/wallets/:id',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          tags,
+          security,
+          summary: 'Update metadata or the low-balance threshold',
+          params: WalletParams,
+          body: UpdateWalletBody,
+          response: { 200: WalletSchema },
+        },
+      },
+      (request: WithParams) => wallets.update(requireSecretKey(request).projectId, request.params.id, request.body as UpdateWalletBody),
+    );
+
+    const transitions = [
+      ['freeze', 'Freeze a wallet: it refuses credits, debits and transfers'],
+      ['unfreeze', 'Unfreeze a frozen wallet'],
+      ['close', 'Close an empty wallet for good'],
+    ] as const;
+    for (const [action, summary] of transitions) {
+      app.post(
+        `/v1/wallets/:id/${action}`,
+        {
+          config: { credential: 'secret' },
+          schema: { tags, security, summary, params: WalletParams, response: { 200: WalletSchema } },
+        },
+        (request: WithParams) => wallets[action](requireSecretKey(request).projectId, request.params.id),
+      );
+    }
+
+    app.get(
+      '/v1/wallets/:id/balance',
+      {
+        config: { credential: 'secret' },
+        schema: { tags, security, summary: "A wallet's balance", params: WalletParams, response: { 200: BalanceSchema } },
+      },
+      (request: WithParams) => wallets.getBalance(requireSecretKey(request).projectId, request.params.id),
+    );
+
+    for (const [action, summary] of [
+      ['credits', 'Add credits'],
+      ['debits', 'Deduct credits'],
+    ] as const) {
+      app.post(
+        `/v1/wallets/:id/${action}`,
+        {
+          config: { credential: 'secret', idempotency: perWalletLedgerKey },
+          schema: { tags, security, summary, params: WalletParams, body: MovementBody, response: { 201: TransactionSchema } },
+        },
+        async (request: WithParams, reply) => {
+          const projectId = requireSecretKey(request).projectId;
+          const body = request.body as MovementBody;
+          const options = { idempotency: request.idempotency };
+          const transaction =
+            action === 'credits'
+              ? await ledger.credit(projectId, request.params.id, body, options)
+              : await ledger.debit(projectId, request.params.id, body, options);
+          return sendStored(request, reply, transaction);
+        },
+      );
+    }
+
+    app.get(
+      '/v1/wallets/:id/transactions',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          tags,
+          security,
+          summary: "A wallet's transactions, newest first",
+          params: WalletParams,
+          querystring: ListTransactionsQuery,
+          response: { 200: WalletTransactionListSchema },
+        },
+      },
+      (request: WithParams) =>
+        ledger.listWalletTransactions(requireSecretKey(request).projectId, request.params.id, request.query as ListTransactionsQuery),
+    );
+
+    app.post(
+      '/v1/wallets/transfer',
+      {
+        config: { credential: 'secret', idempotency: { retention: 'forever', bodyKey: true } },
+        schema: { tags, security, summary: 'Move credits between two wallets', body: TransferBody, response: { 201: TransferSchema } },
+      },
+      async (request, reply) => {
+        const transfer = await ledger.transfer(requireSecretKey(request).projectId, request.body as TransferBody, {
+          idempotency: request.idempotency,
+        });
+        return sendStored(request, reply, transfer);
+      },
+    );
+
+    app.get(
+      '/v1/transactions/:id',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          tags,
+          security,
+          summary: 'Retrieve a credit, debit or transfer',
+          params: TransactionParams,
+          response: { 200: Type.Union([TransactionSchema, TransferSchema]) },
+        },
+      },
+      (request: WithParams) => ledger.getTransaction(requireSecretKey(request).projectId, request.params.id),
+    );
+  };
+}
+
+/**
+ * Sends a ledger response that is already stored with its idempotency key (in the operation's
+ * own transaction) and marks the key settled so the generic hook does not store it again.
+ */
+function sendStored(request: FastifyRequest, reply: FastifyReply, body: object): FastifyReply {
+  if (request.idempotency !== undefined) request.idempotency.settled = true;
+  return reply.code(201).type('application/json; charset=utf-8').send(JSON.stringify(body));
+}

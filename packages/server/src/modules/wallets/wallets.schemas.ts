@@ -1,0 +1,185 @@
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { ListQuery, StrictObject } from '../../http/schemas.js';
+
+/** One operation moves 1 to 10^12 credits (CONTRACT.md section 1). */
+export const AMOUNT_MAX = 1_000_000_000_000;
+/** 2^53 - 1: no balance goes above it, so every balance is exact in JSON. */
+export const BALANCE_MAX = Number.MAX_SAFE_INTEGER;
+export const METADATA_KEYS_MAX = 50;
+export const METADATA_KEY_LENGTH_MAX = 40;
+export const METADATA_VALUE_LENGTH_MAX = 500;
+export const DESCRIPTION_LENGTH_MAX = 1000;
+const WALLET_ID_LENGTH_MAX = 64;
+
+// ---- Building blocks -------------------------------------------------------------------------
+
+/**
+ * Written out rather than `Type.Record`, whose key pattern `^(.*)$` lets a key with a line break
+ * through unchecked.
+ */
+function metadataSchema(description: string) {
+  return Type.Unsafe<Record<string, string>>({
+    type: 'object',
+    maxProperties: METADATA_KEYS_MAX,
+    propertyNames: { minLength: 1, maxLength: METADATA_KEY_LENGTH_MAX },
+    additionalProperties: { type: 'string', maxLength: METADATA_VALUE_LENGTH_MAX },
+    description: `${description} Up to ${METADATA_KEYS_MAX} keys of 1 to ${METADATA_KEY_LENGTH_MAX} characters, each a string of at most ${METADATA_VALUE_LENGTH_MAX} characters.`,
+  });
+}
+const Metadata = metadataSchema('Free-form key/value pairs.');
+
+const Amount = Type.Integer({ minimum: 1, maximum: AMOUNT_MAX, description: 'Credits, a whole number from 1 to 10^12.' });
+const Currency = Type.String({ pattern: '^[A-Z]{3}$', description: 'Three upper-case letters, e.g. `USD`.' });
+const Credits = Type.Integer({ minimum: 0, maximum: BALANCE_MAX });
+const Threshold = Type.Integer({
+  minimum: 0,
+  maximum: BALANCE_MAX,
+  description: 'A `wallet.balance.low` event is sent when a debit or transfer takes the balance from at or above this to below it.',
+});
+const Description = Type.String({ maxLength: DESCRIPTION_LENGTH_MAX });
+const WalletId = Type.String({ minLength: 1, maxLength: WALLET_ID_LENGTH_MAX, description: 'Begins with `wlt_`.' });
+/** Checked again, with its own message, by the idempotency hook; here so the body schema names it. */
+const IdempotencyKey = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  description: 'Same as the `Idempotency-Key` header; send one or the other, or the same in both.',
+});
+const Time = Type.String({ format: 'date-time' });
+const StringMap = Type.Record(Type.String(), Type.String());
+
+function Nullable<T extends TSchema>(schema: T) {
+  return Type.Union([schema, Type.Null()]);
+}
+
+// ---- Requests --------------------------------------------------------------------------------
+
+export const WalletParams = StrictObject({ id: WalletId });
+export const TransactionParams = StrictObject({ id: Type.String({ minLength: 1, maxLength: 64, description: 'Begins with `txn_`.' }) });
+
+export const CreateWalletBody = StrictObject({
+  user_id: Type.String({ pattern: '^usr_[0-9A-Za-z]{22}$', description: 'The owner, a user of the project.' }),
+  currency: Currency,
+  metadata: Type.Optional(Metadata),
+  low_balance_threshold: Type.Optional(Nullable(Threshold)),
+});
+export type CreateWalletBody = Static<typeof CreateWalletBody>;
+
+export const UpdateWalletBody = StrictObject({
+  metadata: Type.Optional(metadataSchema('Merged into the stored metadata; a key set to "" is removed.')),
+  low_balance_threshold: Type.Optional(Nullable(Threshold)),
+});
+export type UpdateWalletBody = Static<typeof UpdateWalletBody>;
+
+export const ListWalletsQuery = StrictObject({
+  ...ListQuery,
+  user_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Only the wallets of this user.' })),
+});
+export type ListWalletsQuery = Static<typeof ListWalletsQuery>;
+
+export const ListTransactionsQuery = StrictObject({ ...ListQuery });
+export type ListTransactionsQuery = Static<typeof ListTransactionsQuery>;
+
+export const MovementBody = StrictObject({
+  amount: Amount,
+  description: Type.Optional(Description),
+  idempotency_key: Type.Optional(IdempotencyKey),
+  metadata: Type.Optional(Metadata),
+});
+export type MovementBody = Static<typeof MovementBody>;
+
+export const TransferBody = StrictObject({
+  from_wallet_id: WalletId,
+  to_wallet_id: WalletId,
+  amount: Amount,
+  description: Type.Optional(Description),
+  idempotency_key: Type.Optional(IdempotencyKey),
+});
+export type TransferBody = Static<typeof TransferBody>;
+
+// ---- Responses -------------------------------------------------------------------------------
+
+export const WalletSchema = Type.Object(
+  {
+    id: Type.String({ description: 'Begins with `wlt_`.' }),
+    object: Type.Literal('wallet'),
+    user_id: Type.String(),
+    currency: Type.String(),
+    balance: Credits,
+    status: Type.Union([Type.Literal('active'), Type.Literal('frozen'), Type.Literal('closed')]),
+    metadata: StringMap,
+    low_balance_threshold: Nullable(Credits),
+    created_at: Time,
+    updated_at: Time,
+  },
+  { $id: 'Wallet' },
+);
+export type Wallet = Static<typeof WalletSchema>;
+
+export const WalletListSchema = Type.Object(
+  { object: Type.Literal('list'), data: Type.Array(WalletSchema), has_more: Type.Boolean() },
+  { $id: 'WalletList' },
+);
+export type WalletList = Static<typeof WalletListSchema>;
+
+export const BalanceSchema = Type.Object({ credits: Credits, currency: Type.String() }, { $id: 'Balance' });
+export type Balance = Static<typeof BalanceSchema>;
+
+/** The fields of a credit or debit, and of a wallet's side of any movement, in the order they are sent. */
+function movementFields<T extends TSchema>(type: T) {
+  return {
+    id: Type.String({ description: 'Begins with `txn_`.' }),
+    object: Type.Literal('transaction'),
+    type,
+    wallet_id: Type.String(),
+    amount: Amount,
+    balance_after: Type.Integer({ minimum: 0, maximum: BALANCE_MAX, description: "The wallet's balance after the movement." }),
+    description: Nullable(Type.String()),
+    metadata: StringMap,
+    idempotency_key: Nullable(Type.String()),
+    status: Type.Literal('completed'),
+    created_at: Time,
+  };
+}
+
+/** A credit or a debit. */
+export const TransactionSchema = Type.Object(movementFields(Type.Union([Type.Literal('credit'), Type.Literal('debit')])), {
+  $id: 'Transaction',
+});
+export type Transaction = Static<typeof TransactionSchema>;
+
+export const TransferSchema = Type.Object(
+  {
+    id: Type.String({ description: 'Begins with `txn_`.' }),
+    object: Type.Literal('transfer'),
+    status: Type.Literal('completed'),
+    from_wallet_id: Type.String(),
+    to_wallet_id: Type.String(),
+    amount: Amount,
+    description: Nullable(Type.String()),
+    idempotency_key: Nullable(Type.String()),
+    created_at: Time,
+  },
+  { $id: 'Transfer' },
+);
+export type Transfer = Static<typeof TransferSchema>;
+
+/**
+ * An element of a wallet's history: a credit, a debit, or this wallet's side of a transfer, with
+ * the other wallet in `counterparty_wallet_id` (transfers only).
+ */
+export const WalletTransactionSchema = Type.Object(
+  {
+    ...movementFields(
+      Type.Union([Type.Literal('credit'), Type.Literal('debit'), Type.Literal('transfer_out'), Type.Literal('transfer_in')]),
+    ),
+    counterparty_wallet_id: Type.Optional(Type.String({ description: 'The other wallet of a transfer; transfers only.' })),
+  },
+  { $id: 'WalletTransaction' },
+);
+export type WalletTransaction = Static<typeof WalletTransactionSchema>;
+
+export const WalletTransactionListSchema = Type.Object(
+  { object: Type.Literal('list'), data: Type.Array(WalletTransactionSchema), has_more: Type.Boolean() },
+  { $id: 'WalletTransactionList' },
+);
+export type WalletTransactionList = Static<typeof WalletTransactionListSchema>;

@@ -1,0 +1,184 @@
+import type { Db } from '../../db/database.js';
+import { inTransaction, type Transaction as DbTransaction } from '../../db/transaction.js';
+import { assert } from '../../shared/assert.js';
+import { type Clock, isoTime } from '../../shared/clock.js';
+import { ApiError } from '../../shared/errors.js';
+import { newId } from '../../shared/ids.js';
+import type { UserDirectory } from './user-directory.js';
+import {
+  type Balance,
+  type CreateWalletBody,
+  type ListWalletsQuery,
+  METADATA_KEYS_MAX,
+  type UpdateWalletBody,
+  type Wallet,
+  type WalletList,
+} from './wallets.schemas.js';
+import { parseMetadata, withoutEmptyValues } from './metadata.js';
+import { walletClosed, walletMissing } from './wallets.rules.js';
+import * as store from './wallets.store.js';
+
+export interface WalletsServiceOptions {
+  readonly db: Db;
+  readonly clock: Clock;
+  readonly users: UserDirectory;
+}
+
+const LIST_LIMIT_DEFAULT = 20;
+
+/**
+ * Wallets and their states: create, read, list, settings, freeze, unfreeze, close. Balances move
+ * only through the ledger (`LedgerService`).
+ */
+export class WalletsService {
+  readonly #db: Db;
+  readonly #clock: Clock;
+  readonly #users: UserDirectory;
+
+  constructor(options: WalletsServiceOptions) {
+    this.#db = options.db;
+    this.#clock = options.clock;
+    this.#users = options.users;
+  }
+
+  async create(projectId: string, input: CreateWalletBody): Promise<Wallet> {
+    if (!(await this.#users.userExists(projectId, input.user_id))) {
+      throw new ApiError('resource_missing', `No user ${input.user_id}.`, { param: 'user_id' });
+    }
+    const now = isoTime(this.#clock.now());
+    const row: store.WalletRow = {
+      id: newId('wlt'),
+      project_id: projectId,
+      user_id: input.user_id,
+      currency: input.currency,
+      balance: 0,
+      status: 'active',
+      metadata: JSON.stringify(withoutEmptyValues(input.metadata ?? {})),
+      low_balance_threshold: input.low_balance_threshold ?? null,
+      created_at: now,
+      updated_at: now,
+    };
+    await store.insertWallet(this.#db.kysely, row);
+    return toWallet(row);
+  }
+
+  async get(projectId: string, walletId: string): Promise<Wallet> {
+    return toWallet(await this.#find(this.#db.kysely, projectId, walletId));
+  }
+
+  async getBalance(projectId: string, walletId: string): Promise<Balance> {
+    const row = await this.#find(this.#db.kysely, projectId, walletId);
+    return { credits: row.balance, currency: row.currency };
+  }
+
+  async list(projectId: string, query: ListWalletsQuery): Promise<WalletList> {
+    const limit = query.limit ?? LIST_LIMIT_DEFAULT;
+    let after: store.ListWalletsFilter['after'];
+    if (query.starting_after !== undefined) {
+      after = await store.findWallet(this.#db.kysely, projectId, query.starting_after);
+      if (after === undefined) {
+        throw new ApiError('resource_missing', `No wallet ${query.starting_after} to start after.`, { param: 'starting_after' });
+      }
+    }
+    // One row more than asked tells whether there is a next page.
+    const rows = await store.listWallets(this.#db.kysely, projectId, { userId: query.user_id, after, limit: limit + 1 });
+    return { object: 'list', data: rows.slice(0, limit).map(toWallet), has_more: rows.length > limit };
+  }
+
+  /** Merges metadata (a key set to "" is removed) and sets or clears the low-balance threshold. */
+  async update(projectId: string, walletId: string, input: UpdateWalletBody): Promise<Wallet> {
+    return inTransaction(this.#db, async (trx) => {
+      const current = await this.#find(trx, projectId, walletId, this.#lock());
+      let metadata: string | undefined;
+      if (input.metadata !== undefined) {
+        const merged = withoutEmptyValues({ ...parseMetadata(current.metadata), ...input.metadata });
+        if (Object.keys(merged).length > METADATA_KEYS_MAX) {
+          throw new ApiError(
+            'parameter_invalid',
+            `A wallet holds at most ${METADATA_KEYS_MAX} metadata keys; this update would leave more.`,
+            {
+              param: 'metadata',
+            },
+          );
+        }
+        metadata = JSON.stringify(merged);
+      }
+      return this.#update(trx, projectId, walletId, {
+        ...(metadata === undefined ? {} : { metadata }),
+        ...(input.low_balance_threshold === undefined ? {} : { low_balance_threshold: input.low_balance_threshold }),
+      });
+    });
+  }
+
+  /** active → frozen. Freezing a frozen wallet changes nothing; a closed wallet stays closed. */
+  async freeze(projectId: string, walletId: string): Promise<Wallet> {
+    return inTransaction(this.#db, async (trx) => {
+      const current = await this.#find(trx, projectId, walletId, this.#lock());
+      if (current.status === 'closed') throw walletClosed(walletId);
+      if (current.status === 'frozen') return toWallet(current);
+      return this.#update(trx, projectId, walletId, { status: 'frozen' });
+    });
+  }
+
+  /** frozen → active. Unfreezing an active wallet changes nothing; a closed wallet stays closed. */
+  async unfreeze(projectId: string, walletId: string): Promise<Wallet> {
+    return inTransaction(this.#db, async (trx) => {
+      const current = await this.#find(trx, projectId, walletId, this.#lock());
+      if (current.status === 'closed') throw walletClosed(walletId);
+      if (current.status === 'active') return toWallet(current);
+      return this.#update(trx, projectId, walletId, { status: 'active' });
+    });
+  }
+
+  /**
+   * Closes a wallet for good; only at balance 0. The row is locked while the balance is checked, so
+   * no credit can land between the check and the close. Closing a closed wallet changes nothing.
+   */
+  async close(projectId: string, walletId: string): Promise<Wallet> {
+    return inTransaction(this.#db, async (trx) => {
+      const current = await this.#find(trx, projectId, walletId, this.#lock());
+      if (current.status === 'closed') return toWallet(current);
+      if (current.balance !== 0) {
+        throw new ApiError('wallet_not_empty', `Wallet ${walletId} holds ${current.balance} credits; only an empty wallet can be closed.`);
+      }
+      return this.#update(trx, projectId, walletId, { status: 'closed' });
+    });
+  }
+
+  /** PostgreSQL takes the row lock; SQLite's transaction already holds the database's write lock. */
+  #lock(): store.RowLock {
+    return this.#db.dialect === 'postgres' ? 'for update' : 'none';
+  }
+
+  async #find(db: DbTransaction, projectId: string, walletId: string, lock: store.RowLock = 'none'): Promise<store.WalletRow> {
+    const row = await store.findWallet(db, projectId, walletId, lock);
+    if (row === undefined) throw walletMissing(walletId);
+    return row;
+  }
+
+  async #update(
+    trx: DbTransaction,
+    projectId: string,
+    walletId: string,
+    changes: Omit<store.WalletChanges, 'updated_at'>,
+  ): Promise<Wallet> {
+    const row = await store.updateWallet(trx, projectId, walletId, { ...changes, updated_at: isoTime(this.#clock.now()) });
+    assert(row !== undefined, `wallet ${walletId} vanished while locked`);
+    return toWallet(row);
+  }
+}
+
+export function toWallet(row: store.WalletRow): Wallet {
+  return {
+    id: row.id,
+    object: 'wallet',
+    user_id: row.user_id,
+    currency: row.currency,
+    balance: row.balance,
+    status: row.status,
+    metadata: parseMetadata(row.metadata),
+    low_balance_threshold: row.low_balance_threshold,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}

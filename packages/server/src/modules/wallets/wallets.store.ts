@@ -1,0 +1,97 @@
+import type { Kysely, SelectQueryBuilder } from 'kysely';
+import type { Database, WalletStatus, WalletsTable } from '../../db/schema.js';
+
+type Executor = Kysely<Database>;
+
+export type WalletRow = WalletsTable;
+
+/**
+ * Whether a read takes the row lock (`FOR UPDATE`). Only PostgreSQL has row locks; on SQLite the
+ * transaction already holds the one write lock (BEGIN IMMEDIATE), so the read is stable anyway.
+ */
+export type RowLock = 'for update' | 'none';
+
+export async function insertWallet(db: Executor, row: WalletRow): Promise<void> {
+  await db.insertInto('wallets').values(row).execute();
+}
+
+export async function findWallet(
+  db: Executor,
+  projectId: string,
+  walletId: string,
+  lock: RowLock = 'none',
+): Promise<WalletRow | undefined> {
+  return db
+    .selectFrom('wallets')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('id', '=', walletId)
+    .$call((query) => withLock(query, lock))
+    .executeTakeFirst();
+}
+
+/**
+ * Reads several wallets, locking them in id order. Every transaction that locks two wallets
+ * locks the lower id first, so two transfers in opposite directions wait for each other instead of
+ * deadlocking. (PostgreSQL locks rows as the sorted result is produced.)
+ */
+export async function findWalletsInIdOrder(
+  db: Executor,
+  projectId: string,
+  walletIds: readonly string[],
+  lock: RowLock,
+): Promise<WalletRow[]> {
+  return db
+    .selectFrom('wallets')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('id', 'in', walletIds)
+    .orderBy('id')
+    .$call((query) => withLock(query, lock))
+    .execute();
+}
+
+export interface ListWalletsFilter {
+  readonly userId: string | undefined;
+  /** Rows after this one in newest-first order. */
+  readonly after: Pick<WalletRow, 'created_at' | 'id'> | undefined;
+  readonly limit: number;
+}
+
+/** Newest first; ties in `created_at` broken by id, so the order is total and the cursor exact. */
+export async function listWallets(db: Executor, projectId: string, filter: ListWalletsFilter): Promise<WalletRow[]> {
+  const { userId, after } = filter;
+  let query = db.selectFrom('wallets').selectAll().where('project_id', '=', projectId);
+  if (userId !== undefined) query = query.where('user_id', '=', userId);
+  if (after !== undefined) {
+    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.created_at, after.id)));
+  }
+  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
+}
+
+export interface WalletChanges {
+  readonly metadata?: string;
+  readonly low_balance_threshold?: number | null;
+  readonly status?: WalletStatus;
+  readonly updated_at: string;
+}
+
+/** Changes a wallet's settings or status (never its balance: only the ledger does that). */
+export async function updateWallet(
+  db: Executor,
+  projectId: string,
+  walletId: string,
+  changes: WalletChanges,
+): Promise<WalletRow | undefined> {
+  return db
+    .updateTable('wallets')
+    .set(changes)
+    .where('project_id', '=', projectId)
+    .where('id', '=', walletId)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+function withLock<O>(query: SelectQueryBuilder<Database, 'wallets', O>, lock: RowLock): SelectQueryBuilder<Database, 'wallets', O> {
+  return lock === 'for update' ? query.forUpdate() : query;
+}

@@ -1,0 +1,230 @@
+import type { Db } from '../../db/database.js';
+import type { WebhookAttemptKind } from '../../db/schema.js';
+import { inTransaction } from '../../db/transaction.js';
+import { addMilliseconds, type Clock, isoTime } from '../../shared/clock.js';
+import type { OutboundHttp } from '../../shared/outbound-http.js';
+import { eventEnvelopeJson, findEventsForDelivery } from '../events/event-log.service.js';
+import { signatureHeaders } from './webhooks.signing.js';
+import * as store from './webhooks.store.js';
+
+/** What one attempt needs: where to send, with which secrets, and the exact body. */
+export interface DeliveryTarget {
+  readonly deliveryId: string;
+  readonly projectId: string;
+  readonly endpointId: string;
+  readonly eventId: string;
+  readonly url: string;
+  /** Live secrets, newest first. */
+  readonly secrets: readonly string[];
+  readonly body: string;
+}
+
+export interface AttemptOutcome {
+  readonly succeeded: boolean;
+  readonly sentAt: string;
+  readonly statusCode: number | null;
+  readonly latencyMs: number;
+  readonly error: string | null;
+  readonly responseBody: string | null;
+  /** From `Retry-After` on a 429 or 503, in seconds. */
+  readonly retryAfterSeconds: number | null;
+}
+
+export interface DeliveryDependencies {
+  readonly db: Db;
+  readonly clock: Clock;
+  readonly outbound: OutboundHttp;
+  /** `WEBHOOK_RETRY_SCHEDULE`, in seconds. */
+  readonly retryScheduleSeconds: readonly number[];
+}
+
+/**
+ * Loads what sending these deliveries needs. Deliveries whose endpoint or event has gone (deleted
+ * meanwhile) are left out. The previous secret of a rotation signs until it expires.
+ */
+export async function loadDeliveryTargets(db: Db, deliveryIds: readonly string[], now: Date): Promise<DeliveryTarget[]> {
+  const rows = await store.findDeliveryTargets(db.kysely, deliveryIds);
+  const events = new Map(
+    (await findEventsForDelivery(db, [...new Set(rows.map((row) => row.event_id))])).map((event) => [event.id, event]),
+  );
+  const nowIso = isoTime(now);
+  const targets: DeliveryTarget[] = [];
+  for (const row of rows) {
+    const event = events.get(row.event_id);
+    if (event === undefined) continue;
+    const previousLive = row.previous_secret !== null && row.previous_secret_expires_at !== null && row.previous_secret_expires_at > nowIso;
+    targets.push({
+      deliveryId: row.id,
+      projectId: row.project_id,
+      endpointId: row.endpoint_id,
+      eventId: row.event_id,
+      url: row.url,
+      secrets: previousLive && row.previous_secret !== null ? [row.secret, row.previous_secret] : [row.secret],
+      body: eventEnvelopeJson(event),
+    });
+  }
+  return targets;
+}
+
+/** Signs and sends one attempt, then records it. Never throws for what the receiver does. */
+export async function attemptDelivery(
+  deps: DeliveryDependencies,
+  target: DeliveryTarget,
+  options: { readonly kind: WebhookAttemptKind; readonly leaseId: string | null },
+): Promise<AttemptOutcome> {
+  const outcome = await sendAttempt(deps, target);
+  await recordAttempts(deps, [{ target, outcome, ...options }]);
+  return outcome;
+}
+
+/** Signs (with the time of sending) and sends one attempt; never throws for what the receiver does. */
+export async function sendAttempt(deps: DeliveryDependencies, target: DeliveryTarget): Promise<AttemptOutcome> {
+  const now = deps.clock.now();
+  const headers = signatureHeaders({
+    eventId: target.eventId,
+    body: target.body,
+    timestampSeconds: Math.floor(now.getTime() / 1000),
+    secrets: target.secrets,
+  });
+  const result = await deps.outbound.send({
+    method: 'POST',
+    url: target.url,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: target.body,
+  });
+  const sentAt = isoTime(now);
+  if (result.kind === 'failure') {
+    return {
+      succeeded: false,
+      sentAt,
+      statusCode: null,
+      latencyMs: result.latencyMs,
+      error: `${result.reason}: ${result.message}`,
+      responseBody: null,
+      retryAfterSeconds: null,
+    };
+  }
+  const succeeded = result.status >= 200 && result.status <= 299;
+  const redirect = result.status >= 300 && result.status <= 399;
+  const retryAfter = result.status === 429 || result.status === 503 ? parseRetryAfter(result.headers['retry-after'], now) : null;
+  return {
+    succeeded,
+    sentAt,
+    statusCode: result.status,
+    latencyMs: result.latencyMs,
+    error: succeeded ? null : redirect ? `redirect not followed (HTTP ${result.status})` : `HTTP ${result.status}`,
+    responseBody: result.body.toString('utf8'),
+    retryAfterSeconds: retryAfter,
+  };
+}
+
+export interface AttemptRecord {
+  readonly target: DeliveryTarget;
+  readonly outcome: AttemptOutcome;
+  readonly kind: WebhookAttemptKind;
+  /** The lease the worker claimed a scheduled attempt with; null for manual attempts. */
+  readonly leaseId: string | null;
+}
+
+/**
+ * Writes attempts and moves their deliveries on, all in one transaction (the worker batches the
+ * attempts that finish together, so one commit serves many):
+ * - a scheduled attempt moves the schedule only while the worker still holds the lease it claimed
+ *   the attempt with; success → `succeeded`; failure → the next attempt is due after the next delay
+ *   of the schedule, or after the last one the delivery is `failed`;
+ * - a manual attempt never moves the schedule: success → `succeeded`, failure changes nothing but
+ *   the log (a `failed` delivery stays failed; a pending one keeps its next scheduled attempt).
+ * Deliveries deleted meanwhile (their endpoint was deleted) are skipped.
+ */
+export async function recordAttempts(deps: DeliveryDependencies, records: readonly AttemptRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  const now = deps.clock.now();
+  const nowIso = isoTime(now);
+  await inTransaction(deps.db, async (trx) => {
+    const ids = [...new Set(records.map((record) => record.target.deliveryId))];
+    // Locked in id order (PostgreSQL), so two recorders never wait for each other in a cycle.
+    const original = await store.findDeliveriesByIds(trx, ids, deps.db.dialect === 'postgres');
+    const rows = new Map(original.map((row) => [row.id, { ...row }]));
+    const attempts: store.AttemptRow[] = [];
+    for (const { target, outcome, kind, leaseId } of records) {
+      const row = rows.get(target.deliveryId);
+      if (row === undefined) continue;
+      row.attempt_count += 1;
+      attempts.push({
+        delivery_id: row.id,
+        attempt_number: row.attempt_count,
+        project_id: row.project_id,
+        kind,
+        created_at: outcome.sentAt,
+        status_code: outcome.statusCode,
+        latency_ms: outcome.latencyMs,
+        error: outcome.error,
+        response_body: outcome.responseBody,
+      });
+      const ownsLease = kind === 'scheduled' && leaseId !== null && row.lease_id === leaseId;
+      if (ownsLease) {
+        row.lease_id = null;
+        row.leased_until = null;
+      }
+      if (ownsLease && row.status === 'pending') {
+        row.scheduled_attempt_count += 1;
+        const delaySeconds = outcome.succeeded
+          ? undefined
+          : nextAttemptDelaySeconds(deps.retryScheduleSeconds, row.scheduled_attempt_count, outcome.retryAfterSeconds);
+        row.status = outcome.succeeded ? 'succeeded' : delaySeconds === undefined ? 'failed' : 'pending';
+        row.next_attempt_at = delaySeconds === undefined ? null : isoTime(addMilliseconds(now, delaySeconds * 1000));
+      } else if (kind === 'manual' && outcome.succeeded && row.status !== 'succeeded') {
+        row.status = 'succeeded';
+        row.next_attempt_at = null;
+      }
+    }
+    await store.insertAttempts(trx, attempts);
+    // One UPDATE per group of deliveries that change alike (typically: all that succeeded, and
+    // those due again at the same time), not one per delivery.
+    const groups = new Map<string, { ids: string[]; change: store.DeliveryGroupChange }>();
+    for (const before of original) {
+      const after = rows.get(before.id);
+      if (after === undefined || after.attempt_count === before.attempt_count) continue;
+      const change: store.DeliveryGroupChange = {
+        attemptsAdded: after.attempt_count - before.attempt_count,
+        scheduledAttemptsAdded: after.scheduled_attempt_count - before.scheduled_attempt_count,
+        status: after.status,
+        next_attempt_at: after.next_attempt_at,
+        lease_id: after.lease_id,
+        leased_until: after.leased_until,
+        updated_at: nowIso,
+      };
+      const key = JSON.stringify(change);
+      const group = groups.get(key) ?? { ids: [], change };
+      group.ids.push(before.id);
+      groups.set(key, group);
+    }
+    for (const { ids: groupIds, change } of groups.values()) await store.updateDeliveries(trx, groupIds, change);
+  });
+}
+
+/**
+ * Seconds until the next scheduled attempt after `scheduledAttemptsMade` attempts, the last of
+ * which failed; undefined when the schedule is used up. A `Retry-After` (429, 503) can push the
+ * attempt later but never beyond the schedule's longest delay, and never adds attempts.
+ */
+export function nextAttemptDelaySeconds(
+  scheduleSeconds: readonly number[],
+  scheduledAttemptsMade: number,
+  retryAfterSeconds: number | null,
+): number | undefined {
+  const delay = scheduleSeconds[scheduledAttemptsMade];
+  if (delay === undefined) return undefined;
+  if (retryAfterSeconds === null) return delay;
+  return Math.max(delay, Math.min(retryAfterSeconds, Math.max(...scheduleSeconds)));
+}
+
+/** `Retry-After` as delay-seconds or an HTTP date; null when absent or unreadable. */
+export function parseRetryAfter(value: string | undefined, now: Date): number | null {
+  if (value === undefined) return null;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  const date = Date.parse(trimmed);
+  if (Number.isNaN(date)) return null;
+  return Math.max(0, Math.ceil((date - now.getTime()) / 1000));
+}

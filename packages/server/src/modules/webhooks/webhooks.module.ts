@@ -1,0 +1,62 @@
+import type { Logger } from 'pino';
+import type { Config } from '../../config.js';
+import type { Db } from '../../db/database.js';
+import type { RouteModule } from '../../http/app.js';
+import type { PeriodicJob } from '../../jobs/scheduler.js';
+import type { Clock } from '../../shared/clock.js';
+import { type DnsLookup, OutboundHttp } from '../../shared/outbound-http.js';
+import { EventLogService } from '../events/event-log.service.js';
+import { eventsRoutes } from '../events/events.routes.js';
+import { eventRetentionJob } from './webhooks.retention.job.js';
+import { webhooksRoutes } from './webhooks.routes.js';
+import { WebhooksService } from './webhooks.service.js';
+import { DeliveryWorker, type DeliveryWorkerOptions } from './webhooks.worker.js';
+
+/** Seams for tests and benchmarks; production uses the defaults. */
+export interface WebhooksOptions {
+  /** Resolves host names for the URL checks and the connections (default: the OS resolver). */
+  readonly lookup?: DnsLookup;
+  /** The request timeout of a delivery attempt (default 10 s, the contract's). */
+  readonly timeoutMs?: number;
+  readonly worker?: Partial<
+    Pick<DeliveryWorkerOptions, 'concurrencyMax' | 'endpointInFlightMax' | 'leaseMs' | 'pollIntervalMs' | 'dispatchBatchSize'>
+  >;
+}
+
+export interface Webhooks {
+  readonly service: WebhooksService;
+  readonly events: EventLogService;
+  /** Not started here: `startService` and `svc worker` start it; tests drive `tick` and `drain`. */
+  readonly worker: DeliveryWorker;
+  readonly routes: readonly RouteModule[];
+  readonly jobs: readonly PeriodicJob[];
+  /** Stops the worker (attempts in flight finish) and closes the outbound connections. */
+  close(): Promise<void>;
+}
+
+export function createWebhooks(
+  deps: { readonly db: Db; readonly config: Config; readonly clock: Clock; readonly logger: Logger },
+  options: WebhooksOptions = {},
+): Webhooks {
+  const { db, config, clock, logger } = deps;
+  const outbound = new OutboundHttp({
+    allowPrivate: config.webhookAllowPrivate,
+    ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+  });
+  const retryScheduleSeconds = config.webhookRetryScheduleSeconds;
+  const service = new WebhooksService({ db, clock, outbound, retryScheduleSeconds });
+  const events = new EventLogService({ db });
+  const worker = new DeliveryWorker({ db, clock, outbound, retryScheduleSeconds, logger, ...options.worker });
+  return {
+    service,
+    events,
+    worker,
+    routes: [webhooksRoutes(service), eventsRoutes(events)],
+    jobs: [eventRetentionJob(db, clock, config.eventRetentionDays)],
+    async close() {
+      await worker.stop();
+      await outbound.close();
+    },
+  };
+}

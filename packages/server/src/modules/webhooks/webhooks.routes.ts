@@ -1,0 +1,190 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { RouteModule } from '../../http/app.js';
+import { requireSecretKey } from '../../http/principal.js';
+import {
+  CreateEndpointBody,
+  DeletedEndpointSchema,
+  DeliveryListSchema,
+  DeliveryParams,
+  DeliverySchema,
+  EndpointListSchema,
+  EndpointParams,
+  EndpointSchema,
+  EndpointWithSecretSchema,
+  ListDeliveriesQuery,
+  ListEndpointsQuery,
+  type PageQuery,
+  UpdateEndpointBody,
+} from './webhooks.schemas.js';
+import type { WebhooksService } from './webhooks.service.js';
+
+const security = [{ secretKey: [] }, { secretKeyHeader: [] }];
+const tags = ['webhooks'];
+const config = { credential: 'secret' } as const;
+
+type WithEndpoint = FastifyRequest<{ Params: { id: string } }>;
+type WithDelivery = FastifyRequest<{ Params: { id: string; delivery_id: string } }>;
+
+/**
+ * HTTP only: schemas in, the service, schemas out. Creation and rotation answer with the secret;
+ * their responses are kept with an `Idempotency-Key` like any other POST, so a retried request
+ * gets the same endpoint and secret instead of a second one. (The secret is stored in clear for
+ * signing anyway, so the stored response exposes nothing new.)
+ */
+export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
+  return (app: FastifyInstance) => {
+    app.post(
+      '/v1/webhooks',
+      {
+        config,
+        schema: {
+          tags,
+          security,
+          summary: 'Create a webhook endpoint; the response carries its secret, shown only here and at rotation',
+          body: CreateEndpointBody,
+          response: { 201: EndpointWithSecretSchema },
+        },
+      },
+      async (request, reply) => {
+        const endpoint = await webhooks.createEndpoint(requireSecretKey(request).projectId, request.body as CreateEndpointBody);
+        return reply.code(201).send(endpoint);
+      },
+    );
+
+    app.get(
+      '/v1/webhooks',
+      {
+        config,
+        schema: {
+          tags,
+          security,
+          summary: 'List webhook endpoints, newest first',
+          querystring: ListEndpointsQuery,
+          response: { 200: EndpointListSchema },
+        },
+      },
+      (request) => webhooks.listEndpoints(requireSecretKey(request).projectId, request.query as PageQuery),
+    );
+
+    app.get(
+      '/v1/webhooks/:id',
+      {
+        config,
+        schema: { tags, security, summary: 'Retrieve a webhook endpoint', params: EndpointParams, response: { 200: EndpointSchema } },
+      },
+      (request: WithEndpoint) => webhooks.getEndpoint(requireSecretKey(request).projectId, request.params.id),
+    );
+
+    app.patch(
+      '/v1/webhooks/:id',
+      {
+        config,
+        schema: {
+          tags,
+          security,
+          summary: 'Change the URL, event types, description, or switch the endpoint off and on',
+          params: EndpointParams,
+          body: UpdateEndpointBody,
+          response: { 200: EndpointSchema },
+        },
+      },
+      (request: WithEndpoint) =>
+        webhooks.updateEndpoint(requireSecretKey(request).projectId, request.params.id, request.body as UpdateEndpointBody),
+    );
+
+    app.delete(
+      '/v1/webhooks/:id',
+      {
+        config,
+        schema: {
+          tags,
+          security,
+          summary: 'Delete a webhook endpoint and its delivery log',
+          params: EndpointParams,
+          response: { 200: DeletedEndpointSchema },
+        },
+      },
+      (request: WithEndpoint) => webhooks.deleteEndpoint(requireSecretKey(request).projectId, request.params.id),
+    );
+
+    app.post(
+      '/v1/webhooks/:id/rotate-secret',
+      {
+        config,
+        schema: {
+          tags,
+          security,
+          summary: 'A new secret; the old one keeps signing beside it for 24 hours',
+          params: EndpointParams,
+          response: { 200: EndpointWithSecretSchema },
+        },
+      },
+      (request: WithEndpoint) => webhooks.rotateSecret(requireSecretKey(request).projectId, request.params.id),
+    );
+
+    app.post(
+      '/v1/webhooks/:id/test',
+      {
+        config,
+        schema: {
+          tags,
+          security,
+          summary: 'Send a webhook.test event to this endpoint alone',
+          params: EndpointParams,
+          response: { 201: DeliverySchema },
+        },
+      },
+      async (request: WithEndpoint, reply) => {
+        const delivery = await webhooks.sendTestEvent(requireSecretKey(request).projectId, request.params.id);
+        return reply.code(201).send(delivery);
+      },
+    );
+
+    app.get(
+      '/v1/webhooks/:id/deliveries',
+      {
+        config,
+        schema: {
+          tags,
+          security,
+          summary: "The endpoint's deliveries with their attempts, newest first",
+          params: EndpointParams,
+          querystring: ListDeliveriesQuery,
+          response: { 200: DeliveryListSchema },
+        },
+      },
+      (request: WithEndpoint) =>
+        webhooks.listDeliveries(requireSecretKey(request).projectId, request.params.id, request.query as ListDeliveriesQuery),
+    );
+
+    app.get(
+      '/v1/webhooks/:id/deliveries/:delivery_id',
+      {
+        config,
+        schema: {
+          tags,
+          security,
+          summary: 'Retrieve a delivery with its attempts',
+          params: DeliveryParams,
+          response: { 200: DeliverySchema },
+        },
+      },
+      (request: WithDelivery) => webhooks.getDelivery(requireSecretKey(request).projectId, request.params.id, request.params.delivery_id),
+    );
+
+    app.post(
+      '/v1/webhooks/:id/deliveries/:delivery_id/retry',
+      {
+        config,
+        schema: {
+          tags,
+          security,
+          summary: 'Send a delivery again now, also one that failed; answers with the delivery and the new attempt',
+          params: DeliveryParams,
+          response: { 200: DeliverySchema },
+        },
+      },
+      (request: WithDelivery) => webhooks.retryDelivery(requireSecretKey(request).projectId, request.params.id, request.params.delivery_id),
+    );
+  };
+}

@@ -1,0 +1,320 @@
+import type { Db } from '../../db/database.js';
+import { inTransaction } from '../../db/transaction.js';
+import { addMilliseconds, type Clock, isoTime } from '../../shared/clock.js';
+import { ApiError } from '../../shared/errors.js';
+import { newId } from '../../shared/ids.js';
+import type { OutboundHttp } from '../../shared/outbound-http.js';
+import { isEventType, markEventsDispatched } from '../events/event-log.service.js';
+import { recordEvent } from '../events/events.service.js';
+import { attemptDelivery, loadDeliveryTargets } from './webhooks.delivery.js';
+import type { CreateEndpointBody, ListDeliveriesQuery, PageQuery, UpdateEndpointBody } from './webhooks.schemas.js';
+import { generateWebhookSecret } from './webhooks.signing.js';
+import * as store from './webhooks.store.js';
+
+/** How long the secret before a rotation keeps signing beside the new one. */
+export const SECRET_ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
+/** Attempts shown per delivery: the most recent ones. */
+export const ATTEMPTS_SHOWN_MAX = 50;
+const LIMIT_DEFAULT = 20;
+const ALL_EVENTS = '*';
+
+export interface WebhookEndpoint {
+  readonly id: string;
+  readonly object: 'webhook_endpoint';
+  readonly url: string;
+  readonly events: string[];
+  readonly description: string | null;
+  readonly enabled: boolean;
+  readonly created_at: string;
+}
+
+export interface WebhookEndpointWithSecret extends WebhookEndpoint {
+  readonly secret: string;
+}
+
+export interface WebhookAttempt {
+  readonly attempt: number;
+  readonly kind: 'scheduled' | 'manual';
+  readonly created_at: string;
+  readonly status_code: number | null;
+  readonly latency_ms: number;
+  readonly error: string | null;
+  readonly response_body: string | null;
+}
+
+export interface WebhookDelivery {
+  readonly id: string;
+  readonly object: 'webhook_delivery';
+  readonly endpoint_id: string;
+  readonly event_id: string;
+  readonly event_type: string;
+  readonly status: 'pending' | 'succeeded' | 'failed';
+  readonly attempt_count: number;
+  readonly next_attempt_at: string | null;
+  readonly created_at: string;
+  readonly updated_at: string;
+  readonly attempts: WebhookAttempt[];
+}
+
+export interface ListOf<T> {
+  readonly object: 'list';
+  readonly data: T[];
+  readonly has_more: boolean;
+}
+
+export interface WebhooksServiceOptions {
+  readonly db: Db;
+  readonly clock: Clock;
+  readonly outbound: OutboundHttp;
+  readonly retryScheduleSeconds: readonly number[];
+}
+
+/** The endpoints API and the delivery log (CONTRACT.md section 4, "Webhooks and events"). */
+export class WebhooksService {
+  readonly #db: Db;
+  readonly #clock: Clock;
+  readonly #outbound: OutboundHttp;
+  readonly #retryScheduleSeconds: readonly number[];
+
+  constructor(options: WebhooksServiceOptions) {
+    this.#db = options.db;
+    this.#clock = options.clock;
+    this.#outbound = options.outbound;
+    this.#retryScheduleSeconds = options.retryScheduleSeconds;
+  }
+
+  async createEndpoint(projectId: string, input: CreateEndpointBody): Promise<WebhookEndpointWithSecret> {
+    const events = checkEventTypes(input.events);
+    const url = await this.#checkUrl(input.url);
+    const now = isoTime(this.#clock.now());
+    const row: store.EndpointRow = {
+      id: newId('we'),
+      project_id: projectId,
+      url,
+      events: JSON.stringify(events),
+      description: input.description ?? null,
+      enabled: 1,
+      secret: generateWebhookSecret(),
+      previous_secret: null,
+      previous_secret_expires_at: null,
+      created_at: now,
+      updated_at: now,
+    };
+    await store.insertEndpoint(this.#db.kysely, row);
+    return { ...toEndpoint(row), secret: row.secret };
+  }
+
+  async listEndpoints(projectId: string, query: PageQuery): Promise<ListOf<WebhookEndpoint>> {
+    let after: store.EndpointRow | undefined;
+    if (query.starting_after !== undefined) {
+      after = await store.findEndpoint(this.#db.kysely, projectId, query.starting_after);
+      if (after === undefined) {
+        throw new ApiError('resource_missing', `No webhook endpoint ${query.starting_after} to start after.`, { param: 'starting_after' });
+      }
+    }
+    const limit = query.limit ?? LIMIT_DEFAULT;
+    const rows = await store.listEndpoints(this.#db.kysely, projectId, { after, limit: limit + 1 });
+    return { object: 'list', data: rows.slice(0, limit).map(toEndpoint), has_more: rows.length > limit };
+  }
+
+  async getEndpoint(projectId: string, endpointId: string): Promise<WebhookEndpoint> {
+    return toEndpoint(await this.#endpoint(projectId, endpointId));
+  }
+
+  async updateEndpoint(projectId: string, endpointId: string, input: UpdateEndpointBody): Promise<WebhookEndpoint> {
+    await this.#endpoint(projectId, endpointId);
+    const changes: store.EndpointChanges = {
+      updated_at: isoTime(this.#clock.now()),
+      ...(input.events === undefined ? {} : { events: JSON.stringify(checkEventTypes(input.events)) }),
+      ...(input.url === undefined ? {} : { url: await this.#checkUrl(input.url) }),
+      ...(input.description === undefined ? {} : { description: input.description }),
+      ...(input.enabled === undefined ? {} : { enabled: input.enabled ? 1 : 0 }),
+    };
+    const row = await store.updateEndpoint(this.#db.kysely, projectId, endpointId, changes);
+    if (row === undefined) throw endpointMissing(endpointId);
+    return toEndpoint(row);
+  }
+
+  async deleteEndpoint(projectId: string, endpointId: string): Promise<{ id: string; object: 'webhook_endpoint'; deleted: true }> {
+    if (!(await store.deleteEndpoint(this.#db.kysely, projectId, endpointId))) throw endpointMissing(endpointId);
+    return { id: endpointId, object: 'webhook_endpoint', deleted: true };
+  }
+
+  /**
+   * A new secret. The current one becomes the previous secret and keeps signing beside the new one
+   * for 24 hours, so receivers can switch without dropping deliveries; a previous secret that was
+   * still live is dropped (at most two secrets sign at once).
+   */
+  async rotateSecret(projectId: string, endpointId: string): Promise<WebhookEndpointWithSecret> {
+    const now = this.#clock.now();
+    const row = await inTransaction(this.#db, async (trx) => {
+      const current = await store.findEndpoint(trx, projectId, endpointId);
+      if (current === undefined) throw endpointMissing(endpointId);
+      return store.updateEndpoint(trx, projectId, endpointId, {
+        secret: generateWebhookSecret(),
+        previous_secret: current.secret,
+        previous_secret_expires_at: isoTime(addMilliseconds(now, SECRET_ROTATION_OVERLAP_MS)),
+        updated_at: isoTime(now),
+      });
+    });
+    if (row === undefined) throw endpointMissing(endpointId);
+    return { ...toEndpoint(row), secret: row.secret };
+  }
+
+  /**
+   * A `webhook.test` event for this endpoint alone: the event is written to the log already marked
+   * as fanned out, with its one delivery, so no other endpoint receives it. The worker sends it.
+   */
+  async sendTestEvent(projectId: string, endpointId: string): Promise<WebhookDelivery> {
+    const row = await inTransaction(this.#db, async (trx) => {
+      const endpoint = await store.findEndpoint(trx, projectId, endpointId);
+      if (endpoint === undefined) throw endpointMissing(endpointId);
+      const now = isoTime(this.#clock.now());
+      const eventId = await recordEvent(trx, { projectId, type: 'webhook.test', data: { endpoint_id: endpointId }, createdAt: now });
+      await markEventsDispatched(trx, [eventId], now);
+      const delivery: store.DeliveryRow = {
+        id: newId('del'),
+        project_id: projectId,
+        endpoint_id: endpointId,
+        event_id: eventId,
+        event_type: 'webhook.test',
+        status: 'pending',
+        attempt_count: 0,
+        scheduled_attempt_count: 0,
+        next_attempt_at: isoTime(addMilliseconds(new Date(now), (this.#retryScheduleSeconds[0] ?? 0) * 1000)),
+        lease_id: null,
+        leased_until: null,
+        last_attempt_at: null,
+        created_at: now,
+        updated_at: now,
+      };
+      await store.insertDeliveries(trx, [delivery]);
+      return delivery;
+    });
+    return toDelivery(row, []);
+  }
+
+  async listDeliveries(projectId: string, endpointId: string, query: ListDeliveriesQuery): Promise<ListOf<WebhookDelivery>> {
+    await this.#endpoint(projectId, endpointId);
+    let after: store.DeliveryRow | undefined;
+    if (query.starting_after !== undefined) {
+      after = await store.findDelivery(this.#db.kysely, projectId, endpointId, query.starting_after);
+      if (after === undefined) {
+        throw new ApiError('resource_missing', `No delivery ${query.starting_after} to start after.`, { param: 'starting_after' });
+      }
+    }
+    const limit = query.limit ?? LIMIT_DEFAULT;
+    const rows = await store.listDeliveries(this.#db.kysely, projectId, endpointId, { status: query.status, after, limit: limit + 1 });
+    const page = rows.slice(0, limit);
+    return { object: 'list', data: await this.#withAttempts(projectId, page), has_more: rows.length > limit };
+  }
+
+  async getDelivery(projectId: string, endpointId: string, deliveryId: string): Promise<WebhookDelivery> {
+    const row = await store.findDelivery(this.#db.kysely, projectId, endpointId, deliveryId);
+    if (row === undefined) throw deliveryMissing(deliveryId);
+    const [delivery] = await this.#withAttempts(projectId, [row]);
+    if (delivery === undefined) throw deliveryMissing(deliveryId);
+    return delivery;
+  }
+
+  /**
+   * A new attempt now, made in this request, whatever the delivery's status (also `failed`). It
+   * does not move the automatic schedule: on success the delivery is `succeeded`; on failure a
+   * failed delivery stays failed and a pending one keeps its next scheduled attempt.
+   */
+  async retryDelivery(projectId: string, endpointId: string, deliveryId: string): Promise<WebhookDelivery> {
+    const row = await store.findDelivery(this.#db.kysely, projectId, endpointId, deliveryId);
+    if (row === undefined) throw deliveryMissing(deliveryId);
+    const [target] = await loadDeliveryTargets(this.#db, [row.id], this.#clock.now());
+    if (target === undefined) throw deliveryMissing(deliveryId);
+    await attemptDelivery(
+      { db: this.#db, clock: this.#clock, outbound: this.#outbound, retryScheduleSeconds: this.#retryScheduleSeconds },
+      target,
+      { kind: 'manual', leaseId: null },
+    );
+    return this.getDelivery(projectId, endpointId, deliveryId);
+  }
+
+  async #endpoint(projectId: string, endpointId: string): Promise<store.EndpointRow> {
+    const row = await store.findEndpoint(this.#db.kysely, projectId, endpointId);
+    if (row === undefined) throw endpointMissing(endpointId);
+    return row;
+  }
+
+  async #checkUrl(url: string): Promise<string> {
+    const check = await this.#outbound.checkUrl(url);
+    if (check.ok) return check.url;
+    throw new ApiError(check.reason === 'invalid' ? 'webhook_url_invalid' : 'webhook_url_forbidden', check.message, { param: 'url' });
+  }
+
+  async #withAttempts(projectId: string, rows: readonly store.DeliveryRow[]): Promise<WebhookDelivery[]> {
+    const attempts = await store.findAttempts(
+      this.#db.kysely,
+      projectId,
+      rows.map((row) => row.id),
+    );
+    const byDelivery = new Map<string, store.AttemptRow[]>();
+    for (const attempt of attempts) {
+      const list = byDelivery.get(attempt.delivery_id) ?? [];
+      list.push(attempt);
+      byDelivery.set(attempt.delivery_id, list);
+    }
+    return rows.map((row) => toDelivery(row, (byDelivery.get(row.id) ?? []).slice(-ATTEMPTS_SHOWN_MAX)));
+  }
+}
+
+/** Each type must be in the catalog, or "*"; repeats are dropped. */
+function checkEventTypes(types: readonly string[]): string[] {
+  types.forEach((type, index) => {
+    if (type !== ALL_EVENTS && !isEventType(type)) {
+      throw new ApiError('event_type_unknown', `Unknown event type "${type}"; use a type from the catalog or "*".`, {
+        param: `events[${index}]`,
+      });
+    }
+  });
+  return [...new Set(types)];
+}
+
+function endpointMissing(endpointId: string): ApiError {
+  return new ApiError('resource_missing', `No webhook endpoint ${endpointId}.`, { param: 'id' });
+}
+
+function deliveryMissing(deliveryId: string): ApiError {
+  return new ApiError('resource_missing', `No delivery ${deliveryId} for this endpoint.`, { param: 'delivery_id' });
+}
+
+function toEndpoint(row: store.EndpointRow): WebhookEndpoint {
+  return {
+    id: row.id,
+    object: 'webhook_endpoint',
+    url: row.url,
+    events: JSON.parse(row.events) as string[],
+    description: row.description,
+    enabled: row.enabled === 1,
+    created_at: row.created_at,
+  };
+}
+
+function toDelivery(row: store.DeliveryRow, attempts: readonly store.AttemptRow[]): WebhookDelivery {
+  return {
+    id: row.id,
+    object: 'webhook_delivery',
+    endpoint_id: row.endpoint_id,
+    event_id: row.event_id,
+    event_type: row.event_type,
+    status: row.status,
+    attempt_count: row.attempt_count,
+    next_attempt_at: row.next_attempt_at,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    attempts: attempts.map((attempt) => ({
+      attempt: attempt.attempt_number,
+      kind: attempt.kind,
+      created_at: attempt.created_at,
+      status_code: attempt.status_code,
+      latency_ms: attempt.latency_ms,
+      error: attempt.error,
+      response_body: attempt.response_body,
+    })),
+  };
+}

@@ -1,0 +1,247 @@
+import type { Kysely } from 'kysely';
+import type {
+  Database,
+  WebhookAttemptsTable,
+  WebhookDeliveriesTable,
+  WebhookDeliveryStatus,
+  WebhookEndpointsTable,
+} from '../../db/schema.js';
+
+type Executor = Kysely<Database>;
+
+export type EndpointRow = WebhookEndpointsTable;
+export type DeliveryRow = WebhookDeliveriesTable;
+export type AttemptRow = WebhookAttemptsTable;
+
+/**
+ * Rows per INSERT: PostgreSQL takes at most 65,535 parameters per statement and SQLite 32,766;
+ * a delivery row has 14 columns.
+ */
+const INSERT_ROWS_MAX = 1000;
+
+interface Cursor {
+  readonly created_at: string;
+  readonly id: string;
+}
+
+// ---- Endpoints -------------------------------------------------------------------------------
+
+export async function insertEndpoint(db: Executor, row: EndpointRow): Promise<void> {
+  await db.insertInto('webhook_endpoints').values(row).execute();
+}
+
+export async function findEndpoint(db: Executor, projectId: string, endpointId: string): Promise<EndpointRow | undefined> {
+  return db.selectFrom('webhook_endpoints').selectAll().where('project_id', '=', projectId).where('id', '=', endpointId).executeTakeFirst();
+}
+
+/** Newest first; ties in `created_at` broken by id. */
+export async function listEndpoints(
+  db: Executor,
+  projectId: string,
+  filter: { readonly after: Cursor | undefined; readonly limit: number },
+): Promise<EndpointRow[]> {
+  const { after } = filter;
+  let query = db.selectFrom('webhook_endpoints').selectAll().where('project_id', '=', projectId);
+  if (after !== undefined) {
+    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.created_at, after.id)));
+  }
+  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
+}
+
+export type EndpointChanges = Partial<
+  Pick<EndpointRow, 'url' | 'events' | 'description' | 'enabled' | 'secret' | 'previous_secret' | 'previous_secret_expires_at'>
+> & { readonly updated_at: string };
+
+export async function updateEndpoint(
+  db: Executor,
+  projectId: string,
+  endpointId: string,
+  changes: EndpointChanges,
+): Promise<EndpointRow | undefined> {
+  return db
+    .updateTable('webhook_endpoints')
+    .set(changes)
+    .where('project_id', '=', projectId)
+    .where('id', '=', endpointId)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Deletes the endpoint; its deliveries and their attempts go with it (ON DELETE CASCADE). */
+export async function deleteEndpoint(db: Executor, projectId: string, endpointId: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom('webhook_endpoints')
+    .where('project_id', '=', projectId)
+    .where('id', '=', endpointId)
+    .executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+/** The enabled endpoints of these projects, for the fan-out (which serves every project at once). */
+export async function findEnabledEndpoints(
+  db: Executor,
+  projectIds: readonly string[],
+): Promise<Pick<EndpointRow, 'id' | 'project_id' | 'events'>[]> {
+  if (projectIds.length === 0) return [];
+  return db
+    .selectFrom('webhook_endpoints')
+    .select(['id', 'project_id', 'events'])
+    .where('project_id', 'in', projectIds)
+    .where('enabled', '=', 1)
+    .execute();
+}
+
+// ---- Deliveries ------------------------------------------------------------------------------
+
+/** Inserts deliveries; one that exists for its (event, endpoint) already is left as it is. */
+export async function insertDeliveries(db: Executor, rows: readonly DeliveryRow[]): Promise<void> {
+  for (let start = 0; start < rows.length; start += INSERT_ROWS_MAX) {
+    await db
+      .insertInto('webhook_deliveries')
+      .values(rows.slice(start, start + INSERT_ROWS_MAX))
+      .onConflict((conflict) => conflict.columns(['event_id', 'endpoint_id']).doNothing())
+      .execute();
+  }
+}
+
+export async function findDelivery(
+  db: Executor,
+  projectId: string,
+  endpointId: string,
+  deliveryId: string,
+): Promise<DeliveryRow | undefined> {
+  return db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('endpoint_id', '=', endpointId)
+    .where('id', '=', deliveryId)
+    .executeTakeFirst();
+}
+
+/** Newest first, optionally one status. */
+export async function listDeliveries(
+  db: Executor,
+  projectId: string,
+  endpointId: string,
+  filter: { readonly status: WebhookDeliveryStatus | undefined; readonly after: Cursor | undefined; readonly limit: number },
+): Promise<DeliveryRow[]> {
+  const { after, status } = filter;
+  let query = db.selectFrom('webhook_deliveries').selectAll().where('project_id', '=', projectId).where('endpoint_id', '=', endpointId);
+  if (status !== undefined) query = query.where('status', '=', status);
+  if (after !== undefined) {
+    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.created_at, after.id)));
+  }
+  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
+}
+
+/**
+ * Deliveries by id alone, for recording attempts (each id came from a project-scoped read or a
+ * claim). `forUpdate` (PostgreSQL) serializes the scheduled and manual attempts of one delivery;
+ * rows are locked in id order.
+ */
+export async function findDeliveriesByIds(db: Executor, deliveryIds: readonly string[], forUpdate: boolean): Promise<DeliveryRow[]> {
+  if (deliveryIds.length === 0) return [];
+  const query = db.selectFrom('webhook_deliveries').selectAll().where('id', 'in', deliveryIds).orderBy('id');
+  return (forUpdate ? query.forUpdate() : query).execute();
+}
+
+/** The same change applied to several deliveries: counters move by the amounts given. */
+export interface DeliveryGroupChange {
+  readonly attemptsAdded: number;
+  readonly scheduledAttemptsAdded: number;
+  readonly status: WebhookDeliveryStatus;
+  readonly next_attempt_at: string | null;
+  readonly lease_id: string | null;
+  readonly leased_until: string | null;
+  readonly updated_at: string;
+}
+
+export async function updateDeliveries(db: Executor, deliveryIds: readonly string[], change: DeliveryGroupChange): Promise<void> {
+  if (deliveryIds.length === 0) return;
+  await db
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({
+      attempt_count: eb('attempt_count', '+', change.attemptsAdded),
+      scheduled_attempt_count: eb('scheduled_attempt_count', '+', change.scheduledAttemptsAdded),
+      status: change.status,
+      next_attempt_at: change.next_attempt_at,
+      lease_id: change.lease_id,
+      leased_until: change.leased_until,
+      last_attempt_at: change.updated_at,
+      updated_at: change.updated_at,
+    }))
+    .where('id', 'in', deliveryIds)
+    .execute();
+}
+
+/**
+ * Pending deliveries due at `now` whose lease is free or has expired, of enabled endpoints, oldest
+ * due first. Across projects: this is the worker's queue. With `skipLocked` (PostgreSQL, inside the
+ * claiming transaction) rows another worker is claiming at this moment are passed over.
+ */
+export async function findDueDeliveries(
+  db: Executor,
+  options: { readonly now: string; readonly limit: number; readonly excludedEndpointIds: readonly string[]; readonly skipLocked: boolean },
+): Promise<Pick<DeliveryRow, 'id' | 'endpoint_id'>[]> {
+  let query = db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+    .select(['d.id', 'd.endpoint_id'])
+    .where('d.status', '=', 'pending')
+    .where('d.next_attempt_at', '<=', options.now)
+    .where((eb) => eb.or([eb('d.leased_until', 'is', null), eb('d.leased_until', '<=', options.now)]))
+    .where('e.enabled', '=', 1);
+  if (options.excludedEndpointIds.length > 0) query = query.where('d.endpoint_id', 'not in', options.excludedEndpointIds);
+  query = query.orderBy('d.next_attempt_at').limit(options.limit);
+  return (options.skipLocked ? query.forUpdate('d').skipLocked() : query).execute();
+}
+
+export async function leaseDeliveries(db: Executor, deliveryIds: readonly string[], leaseId: string, leasedUntil: string): Promise<void> {
+  if (deliveryIds.length === 0) return;
+  await db.updateTable('webhook_deliveries').set({ lease_id: leaseId, leased_until: leasedUntil }).where('id', 'in', deliveryIds).execute();
+}
+
+/** What sending needs: the delivery, its endpoint's URL and secrets. By id, across projects. */
+export async function findDeliveryTargets(db: Executor, deliveryIds: readonly string[]) {
+  if (deliveryIds.length === 0) return [];
+  return db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+    .select([
+      'd.id',
+      'd.project_id',
+      'd.endpoint_id',
+      'd.event_id',
+      'e.url',
+      'e.secret',
+      'e.previous_secret',
+      'e.previous_secret_expires_at',
+    ])
+    .where('d.id', 'in', deliveryIds)
+    .execute();
+}
+
+// ---- Attempts --------------------------------------------------------------------------------
+
+export async function insertAttempts(db: Executor, rows: readonly AttemptRow[]): Promise<void> {
+  for (let start = 0; start < rows.length; start += INSERT_ROWS_MAX) {
+    await db
+      .insertInto('webhook_attempts')
+      .values(rows.slice(start, start + INSERT_ROWS_MAX))
+      .execute();
+  }
+}
+
+/** The attempts of these deliveries (of one project), oldest first. */
+export async function findAttempts(db: Executor, projectId: string, deliveryIds: readonly string[]): Promise<AttemptRow[]> {
+  if (deliveryIds.length === 0) return [];
+  return db
+    .selectFrom('webhook_attempts')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('delivery_id', 'in', deliveryIds)
+    .orderBy('delivery_id')
+    .orderBy('attempt_number')
+    .execute();
+}

@@ -1,0 +1,296 @@
+import { lookup as dnsLookup } from 'node:dns/promises';
+import type { LookupAddress, LookupOptions } from 'node:dns';
+import { performance } from 'node:perf_hooks';
+import { Agent, buildConnector, request } from 'undici';
+import { classifyAddress, isForbiddenHostname } from './outbound-http.addresses.js';
+
+/*
+ * THE ONE MODULE FOR OUTBOUND HTTP REQUESTS TO URLS A USER SUPPLIED (webhook endpoints, and any
+ * other address that comes from a project's configuration).
+ *
+ * Why one module: such a URL can name the service's own network (SSRF: `https://169.254.169.254/`,
+ * a private database, localhost). This module refuses those in every spelling, resolves names
+ * itself, checks every resolved address, and connects only to the address it checked, so a DNS
+ * answer that changes between the check and the connection (DNS rebinding) cannot slip past. It
+ * also never follows redirects, bounds the time of every request and the bytes it reads back.
+ *
+ * ESLint (`eslint.config.js`) forbids `fetch`, `undici` and the request functions of `node:http`
+ * and `node:https` everywhere else in the server; use `OutboundHttp.send` instead.
+ */
+
+/** Resolves a host name to all of its addresses. Tests pass a fake one; production uses the OS resolver. */
+export type DnsLookup = (hostname: string) => Promise<readonly LookupAddress[]>;
+
+export const OUTBOUND_TIMEOUT_MS = 10_000;
+/** What a response body is read up to; the rest is discarded (and the connection closed). */
+export const OUTBOUND_RESPONSE_BYTES_MAX = 4096;
+export const URL_LENGTH_MAX = 2048;
+const DNS_TIMEOUT_MS = 5_000;
+const USER_AGENT = 'svc-webhooks/1.0';
+
+export interface OutboundHttpOptions {
+  /** `WEBHOOK_ALLOW_PRIVATE=1`: `http://` and private, loopback and similar addresses are allowed (development, tests). */
+  readonly allowPrivate: boolean;
+  readonly lookup?: DnsLookup;
+  /** The whole exchange: connection, request, response headers and the bounded body read. */
+  readonly timeoutMs?: number;
+}
+
+/** Why a URL is refused: `invalid` does not parse or is not https; `forbidden` names or resolves to a non-public address. */
+export type UrlRefusal = { readonly reason: 'invalid' | 'forbidden'; readonly message: string };
+
+export type UrlCheck = { readonly ok: true; readonly url: string } | ({ readonly ok: false } & UrlRefusal);
+
+export interface OutboundRequest {
+  readonly method: 'GET' | 'POST';
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body?: string;
+  readonly responseBytesMax?: number;
+}
+
+export type OutboundResult =
+  | {
+      readonly kind: 'response';
+      readonly status: number;
+      /** Lower-case names; the first value of a repeated header. */
+      readonly headers: Readonly<Record<string, string>>;
+      /** At most `responseBytesMax` bytes. */
+      readonly body: Buffer;
+      readonly bodyTruncated: boolean;
+      readonly latencyMs: number;
+    }
+  | {
+      readonly kind: 'failure';
+      /** `refused`: the URL or the address it resolved to is not allowed; nothing was sent. */
+      readonly reason: 'refused' | 'timeout' | 'network';
+      readonly message: string;
+      readonly latencyMs: number;
+    };
+
+/** Raised inside the connection step when the resolved or connected address is not allowed. */
+class AddressRefusedError extends Error {
+  readonly code = 'ERR_OUTBOUND_ADDRESS_REFUSED';
+  constructor(message: string) {
+    super(message);
+    this.name = 'AddressRefusedError';
+  }
+}
+
+const systemLookup: DnsLookup = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+
+export class OutboundHttp {
+  readonly #allowPrivate: boolean;
+  readonly #lookup: DnsLookup;
+  readonly #timeoutMs: number;
+  readonly #agent: Agent;
+
+  constructor(options: OutboundHttpOptions) {
+    this.#allowPrivate = options.allowPrivate;
+    this.#lookup = options.lookup ?? systemLookup;
+    this.#timeoutMs = options.timeoutMs ?? OUTBOUND_TIMEOUT_MS;
+    this.#agent = new Agent({ connect: this.#connector(), connectTimeout: this.#timeoutMs });
+  }
+
+  /**
+   * Whether `raw` may be used as a target: parses, is https (unless private targets are allowed),
+   * and neither names nor resolves to a non-public address. A name that does not resolve now is
+   * accepted: every request checks again at connection time.
+   */
+  async checkUrl(raw: string): Promise<UrlCheck> {
+    const syntax = this.#checkSyntax(raw);
+    if (!syntax.ok || this.#allowPrivate) return syntax.ok ? { ok: true, url: syntax.url.href } : syntax;
+    let addresses: readonly LookupAddress[];
+    try {
+      addresses = await this.#resolve(syntax.url.hostname);
+    } catch {
+      return { ok: true, url: syntax.url.href };
+    }
+    const refused = addresses.find((entry) => classifyAddress(entry.address) !== 'public');
+    if (refused !== undefined) {
+      return {
+        ok: false,
+        reason: 'forbidden',
+        message: `The URL's host resolves to ${refused.address}, a ${describeClass(refused.address)} address.`,
+      };
+    }
+    return { ok: true, url: syntax.url.href };
+  }
+
+  /**
+   * Sends one request and reads at most `responseBytesMax` bytes of the answer. Never throws for
+   * what the other side does (refusal, timeout, reset): those are results. Redirects are answers,
+   * not followed.
+   */
+  async send(outbound: OutboundRequest): Promise<OutboundResult> {
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    const syntax = this.#checkSyntax(outbound.url);
+    if (!syntax.ok) return { kind: 'failure', reason: 'refused', message: syntax.message, latencyMs: elapsed() };
+    const bytesMax = outbound.responseBytesMax ?? OUTBOUND_RESPONSE_BYTES_MAX;
+    const signal = AbortSignal.timeout(this.#timeoutMs);
+    try {
+      const response = await request(syntax.url, {
+        dispatcher: this.#agent,
+        method: outbound.method,
+        headers: { 'user-agent': USER_AGENT, ...outbound.headers },
+        ...(outbound.body === undefined ? {} : { body: outbound.body }),
+        signal,
+        headersTimeout: this.#timeoutMs,
+        bodyTimeout: this.#timeoutMs,
+      });
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(response.headers)) {
+        const first = Array.isArray(value) ? value[0] : value;
+        if (first !== undefined) headers[name.toLowerCase()] = first;
+      }
+      const { body, truncated } = await readBounded(response.body, bytesMax);
+      return { kind: 'response', status: response.statusCode, headers, body, bodyTruncated: truncated, latencyMs: elapsed() };
+    } catch (error) {
+      return { kind: 'failure', ...describeFailure(error, signal.aborted, this.#timeoutMs), latencyMs: elapsed() };
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#agent.destroy();
+  }
+
+  #checkSyntax(raw: string): { ok: true; url: URL } | ({ ok: false } & UrlRefusal) {
+    const invalid = (message: string) => ({ ok: false as const, reason: 'invalid' as const, message });
+    if (raw.length > URL_LENGTH_MAX) return invalid(`The URL is longer than ${URL_LENGTH_MAX} characters.`);
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      return invalid('The URL does not parse.');
+    }
+    const schemes = this.#allowPrivate ? ['https:', 'http:'] : ['https:'];
+    if (!schemes.includes(url.protocol)) return invalid('The URL must start with https://.');
+    if (url.username !== '' || url.password !== '') return invalid('The URL must not contain a user name or password.');
+    if (url.hostname === '') return invalid('The URL has no host.');
+    if (this.#allowPrivate) return { ok: true, url };
+    const addressClass = classifyAddress(url.hostname);
+    if (addressClass !== undefined && addressClass !== 'public') {
+      return { ok: false, reason: 'forbidden', message: `The URL names ${url.hostname}, a ${describeClass(url.hostname)} address.` };
+    }
+    if (addressClass === undefined && isForbiddenHostname(url.hostname)) {
+      return {
+        ok: false,
+        reason: 'forbidden',
+        message: `The URL's host ${url.hostname} is a local or internal name; use a public host name.`,
+      };
+    }
+    return { ok: true, url };
+  }
+
+  async #resolve(hostname: string): Promise<readonly LookupAddress[]> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`DNS lookup of ${hostname} took longer than ${DNS_TIMEOUT_MS} ms`)), DNS_TIMEOUT_MS);
+    });
+    try {
+      return await Promise.race([this.#lookup(hostname), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * The connection step: names are resolved here, every address is checked, and the socket is
+   * opened to the checked address (the `lookup` hook of `net.connect`). An IP literal skips
+   * `lookup`, so the connected address is checked once more before the socket is handed over; a
+   * refused address never receives a byte of the request.
+   */
+  #connector(): buildConnector.connector {
+    if (this.#allowPrivate) return buildConnector({ timeout: this.#timeoutMs });
+    const lookup = (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
+      this.#resolve(hostname).then(
+        (addresses) => {
+          const refused = addresses.find((entry) => classifyAddress(entry.address) !== 'public');
+          if (refused !== undefined) {
+            callback(
+              new AddressRefusedError(`${hostname} resolves to ${refused.address}, a ${describeClass(refused.address)} address`),
+              [],
+            );
+            return;
+          }
+          const usable = addresses.filter(
+            (entry) => options.family === undefined || options.family === 0 || entry.family === options.family,
+          );
+          const first = usable[0];
+          if (first === undefined) {
+            callback(Object.assign(new Error(`${hostname} has no usable address`), { code: 'ENOTFOUND' }), []);
+            return;
+          }
+          if (options.all === true) callback(null, [...usable]);
+          else callback(null, first.address, first.family);
+        },
+        (error: unknown) => callback(error instanceof Error ? error : new Error(String(error)), []),
+      );
+    };
+    const connect = buildConnector({ timeout: this.#timeoutMs, lookup });
+    return (options, callback) => {
+      connect(options, (error, socket) => {
+        if (error !== null) {
+          callback(error, null);
+          return;
+        }
+        const address = socket.remoteAddress;
+        if (address === undefined || classifyAddress(address) !== 'public') {
+          socket.destroy();
+          callback(new AddressRefusedError(`connected to ${address ?? 'an unknown address'}, which is not public`), null);
+          return;
+        }
+        callback(null, socket);
+      });
+    };
+  }
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+function describeClass(address: string): string {
+  return (classifyAddress(address) ?? 'non-public').replace('_', '-');
+}
+
+function describeFailure(
+  error: unknown,
+  aborted: boolean,
+  timeoutMs: number,
+): { reason: 'refused' | 'timeout' | 'network'; message: string } {
+  const chain: unknown[] = [];
+  for (let current: unknown = error; current !== undefined && chain.length < 5; current = (current as { cause?: unknown }).cause) {
+    chain.push(current);
+  }
+  if (chain.some((item) => item instanceof AddressRefusedError)) {
+    const refused = chain.find((item) => item instanceof AddressRefusedError);
+    return { reason: 'refused', message: `address refused: ${refused instanceof Error ? refused.message : ''}` };
+  }
+  const code = chain.map((item) => (item as { code?: unknown }).code).find((value) => typeof value === 'string');
+  if (aborted || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
+    return { reason: 'timeout', message: `no complete answer within ${timeoutMs} ms` };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return { reason: 'network', message: typeof code === 'string' ? `${code}: ${message}` : message };
+}
+
+async function readBounded(body: AsyncIterable<unknown>, bytesMax: number): Promise<{ body: Buffer; truncated: boolean }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+      const room = bytesMax - size;
+      if (bytes.length > room) {
+        chunks.push(bytes.subarray(0, room));
+        // Leaving the loop destroys the stream: the rest of a large body is never downloaded.
+        return { body: Buffer.concat(chunks), truncated: true };
+      }
+      chunks.push(bytes);
+      size += bytes.length;
+    }
+  } catch {
+    // A body cut short (reset, timeout) keeps what arrived; the status already decided the outcome.
+  }
+  return { body: Buffer.concat(chunks), truncated: false };
+}
