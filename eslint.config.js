@@ -6,7 +6,7 @@ const OUTBOUND_HTTP_MESSAGE =
   'Send outbound HTTP requests with OutboundHttp from shared/outbound-http.ts: it refuses private and metadata addresses (SSRF).';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'data/**', 'coverage/**', 'packages/dashboard/public/vendor/**'] },
+  { ignores: ['test-results/**', '**/dist/**', '**/node_modules/**', 'data/**', 'coverage/**', 'packages/dashboard/public/vendor/**'] },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {

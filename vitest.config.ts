@@ -10,6 +10,8 @@ export default defineConfig({
     minWorkers: 1,
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    reporters: ['default'],
+    // In CI a JSON report is written too; .ci/run prints its counts as one plain closing line.
+    reporters: process.env['CI'] === 'true' ? ['default', 'json'] : ['default'],
+    outputFile: { json: 'test-results/vitest.json' },
   },
 });
