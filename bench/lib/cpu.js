@@ -9,6 +9,11 @@ import { performance } from 'node:perf_hooks';
  */
 const ticksPerSecond = clockTicks();
 
+/** Clock ticks per second of /proc's CPU times. */
+export function clockTicksPerSecond() {
+  return ticksPerSecond;
+}
+
 /** Opens a measurement window; `serverPid` is the server process, if there is one. */
 export function startCpuWindow(serverPid) {
   return {

@@ -53,6 +53,9 @@ export function printResult(result) {
             : `; bare Fastify's us per request / this = ${(result.cpu_ratio * 100).toFixed(1)} % (the throughput ratio to expect with a core to spare for the server)`),
       );
     }
+    if (result.postgres_cpu_us_per_req !== undefined && result.postgres_cpu_us_per_req !== null) {
+      say(`    PostgreSQL backends' CPU per request: ${result.postgres_cpu_us_per_req} us`);
+    }
     if (cpu.rest_pct !== null && cpu.rest_pct > BUSY_MACHINE_PCT && result.dialect !== 'postgres') {
       say(`    WARNING: other processes (or kernel work) used ${cpu.rest_pct} % of a core during this measurement; treat req/s as noisy.`);
     }

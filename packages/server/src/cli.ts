@@ -207,5 +207,7 @@ async function worker(): Promise<number> {
     email.transport.close();
     await db.destroy();
   });
+  // What this process did, for the operator (and the tests that run several workers).
+  logger.info({ webhook_attempts: webhooks.worker.totals }, 'worker stopped');
   return 0;
 }

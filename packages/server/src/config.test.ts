@@ -20,6 +20,11 @@ describe('loadConfig', () => {
     expect(loadConfig({ DATABASE_URL: 'postgresql://h/db', DATABASE_POOL_SIZE: '5' }).database).toMatchObject({ poolSize: 5 });
   });
 
+  it('holds a claimed webhook delivery for 60 s unless WEBHOOK_LEASE_SECONDS says otherwise', () => {
+    expect(loadConfig({}).webhookLeaseSeconds).toBe(60);
+    expect(loadConfig({ WEBHOOK_LEASE_SECONDS: '15' }).webhookLeaseSeconds).toBe(15);
+  });
+
   it('turns a limit off with 0', () => {
     expect(loadConfig({ RATE_LIMIT_KEY_PER_SECOND: '0', RATE_LIMIT_IP_PER_SECOND: '0' }).rateLimit).toMatchObject({
       keyPerSecond: 0,
@@ -36,6 +41,8 @@ describe('loadConfig', () => {
     [{ TLS_CERT_FILE: '/cert.pem' }, 'TLS_KEY_FILE'],
     [{ WEBHOOK_ALLOW_PRIVATE: 'yes' }, 'WEBHOOK_ALLOW_PRIVATE'],
     [{ NODE_ENV: 'production', WEBHOOK_ALLOW_PRIVATE: '1' }, 'WEBHOOK_ALLOW_PRIVATE'],
+    // A lease shorter than the 10-s attempt timeout could expire while its attempt is in flight.
+    [{ WEBHOOK_LEASE_SECONDS: '10' }, 'WEBHOOK_LEASE_SECONDS'],
   ])('refuses %o, naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`^${variable}:`));

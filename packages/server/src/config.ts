@@ -25,6 +25,11 @@ export interface Config {
    * the event, each later one from the previous failure); its length is the number of attempts.
    */
   readonly webhookRetryScheduleSeconds: readonly number[];
+  /**
+   * `WEBHOOK_LEASE_SECONDS`: how long a worker holds a claimed delivery. A worker that dies leaves
+   * its deliveries to others after this long; it must outlive the 10-s attempt timeout.
+   */
+  readonly webhookLeaseSeconds: number;
   /** `EVENT_RETENTION_DAYS`: events and webhook delivery logs older than this are deleted. */
   readonly eventRetentionDays: number;
   readonly shutdownTimeoutMs: number;
@@ -124,6 +129,8 @@ export function loadConfig(env: Env = process.env): Config {
       .filter((origin) => origin !== ''),
     webhookAllowPrivate,
     webhookRetryScheduleSeconds: retrySchedule(env, 'WEBHOOK_RETRY_SCHEDULE', [0, 10, 60, 300, 1800]),
+    // At least the attempt timeout (10 s) plus time to send after claiming and to record after.
+    webhookLeaseSeconds: integer(env, 'WEBHOOK_LEASE_SECONDS', 60, { min: 15, max: 3600 }),
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, { min: 1, max: 3650 }),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, { min: 0 }),
     auth: {

@@ -1,10 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import type { Config } from './config.js';
 import { type Db, openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { buildApp, type RouteModule } from './http/app.js';
 import { createLogger } from './http/logger.js';
+import { createMetricsRegistry } from './http/metrics.js';
 import type { RateLimiter } from './http/rate-limit.js';
 import { MemoryRateLimiter } from './http/rate-limit.memory.js';
 import { RedisRateLimiter } from './http/rate-limit.redis.js';
@@ -25,6 +27,8 @@ export interface Service {
   readonly app: FastifyInstance;
   readonly db: Db;
   readonly logger: Logger;
+  /** What `GET /metrics` serves: HTTP, webhook delivery and process metrics. */
+  readonly metricsRegistry: Registry;
   readonly projects: ProjectsService;
   readonly wallets: WalletsService;
   readonly ledger: LedgerService;
@@ -63,7 +67,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
       if (project !== undefined) logger.info({ project_id: project.id }, 'created the default project from SVC_SECRET_KEY');
     }
     const ledger = new LedgerService({ db, clock });
-    webhooks = createWebhooks({ db, config, clock, logger }, options.webhooks);
+    const metricsRegistry = createMetricsRegistry();
+    webhooks = createWebhooks({ db, config, clock, logger, metricsRegistry }, options.webhooks);
     const webhooksModule = webhooks;
     rateLimiter =
       config.redisUrl === undefined
@@ -79,20 +84,24 @@ export async function createService(config: Config, options: ServiceOptions = {}
     const authModule = auth;
     // POST /wallets checks that `user_id` is a user of the project through the users module.
     const wallets = new WalletsService({ db, clock, users: authModule.users });
-    const app = await buildApp({ config, db, clock, logger, projects, rateLimiter: limiter, sessions: authModule.sessions }, [
-      projectsRoutes(projects),
-      walletsRoutes(wallets, ledger),
-      ...authModule.routes,
-      walletBalanceRoutes({ wallets, ledger, browser: authModule.browser }),
-      ...webhooks.routes,
-      ...(options.routeModules ?? []),
-    ]);
+    const app = await buildApp(
+      { config, db, clock, logger, projects, rateLimiter: limiter, sessions: authModule.sessions, metricsRegistry },
+      [
+        projectsRoutes(projects),
+        walletsRoutes(wallets, ledger),
+        ...authModule.routes,
+        walletBalanceRoutes({ wallets, ledger, browser: authModule.browser }),
+        ...webhooks.routes,
+        ...(options.routeModules ?? []),
+      ],
+    );
     const jobs = [idempotencyCleanupJob(db, clock), ...webhooks.jobs, ...authModule.jobs];
     return {
       config,
       app,
       db,
       logger,
+      metricsRegistry,
       projects,
       wallets,
       ledger,

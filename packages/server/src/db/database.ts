@@ -1,7 +1,16 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase as KyselySqliteDatabase, sql } from 'kysely';
+import {
+  Kysely,
+  PostgresDialect,
+  type PostgresPool,
+  type PostgresPoolClient,
+  SqliteDialect,
+  type SqliteDatabase as KyselySqliteDatabase,
+  sql,
+} from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import { AssertionError } from '../shared/assert.js';
@@ -35,6 +44,9 @@ export function openDatabase(config: DatabaseConfig): Db {
   return openPostgres(config.url, config.poolSize);
 }
 
+/** About 40 MiB of WAL (4 KiB pages) between checkpoints. */
+const WAL_AUTOCHECKPOINT_PAGES = 10_000;
+
 function openSqlite(file: string, synchronous: 'full' | 'normal'): Db {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const database = new SqliteDatabase(file);
@@ -44,6 +56,12 @@ function openSqlite(file: string, synchronous: 'full' | 'normal'): Db {
   database.pragma(`synchronous = ${synchronous.toUpperCase()}`);
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
+  // The ledger's group commit gives every write a SAVEPOINT, whose journal is a temporary file;
+  // in memory it costs a copy instead of a write system call per page. Checkpoints every
+  // WAL_AUTOCHECKPOINT_PAGES instead of SQLite's 1,000 copy a page written by many commits once.
+  // Measured in docs/adr/0005-ledger-write-path.md.
+  database.pragma('temp_store = MEMORY');
+  database.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   return { kysely, dialect: 'sqlite', destroy: () => kysely.destroy() };
 }
@@ -73,6 +91,52 @@ function withStatementCache(database: SqliteDatabase.Database): KyselySqliteData
   };
 }
 
+/**
+ * SQL text that begins with this comment runs as a named prepared statement on PostgreSQL: parsed
+ * and planned once per connection instead of on every execution. For the ledger's hot statements,
+ * whose planning cost more than running them (docs/adr/0005-ledger-write-path.md). Only for fixed
+ * texts that name their columns: each distinct text stays prepared on every connection that ran
+ * it, and a `select *` would break when a migration adds a column under a running process.
+ */
+export const PREPARED_STATEMENT = '/* prepared */';
+
+/** Distinct prepared texts at the most; past it, texts run unprepared (a text built from data would be a bug). */
+const PREPARED_TEXTS_MAX = 100;
+
+/**
+ * The pool as Kysely sees it, running texts marked with PREPARED_STATEMENT as named statements. The
+ * name is a hash of the text, so equal texts share one statement and a changed text gets its own.
+ */
+function preparingPool(pool: pg.Pool): PostgresPool {
+  const names = new Map<string, string>();
+  const nameOf = (text: string): string | undefined => {
+    let name = names.get(text);
+    if (name === undefined && names.size < PREPARED_TEXTS_MAX) {
+      name = `svc_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
+      names.set(text, name);
+    }
+    return name;
+  };
+  // Kysely keeps one connection object per client, found by identity: one wrapper per client.
+  const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  const wrap = (client: pg.PoolClient): PostgresPoolClient => {
+    let wrapper = wrappers.get(client);
+    if (wrapper === undefined) {
+      wrapper = {
+        query: ((text: unknown, values?: unknown[]) => {
+          const name = typeof text === 'string' && text.startsWith(PREPARED_STATEMENT) ? nameOf(text) : undefined;
+          if (name !== undefined) return client.query({ name, text: text as string, values: values ?? [] });
+          return (client.query as (...args: unknown[]) => unknown)(text, values);
+        }) as PostgresPoolClient['query'],
+        release: () => client.release(),
+      };
+      wrappers.set(client, wrapper);
+    }
+    return wrapper;
+  };
+  return { connect: async () => wrap(await pool.connect()), end: () => pool.end() };
+}
+
 function openPostgres(url: string, poolSize: number): Db {
   const defaultParser = (oid: number, format: 'text' | 'binary'): ((value: string) => unknown) =>
     (pg.types.getTypeParser as (oid: number, format: 'text' | 'binary') => (value: string) => unknown)(oid, format);
@@ -84,7 +148,7 @@ function openPostgres(url: string, poolSize: number): Db {
   // An idle client that loses its connection emits 'error' on the pool; without a listener that
   // would end the process. The next query gets a fresh connection.
   pool.on('error', () => undefined);
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
   return { kysely, dialect: 'postgres', destroy: () => kysely.destroy() };
 }
 

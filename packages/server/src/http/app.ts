@@ -3,6 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import type { ProjectsService } from '../modules/projects/projects.service.js';
@@ -12,6 +13,7 @@ import { newId } from '../shared/ids.js';
 import { credentialGuard } from './credentials.js';
 import { sendError, toApiError } from './errors.js';
 import { idempotencyHooks, type PendingIdempotency, type RouteIdempotency } from './idempotency.js';
+import type { IdempotencyClaim } from './idempotency.store.js';
 import { lazyChildLoggerFactory } from './lazy-logger.js';
 import { createHttpMetrics } from './metrics.js';
 import { registerOpsRoutes } from './ops.routes.js';
@@ -32,6 +34,8 @@ declare module 'fastify' {
     /** Set by the credential guard on every route that takes a credential. */
     principal: Principal | undefined;
     idempotency: PendingIdempotency | undefined;
+    /** On routes that claim their key in their own transaction (`claim: 'transaction'`): the key, not yet claimed. */
+    idempotencyClaim: IdempotencyClaim | undefined;
   }
 }
 
@@ -45,6 +49,8 @@ export interface AppDependencies {
   readonly projects: ProjectsService;
   readonly rateLimiter: RateLimiter;
   readonly sessions: SessionAuthenticator;
+  /** The registry `GET /metrics` serves; other modules (webhook delivery) add theirs to it. Default: a new one. */
+  readonly metricsRegistry?: Registry;
 }
 
 /** Registers one capability's routes; each module exports one. */
@@ -70,10 +76,11 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
   app.setValidatorCompiler(validatorCompiler);
   app.decorateRequest('principal', undefined);
   app.decorateRequest('idempotency', undefined);
+  app.decorateRequest('idempotencyClaim', undefined);
   // JSON is the only body this API reads; a text/plain body is refused with 415.
   app.removeContentTypeParser(['text/plain']);
 
-  const metrics = createHttpMetrics();
+  const metrics = createHttpMetrics(deps.metricsRegistry);
   const guard = credentialGuard({
     projects: deps.projects,
     sessions: deps.sessions,

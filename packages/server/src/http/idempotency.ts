@@ -21,6 +21,13 @@ export interface RouteIdempotency {
   readonly retention?: 'day' | 'forever';
   /** The route also takes the key as `idempotency_key` in its body (credit operations). */
   readonly bodyKey?: boolean;
+  /**
+   * `transaction`: the hook checks the key and fingerprints the request but claims nothing; the
+   * handler claims the key inside the operation's own database transaction
+   * (`request.idempotencyClaim`, see `IdempotencyClaim`) and sends stored answers itself. Keys
+   * are then kept forever. For the ledger, where a separate claim would cost a commit of its own.
+   */
+  readonly claim?: 'hook' | 'transaction';
 }
 
 /** The key a running request holds; a handler that commits its own transaction may settle it there. */
@@ -49,11 +56,18 @@ export function idempotencyHooks(options: IdempotencyOptions) {
     if (key === undefined || request.principal === undefined) return undefined;
 
     const fields = requestFields(request);
+    const projectId = request.principal.projectId;
+    const scope = config.scope?.(request) ?? '';
+    const requestHash = sha256Hex(canonicalJson(fields));
+    if (config.claim === 'transaction') {
+      request.idempotencyClaim = { projectId, scope, key, requestHash, fields, requestId: request.id };
+      return undefined;
+    }
     const result = await beginIdempotentRequest(options.db.kysely, {
-      projectId: request.principal.projectId,
-      scope: config.scope?.(request) ?? '',
+      projectId,
+      scope,
       key,
-      requestHash: sha256Hex(canonicalJson(fields)),
+      requestHash,
       fields,
       now: options.clock.now(),
       leaseMs: IDEMPOTENCY_LEASE_MS,

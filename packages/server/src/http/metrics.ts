@@ -5,10 +5,15 @@ export interface HttpMetrics {
   observe(labels: { method: string; route: string; status: number }, durationSeconds: number): void;
 }
 
-/** Request counts and latency by route and status, plus the process's own metrics. One registry per app. */
-export function createHttpMetrics(): HttpMetrics {
+/** A registry with the process's own metrics (CPU, memory, event loop); one per service, served at `GET /metrics`. */
+export function createMetricsRegistry(): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  return registry;
+}
+
+/** Request counts and latency by route and status, in `registry` (a new one with the process metrics by default). */
+export function createHttpMetrics(registry: Registry = createMetricsRegistry()): HttpMetrics {
   const requests = new Counter({
     name: 'http_requests_total',
     help: 'HTTP requests answered, by method, route pattern and status.',

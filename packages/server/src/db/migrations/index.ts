@@ -3,6 +3,7 @@ import * as foundation from './0001_foundation.js';
 import * as wallets from './0002_wallets.js';
 import * as auth from './0003_auth.js';
 import * as webhooks from './0004_webhooks.js';
+import * as ledgerIdempotencyIndex from './0005_ledger_idempotency_index.js';
 
 /**
  * Every migration, in order, for both dialects. Add new ones at the end with the next number;
@@ -13,4 +14,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0002_wallets': wallets,
   '0003_auth': auth,
   '0004_webhooks': webhooks,
+  '0005_ledger_idempotency_index': ledgerIdempotencyIndex,
 };

@@ -5,6 +5,8 @@ import * as store from './event-log.store.js';
 import { EVENT_TYPES, type EventType } from './events.service.js';
 import type { ListEventsQuery } from './events.schemas.js';
 
+export type { EventRow } from './event-log.store.js';
+
 /** An event as the API shows it: the webhook envelope plus `object`. */
 export interface EventObject {
   readonly id: string;
@@ -89,14 +91,25 @@ export function findEventsForDelivery(db: Db, eventIds: readonly string[]): Prom
 }
 
 /**
- * Up to `limit` events not yet fanned out to webhook endpoints, oldest first. On PostgreSQL, inside
- * the fan-out transaction, rows another worker holds are skipped (`FOR UPDATE SKIP LOCKED`).
+ * Up to `limit` events not yet fanned out to webhook endpoints, oldest first, whole (the worker
+ * sends the first attempts of their deliveries at once). On PostgreSQL, inside the fan-out
+ * transaction, rows another worker holds are skipped (`FOR UPDATE SKIP LOCKED`).
  */
 export function findUndispatchedEvents(
   trx: Transaction,
   options: { readonly limit: number; readonly skipLocked: boolean },
-): Promise<Pick<store.EventRow, 'id' | 'project_id' | 'type' | 'created_at'>[]> {
+): Promise<store.EventRow[]> {
   return store.findUndispatchedEvents(trx, options);
+}
+
+/** Whether any event waits to be fanned out (a read outside any transaction). */
+export async function hasUndispatchedEvents(db: Db): Promise<boolean> {
+  return (await store.findUndispatchedEventIds(db.kysely, 1)).length > 0;
+}
+
+/** How many events wait to be fanned out, across projects (a metrics gauge). */
+export function countUndispatchedEvents(db: Db): Promise<number> {
+  return store.countUndispatchedEvents(db.kysely);
 }
 
 /** Marks events as fanned out, in the transaction that created their deliveries. */

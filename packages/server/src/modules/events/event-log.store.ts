@@ -37,15 +37,30 @@ export async function findEvent(db: Executor, projectId: string, eventId: string
 export async function findUndispatchedEvents(
   db: Executor,
   options: { readonly limit: number; readonly skipLocked: boolean },
-): Promise<Pick<EventRow, 'id' | 'project_id' | 'type' | 'created_at'>[]> {
+): Promise<EventRow[]> {
   const query = db
     .selectFrom('events')
-    .select(['id', 'project_id', 'type', 'created_at'])
+    .select(EVENT_COLUMNS)
     .where('dispatched_at', 'is', null)
     .orderBy('created_at')
     .orderBy('id')
     .limit(options.limit);
   return (options.skipLocked ? query.forUpdate().skipLocked() : query).execute();
+}
+
+/** The ids of up to `limit` events not yet fanned out (served by the partial index alone). */
+export async function findUndispatchedEventIds(db: Executor, limit: number): Promise<{ id: string }[]> {
+  return db.selectFrom('events').select('id').where('dispatched_at', 'is', null).orderBy('created_at').orderBy('id').limit(limit).execute();
+}
+
+/** Events not yet fanned out, across projects (the metrics gauge; served by the partial index). */
+export async function countUndispatchedEvents(db: Executor): Promise<number> {
+  const row = await db
+    .selectFrom('events')
+    .select((eb) => eb.fn.countAll<number | string>().as('count'))
+    .where('dispatched_at', 'is', null)
+    .executeTakeFirst();
+  return Number(row?.count ?? 0);
 }
 
 export async function markEventsDispatched(db: Executor, eventIds: readonly string[], dispatchedAt: string): Promise<void> {

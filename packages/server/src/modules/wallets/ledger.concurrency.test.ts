@@ -3,6 +3,7 @@ import { createService, type Service } from '../../main.js';
 import { createTestDatabase, describeEachDialect, testConfig, type TestDatabase } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
 import { errorCode, ledgerViolations, SOUND_LEDGER, walletsClient, type WalletsClient } from './wallets.fixtures.js';
+import type { Transaction } from './wallets.schemas.js';
 
 describeEachDialect('ledger under concurrency', (dialect) => {
   const current = useTestService(dialect);
@@ -126,6 +127,26 @@ describe.skipIf(inject('postgresAdminUrl') === '')('ledger across two service in
     const outcomes = transfers.map((response) => (response.statusCode === 201 ? 'ok' : errorCode(response)));
     expect(outcomes.filter((outcome) => outcome !== 'ok' && outcome !== 'idempotency_key_in_use')).toEqual([]);
     expect((await first.balance(left.id)) + (await first.balance(right.id))).toBe(100);
+    expect(await ledgerViolations(services[0]!.db, projectId)).toEqual(SOUND_LEDGER);
+  });
+
+  // The credit statement claims its key with a plain INSERT: of two twins racing on two processes,
+  // the second must wait for the first, fail on the key and replay its answer, never apply twice.
+  it('keyed credits sent to both instances at once: each key applied once, both twins answer with its transaction', async () => {
+    const [first, second] = clients as [WalletsClient, WalletsClient];
+    const wallet = await first.createWallet();
+    const responses = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        (i < 50 ? first : second).request('POST', `/v1/wallets/${wallet.id}/credits`, { amount: 3, idempotency_key: `twin-${i % 50}` }),
+      ),
+    );
+    expect(responses.map((response) => response.statusCode)).toEqual(Array(100).fill(201));
+    for (let twin = 0; twin < 50; twin += 1) {
+      const pair = [responses[twin], responses[twin + 50]].map((response) => response?.json<Transaction>().id);
+      expect(pair[0]).toBe(pair[1]);
+    }
+    expect(responses.filter((response) => response.headers['idempotent-replayed'] === 'true')).toHaveLength(50);
+    expect(await second.balance(wallet.id)).toBe(150);
     expect(await ledgerViolations(services[0]!.db, projectId)).toEqual(SOUND_LEDGER);
   });
 });

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteModule } from '../../http/app.js';
 import { requireSecretKey } from '../../http/principal.js';
-import type { LedgerService } from './ledger.service.js';
+import type { LedgerAnswer, LedgerService } from './ledger.service.js';
 import {
   BalanceSchema,
   CreateWalletBody,
@@ -26,12 +26,13 @@ const tags = ['wallets'];
 
 type WithParams = FastifyRequest<{ Params: { id: string } }>;
 
-/** Credit and debit keys are per project and wallet, and kept forever (CONTRACT.md section 1). */
-const perWalletLedgerKey = {
-  scope: (request: FastifyRequest) => (request.params as { id: string }).id,
-  retention: 'forever',
-  bodyKey: true,
-} as const;
+/**
+ * Ledger keys are kept forever and claimed by the ledger inside the movement's own transaction
+ * (docs/adr/0005-ledger-write-path.md); credit and debit keys are per project and wallet, transfer
+ * keys per project (CONTRACT.md section 1).
+ */
+const ledgerKey = { retention: 'forever', bodyKey: true, claim: 'transaction' } as const;
+const perWalletLedgerKey = { ...ledgerKey, scope: (request: FastifyRequest) => (request.params as { id: string }).id } as const;
 
 /**
  * HTTP only: schemas in, the service, schemas out. Ledger responses are sent as the exact JSON text
@@ -129,12 +130,12 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
         async (request: WithParams, reply) => {
           const projectId = requireSecretKey(request).projectId;
           const body = request.body as MovementBody;
-          const options = { idempotency: request.idempotency };
-          const transaction =
+          const options = { idempotency: request.idempotencyClaim };
+          const answer =
             action === 'credits'
               ? await ledger.credit(projectId, request.params.id, body, options)
               : await ledger.debit(projectId, request.params.id, body, options);
-          return sendStored(request, reply, transaction);
+          return sendAnswer(reply, answer);
         },
       );
     }
@@ -159,14 +160,14 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
     app.post(
       '/v1/wallets/transfer',
       {
-        config: { credential: 'secret', idempotency: { retention: 'forever', bodyKey: true } },
+        config: { credential: 'secret', idempotency: ledgerKey },
         schema: { tags, security, summary: 'Move credits between two wallets', body: TransferBody, response: { 201: TransferSchema } },
       },
       async (request, reply) => {
-        const transfer = await ledger.transfer(requireSecretKey(request).projectId, request.body as TransferBody, {
-          idempotency: request.idempotency,
+        const answer = await ledger.transfer(requireSecretKey(request).projectId, request.body as TransferBody, {
+          idempotency: request.idempotencyClaim,
         });
-        return sendStored(request, reply, transfer);
+        return sendAnswer(reply, answer);
       },
     );
 
@@ -188,10 +189,11 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
 }
 
 /**
- * Sends a ledger response that is already stored with its idempotency key (in the operation's
- * own transaction) and marks the key settled so the generic hook does not store it again.
+ * Sends a ledger answer as the exact JSON text stored with its idempotency key (`JSON.stringify`
+ * of the same object), so a replay is byte for byte the original.
  */
-function sendStored(request: FastifyRequest, reply: FastifyReply, body: object): FastifyReply {
-  if (request.idempotency !== undefined) request.idempotency.settled = true;
-  return reply.code(201).type('application/json; charset=utf-8').send(JSON.stringify(body));
+function sendAnswer(reply: FastifyReply, answer: LedgerAnswer<object>): FastifyReply {
+  const json = 'application/json; charset=utf-8';
+  if (answer.replayed) return reply.code(answer.stored.status).header('Idempotent-Replayed', 'true').type(json).send(answer.stored.body);
+  return reply.code(201).type(json).send(JSON.stringify(answer.value));
 }

@@ -145,7 +145,11 @@ describeEachDialect('wallets', (dialect) => {
       const created: Wallet[] = [];
       for (let i = 0; i < 5; i += 1) created.push(await client.createWallet({ user_id: userId }));
       await client.createWallet();
-      const newestFirst = created.map((wallet) => wallet.id).reverse();
+      // Newest first, and among wallets created in the same millisecond by id, descending: the
+      // list's documented order (a regression test for this test assuming creation order).
+      const newestFirst = [...created]
+        .sort((a, b) => (a.created_at === b.created_at ? (a.id < b.id ? 1 : -1) : a.created_at < b.created_at ? 1 : -1))
+        .map((wallet) => wallet.id);
 
       const all = expectStatus<WalletList>(await client.request('GET', `/v1/wallets?user_id=${userId}`), 200);
       expect(schemaErrors(WalletListSchema, all)).toEqual([]);

@@ -3,7 +3,8 @@ import type { WebhookAttemptKind } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import { addMilliseconds, type Clock, isoTime } from '../../shared/clock.js';
 import type { OutboundHttp } from '../../shared/outbound-http.js';
-import { eventEnvelopeJson, findEventsForDelivery } from '../events/event-log.service.js';
+import { eventEnvelopeJson, type EventRow, findEventsForDelivery } from '../events/event-log.service.js';
+import type { AttemptResult, DeliveryMetrics } from './webhooks.metrics.js';
 import { signatureHeaders } from './webhooks.signing.js';
 import * as store from './webhooks.store.js';
 
@@ -13,6 +14,8 @@ export interface DeliveryTarget {
   readonly projectId: string;
   readonly endpointId: string;
   readonly eventId: string;
+  /** When the event was committed (its `created_at`), for the delivery-lag metric. */
+  readonly eventCreatedAt: string;
   readonly url: string;
   /** Live secrets, newest first. */
   readonly secrets: readonly string[];
@@ -21,6 +24,7 @@ export interface DeliveryTarget {
 
 export interface AttemptOutcome {
   readonly succeeded: boolean;
+  readonly result: AttemptResult;
   readonly sentAt: string;
   readonly statusCode: number | null;
   readonly latencyMs: number;
@@ -36,6 +40,7 @@ export interface DeliveryDependencies {
   readonly outbound: OutboundHttp;
   /** `WEBHOOK_RETRY_SCHEDULE`, in seconds. */
   readonly retryScheduleSeconds: readonly number[];
+  readonly metrics: DeliveryMetrics;
 }
 
 /**
@@ -47,23 +52,40 @@ export async function loadDeliveryTargets(db: Db, deliveryIds: readonly string[]
   const events = new Map(
     (await findEventsForDelivery(db, [...new Set(rows.map((row) => row.event_id))])).map((event) => [event.id, event]),
   );
-  const nowIso = isoTime(now);
   const targets: DeliveryTarget[] = [];
   for (const row of rows) {
     const event = events.get(row.event_id);
     if (event === undefined) continue;
-    const previousLive = row.previous_secret !== null && row.previous_secret_expires_at !== null && row.previous_secret_expires_at > nowIso;
-    targets.push({
-      deliveryId: row.id,
-      projectId: row.project_id,
-      endpointId: row.endpoint_id,
-      eventId: row.event_id,
-      url: row.url,
-      secrets: previousLive && row.previous_secret !== null ? [row.secret, row.previous_secret] : [row.secret],
-      body: eventEnvelopeJson(event),
-    });
+    targets.push(deliveryTarget({ deliveryId: row.id, endpoint: { ...row, id: row.endpoint_id }, event, now }));
   }
   return targets;
+}
+
+/** The endpoint columns a delivery target is built from. */
+export type TargetEndpoint = Pick<store.EndpointRow, 'id' | 'url' | 'secret' | 'previous_secret' | 'previous_secret_expires_at'>;
+
+/** What sending one delivery needs, from its endpoint and event rows. The previous secret of a rotation signs until it expires. */
+export function deliveryTarget(input: {
+  readonly deliveryId: string;
+  readonly endpoint: TargetEndpoint;
+  readonly event: EventRow;
+  readonly now: Date;
+}): DeliveryTarget {
+  const { endpoint, event } = input;
+  const previousLive =
+    endpoint.previous_secret !== null &&
+    endpoint.previous_secret_expires_at !== null &&
+    endpoint.previous_secret_expires_at > isoTime(input.now);
+  return {
+    deliveryId: input.deliveryId,
+    projectId: event.project_id,
+    endpointId: endpoint.id,
+    eventId: event.id,
+    eventCreatedAt: event.created_at,
+    url: endpoint.url,
+    secrets: previousLive && endpoint.previous_secret !== null ? [endpoint.secret, endpoint.previous_secret] : [endpoint.secret],
+    body: eventEnvelopeJson(event),
+  };
 }
 
 /** Signs and sends one attempt, then records it. Never throws for what the receiver does. */
@@ -72,13 +94,19 @@ export async function attemptDelivery(
   target: DeliveryTarget,
   options: { readonly kind: WebhookAttemptKind; readonly leaseId: string | null },
 ): Promise<AttemptOutcome> {
-  const outcome = await sendAttempt(deps, target);
+  const outcome = await sendAttempt(deps, target, options.kind);
   await recordAttempts(deps, [{ target, outcome, ...options }]);
   return outcome;
 }
 
 /** Signs (with the time of sending) and sends one attempt; never throws for what the receiver does. */
-export async function sendAttempt(deps: DeliveryDependencies, target: DeliveryTarget): Promise<AttemptOutcome> {
+export async function sendAttempt(deps: DeliveryDependencies, target: DeliveryTarget, kind: WebhookAttemptKind): Promise<AttemptOutcome> {
+  const outcome = await exchange(deps, target);
+  deps.metrics.attempted(kind, outcome.result, outcome.latencyMs);
+  return outcome;
+}
+
+async function exchange(deps: DeliveryDependencies, target: DeliveryTarget): Promise<AttemptOutcome> {
   const now = deps.clock.now();
   const headers = signatureHeaders({
     eventId: target.eventId,
@@ -96,6 +124,7 @@ export async function sendAttempt(deps: DeliveryDependencies, target: DeliveryTa
   if (result.kind === 'failure') {
     return {
       succeeded: false,
+      result: result.reason,
       sentAt,
       statusCode: null,
       latencyMs: result.latencyMs,
@@ -109,6 +138,7 @@ export async function sendAttempt(deps: DeliveryDependencies, target: DeliveryTa
   const retryAfter = result.status === 429 || result.status === 503 ? parseRetryAfter(result.headers['retry-after'], now) : null;
   return {
     succeeded,
+    result: succeeded ? 'succeeded' : redirect ? 'redirect' : 'http_error',
     sentAt,
     statusCode: result.status,
     latencyMs: result.latencyMs,
@@ -140,7 +170,7 @@ export async function recordAttempts(deps: DeliveryDependencies, records: readon
   if (records.length === 0) return;
   const now = deps.clock.now();
   const nowIso = isoTime(now);
-  await inTransaction(deps.db, async (trx) => {
+  const finished = await inTransaction(deps.db, async (trx) => {
     const ids = [...new Set(records.map((record) => record.target.deliveryId))];
     // Locked in id order (PostgreSQL), so two recorders never wait for each other in a cycle.
     const original = await store.findDeliveriesByIds(trx, ids, deps.db.dialect === 'postgres');
@@ -200,7 +230,21 @@ export async function recordAttempts(deps: DeliveryDependencies, records: readon
       groups.set(key, group);
     }
     for (const { ids: groupIds, change } of groups.values()) await store.updateDeliveries(trx, groupIds, change);
+    return original.flatMap((before) => {
+      const after = rows.get(before.id);
+      return after !== undefined && after.status !== before.status && after.status !== 'pending' ? [after] : [];
+    });
   });
+  // Counted once committed (the transaction may have run more than once).
+  const byDelivery = new Map(records.map((record) => [record.target.deliveryId, record]));
+  for (const row of finished) {
+    deps.metrics.finished(row.status === 'succeeded' ? 'succeeded' : 'failed');
+    const record = byDelivery.get(row.id);
+    if (row.status === 'succeeded' && record !== undefined && record.kind === 'scheduled') {
+      const endMs = Date.parse(record.outcome.sentAt) + record.outcome.latencyMs;
+      deps.metrics.delivered(endMs - Date.parse(record.target.eventCreatedAt));
+    }
+  }
 }
 
 /**

@@ -1,15 +1,18 @@
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
 import type { RouteModule } from '../../http/app.js';
 import type { PeriodicJob } from '../../jobs/scheduler.js';
 import type { Clock } from '../../shared/clock.js';
-import { type DnsLookup, OutboundHttp } from '../../shared/outbound-http.js';
-import { EventLogService } from '../events/event-log.service.js';
+import { type DnsLookup, OUTBOUND_TIMEOUT_MS, OutboundHttp } from '../../shared/outbound-http.js';
+import { countUndispatchedEvents, EventLogService } from '../events/event-log.service.js';
 import { eventsRoutes } from '../events/events.routes.js';
+import { createDeliveryMetrics, noDeliveryMetrics } from './webhooks.metrics.js';
 import { eventRetentionJob } from './webhooks.retention.job.js';
 import { webhooksRoutes } from './webhooks.routes.js';
 import { WebhooksService } from './webhooks.service.js';
+import { countPendingDeliveries } from './webhooks.store.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from './webhooks.worker.js';
 
 /** Seams for tests and benchmarks; production uses the defaults. */
@@ -19,7 +22,10 @@ export interface WebhooksOptions {
   /** The request timeout of a delivery attempt (default 10 s, the contract's). */
   readonly timeoutMs?: number;
   readonly worker?: Partial<
-    Pick<DeliveryWorkerOptions, 'concurrencyMax' | 'endpointInFlightMax' | 'leaseMs' | 'pollIntervalMs' | 'dispatchBatchSize'>
+    Pick<
+      DeliveryWorkerOptions,
+      'concurrencyMax' | 'endpointInFlightMax' | 'endpointQueuedMax' | 'leaseMs' | 'pollIntervalMs' | 'dispatchBatchSize'
+    >
   >;
 }
 
@@ -35,19 +41,44 @@ export interface Webhooks {
 }
 
 export function createWebhooks(
-  deps: { readonly db: Db; readonly config: Config; readonly clock: Clock; readonly logger: Logger },
+  deps: {
+    readonly db: Db;
+    readonly config: Config;
+    readonly clock: Clock;
+    readonly logger: Logger;
+    /** Where the delivery metrics go (the registry of `GET /metrics`); none: not measured. */
+    readonly metricsRegistry?: Registry;
+  },
   options: WebhooksOptions = {},
 ): Webhooks {
   const { db, config, clock, logger } = deps;
+  const attemptTimeoutMs = options.timeoutMs ?? OUTBOUND_TIMEOUT_MS;
   const outbound = new OutboundHttp({
     allowPrivate: config.webhookAllowPrivate,
     ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
-    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    timeoutMs: attemptTimeoutMs,
   });
   const retryScheduleSeconds = config.webhookRetryScheduleSeconds;
-  const service = new WebhooksService({ db, clock, outbound, retryScheduleSeconds });
+  const metrics =
+    deps.metricsRegistry === undefined
+      ? noDeliveryMetrics
+      : createDeliveryMetrics(deps.metricsRegistry, {
+          countPending: () => countPendingDeliveries(db.kysely),
+          countUndispatched: () => countUndispatchedEvents(db),
+        });
+  const service = new WebhooksService({ db, clock, outbound, retryScheduleSeconds, metrics });
   const events = new EventLogService({ db });
-  const worker = new DeliveryWorker({ db, clock, outbound, retryScheduleSeconds, logger, ...options.worker });
+  const worker = new DeliveryWorker({
+    db,
+    clock,
+    outbound,
+    retryScheduleSeconds,
+    metrics,
+    logger,
+    attemptTimeoutMs,
+    leaseMs: config.webhookLeaseSeconds * 1000,
+    ...options.worker,
+  });
   return {
     service,
     events,

@@ -6,7 +6,7 @@ import { newId } from '../../shared/ids.js';
 import type { OutboundHttp } from '../../shared/outbound-http.js';
 import { isEventType, markEventsDispatched } from '../events/event-log.service.js';
 import { recordEvent } from '../events/events.service.js';
-import { attemptDelivery, loadDeliveryTargets } from './webhooks.delivery.js';
+import { attemptDelivery, type DeliveryDependencies, loadDeliveryTargets } from './webhooks.delivery.js';
 import type { CreateEndpointBody, ListDeliveriesQuery, PageQuery, UpdateEndpointBody } from './webhooks.schemas.js';
 import { generateWebhookSecret } from './webhooks.signing.js';
 import * as store from './webhooks.store.js';
@@ -62,25 +62,21 @@ export interface ListOf<T> {
   readonly has_more: boolean;
 }
 
-export interface WebhooksServiceOptions {
-  readonly db: Db;
-  readonly clock: Clock;
-  readonly outbound: OutboundHttp;
-  readonly retryScheduleSeconds: readonly number[];
-}
+export type WebhooksServiceOptions = DeliveryDependencies;
 
 /** The endpoints API and the delivery log (CONTRACT.md section 4, "Webhooks and events"). */
 export class WebhooksService {
   readonly #db: Db;
   readonly #clock: Clock;
   readonly #outbound: OutboundHttp;
-  readonly #retryScheduleSeconds: readonly number[];
+  /** What a manual attempt needs (the same as the worker's). */
+  readonly #delivery: DeliveryDependencies;
 
   constructor(options: WebhooksServiceOptions) {
     this.#db = options.db;
     this.#clock = options.clock;
     this.#outbound = options.outbound;
-    this.#retryScheduleSeconds = options.retryScheduleSeconds;
+    this.#delivery = options;
   }
 
   async createEndpoint(projectId: string, input: CreateEndpointBody): Promise<WebhookEndpointWithSecret> {
@@ -181,7 +177,7 @@ export class WebhooksService {
         status: 'pending',
         attempt_count: 0,
         scheduled_attempt_count: 0,
-        next_attempt_at: isoTime(addMilliseconds(new Date(now), (this.#retryScheduleSeconds[0] ?? 0) * 1000)),
+        next_attempt_at: isoTime(addMilliseconds(new Date(now), (this.#delivery.retryScheduleSeconds[0] ?? 0) * 1000)),
         lease_id: null,
         leased_until: null,
         last_attempt_at: null,
@@ -227,11 +223,7 @@ export class WebhooksService {
     if (row === undefined) throw deliveryMissing(deliveryId);
     const [target] = await loadDeliveryTargets(this.#db, [row.id], this.#clock.now());
     if (target === undefined) throw deliveryMissing(deliveryId);
-    await attemptDelivery(
-      { db: this.#db, clock: this.#clock, outbound: this.#outbound, retryScheduleSeconds: this.#retryScheduleSeconds },
-      target,
-      { kind: 'manual', leaseId: null },
-    );
+    await attemptDelivery(this.#delivery, target, { kind: 'manual', leaseId: null });
     return this.getDelivery(projectId, endpointId, deliveryId);
   }
 

@@ -77,15 +77,18 @@ export async function deleteEndpoint(db: Executor, projectId: string, endpointId
   return result.numDeletedRows > 0n;
 }
 
-/** The enabled endpoints of these projects, for the fan-out (which serves every project at once). */
+/**
+ * The enabled endpoints of these projects, for the fan-out (which serves every project at once),
+ * with what sending to them needs.
+ */
 export async function findEnabledEndpoints(
   db: Executor,
   projectIds: readonly string[],
-): Promise<Pick<EndpointRow, 'id' | 'project_id' | 'events'>[]> {
+): Promise<Pick<EndpointRow, 'id' | 'project_id' | 'events' | 'url' | 'secret' | 'previous_secret' | 'previous_secret_expires_at'>[]> {
   if (projectIds.length === 0) return [];
   return db
     .selectFrom('webhook_endpoints')
-    .select(['id', 'project_id', 'events'])
+    .select(['id', 'project_id', 'events', 'url', 'secret', 'previous_secret', 'previous_secret_expires_at'])
     .where('project_id', 'in', projectIds)
     .where('enabled', '=', 1)
     .execute();
@@ -93,15 +96,22 @@ export async function findEnabledEndpoints(
 
 // ---- Deliveries ------------------------------------------------------------------------------
 
-/** Inserts deliveries; one that exists for its (event, endpoint) already is left as it is. */
-export async function insertDeliveries(db: Executor, rows: readonly DeliveryRow[]): Promise<void> {
+/**
+ * Inserts deliveries; one that exists for its (event, endpoint) already is left as it is. Returns
+ * the ids of the rows inserted.
+ */
+export async function insertDeliveries(db: Executor, rows: readonly DeliveryRow[]): Promise<Set<string>> {
+  const inserted = new Set<string>();
   for (let start = 0; start < rows.length; start += INSERT_ROWS_MAX) {
-    await db
+    const returned = await db
       .insertInto('webhook_deliveries')
       .values(rows.slice(start, start + INSERT_ROWS_MAX))
       .onConflict((conflict) => conflict.columns(['event_id', 'endpoint_id']).doNothing())
+      .returning('id')
       .execute();
+    for (const row of returned) inserted.add(row.id);
   }
+  return inserted;
 }
 
 export async function findDelivery(
@@ -179,27 +189,55 @@ export async function updateDeliveries(db: Executor, deliveryIds: readonly strin
  * Pending deliveries due at `now` whose lease is free or has expired, of enabled endpoints, oldest
  * due first. Across projects: this is the worker's queue. With `skipLocked` (PostgreSQL, inside the
  * claiming transaction) rows another worker is claiming at this moment are passed over.
+ *
+ * One table in the outer query, ordered like the partial index on pending rows: even with stale
+ * statistics (a burst into a new database) the planner walks that index and stops at `limit`. A
+ * join to the endpoints there made it sort the whole backlog on every claim instead.
  */
 export async function findDueDeliveries(
   db: Executor,
   options: { readonly now: string; readonly limit: number; readonly excludedEndpointIds: readonly string[]; readonly skipLocked: boolean },
 ): Promise<Pick<DeliveryRow, 'id' | 'endpoint_id'>[]> {
   let query = db
-    .selectFrom('webhook_deliveries as d')
-    .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-    .select(['d.id', 'd.endpoint_id'])
-    .where('d.status', '=', 'pending')
-    .where('d.next_attempt_at', '<=', options.now)
-    .where((eb) => eb.or([eb('d.leased_until', 'is', null), eb('d.leased_until', '<=', options.now)]))
-    .where('e.enabled', '=', 1);
-  if (options.excludedEndpointIds.length > 0) query = query.where('d.endpoint_id', 'not in', options.excludedEndpointIds);
-  query = query.orderBy('d.next_attempt_at').limit(options.limit);
-  return (options.skipLocked ? query.forUpdate('d').skipLocked() : query).execute();
+    .selectFrom('webhook_deliveries')
+    .select(['id', 'endpoint_id'])
+    .where('status', '=', 'pending')
+    .where('next_attempt_at', '<=', options.now)
+    .where((eb) => eb.or([eb('leased_until', 'is', null), eb('leased_until', '<=', options.now)]))
+    .where('endpoint_id', 'not in', (eb) => eb.selectFrom('webhook_endpoints').select('id').where('enabled', '=', 0));
+  if (options.excludedEndpointIds.length > 0) query = query.where('endpoint_id', 'not in', options.excludedEndpointIds);
+  query = query.orderBy('next_attempt_at').limit(options.limit);
+  return (options.skipLocked ? query.forUpdate().skipLocked() : query).execute();
 }
 
 export async function leaseDeliveries(db: Executor, deliveryIds: readonly string[], leaseId: string, leasedUntil: string): Promise<void> {
   if (deliveryIds.length === 0) return;
   await db.updateTable('webhook_deliveries').set({ lease_id: leaseId, leased_until: leasedUntil }).where('id', 'in', deliveryIds).execute();
+}
+
+/**
+ * Gives back leases a worker took but will not use (it is stopping, or too little of the lease is
+ * left to send safely), so the deliveries can be claimed again at once instead of after expiry.
+ * Only rows still held under that lease change.
+ */
+export async function releaseLeases(db: Executor, deliveryIds: readonly string[], leaseId: string): Promise<void> {
+  if (deliveryIds.length === 0) return;
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ lease_id: null, leased_until: null })
+    .where('id', 'in', deliveryIds)
+    .where('lease_id', '=', leaseId)
+    .execute();
+}
+
+/** Pending deliveries across the database, for the metrics gauge (the partial index on pending rows serves it). */
+export async function countPendingDeliveries(db: Executor): Promise<number> {
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.countAll<number | string>().as('count'))
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return Number(row?.count ?? 0);
 }
 
 /** What sending needs: the delivery, its endpoint's URL and secrets. By id, across projects. */

@@ -1,14 +1,16 @@
+import { performance } from 'node:perf_hooks';
 import { setImmediate as yieldToIo, setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/database.js';
 import { inTransaction } from '../../db/transaction.js';
 import { addMilliseconds, isoTime } from '../../shared/clock.js';
 import { newId, randomBase62 } from '../../shared/ids.js';
-import { findUndispatchedEvents, markEventsDispatched } from '../events/event-log.service.js';
+import { findUndispatchedEvents, hasUndispatchedEvents, markEventsDispatched } from '../events/event-log.service.js';
 import {
   type AttemptRecord,
   type DeliveryDependencies,
   type DeliveryTarget,
+  deliveryTarget,
   loadDeliveryTargets,
   recordAttempts,
   sendAttempt,
@@ -17,9 +19,7 @@ import * as store from './webhooks.store.js';
 
 /**
  * The delivery worker (CONTRACT.md section 6). It runs in `svc serve` beside the API and alone in
- * `svc worker`; any number of them may share one PostgreSQL database.
- *
- * Each pass does two things:
+ * `svc worker`; any number of them may share one PostgreSQL database. Two loops run side by side:
  *
  * 1. **Fan-out.** Events reach the outbox in the transaction of the change they report, with
  *    `dispatched_at` null. The worker takes a batch of them (PostgreSQL: `FOR UPDATE SKIP LOCKED`,
@@ -28,17 +28,25 @@ import * as store from './webhooks.store.js';
  *    transaction. A crash before the commit leaves the events undispatched for the next pass; a
  *    unique index on (event, endpoint) makes a repeated fan-out harmless. So an event that
  *    committed always gets its deliveries, and the write path of events pays nothing for it.
+ *    Deliveries due at once are created already leased to this worker, as far as it has room,
+ *    and sent as soon as the transaction commits: the first attempt needs no claim of its own.
  *
- * 2. **Attempts.** The worker claims due pending deliveries by writing a lease (a random id and an
- *    expiry, `LEASE_MS`) on them in a short transaction (again `SKIP LOCKED` on PostgreSQL), then
- *    sends each one outside any transaction and records the result under that lease. A worker that
- *    dies leaves leases that expire, and the deliveries are claimed again: none is lost, and while a
- *    lease is alive no other worker sends that attempt. The lease outlives the 10-s request timeout
- *    by far, so a live worker always records before its lease ends.
+ * 2. **Claims.** The other due deliveries (retries, and first attempts the fan-out had no room
+ *    for or that a dead worker left) are claimed by writing a lease (a random id and an expiry,
+ *    `WEBHOOK_LEASE_SECONDS`) on them in a short transaction (again `SKIP LOCKED` on PostgreSQL).
  *
- * Bounds: at most `concurrencyMax` attempts in flight per worker (sending or being recorded), and
- * at most `endpointInFlightMax` requests open per endpoint, so a slow or dead endpoint holds a few
- * slots and the others keep flowing; claims pass over endpoints that are at their limit.
+ * Either way an attempt is sent outside any transaction and recorded under its lease. A worker
+ * that dies leaves leases that expire, and the deliveries are claimed again: none is lost, and
+ * while a lease is alive no other worker sends that attempt. An attempt is sent only while its
+ * lease outlives the request timeout with time to record it; one that waited too long for a free
+ * request slot is given back unsent instead.
+ *
+ * Bounds, per worker: at most `concurrencyMax` attempts held (leased and not yet recorded); per
+ * endpoint, at most `endpointInFlightMax` requests open and `endpointQueuedMax` attempts held and
+ * not yet answered. An endpoint that answers slowly or not at all (a request open longer than
+ * `SLOW_REQUEST_MS`, or its last attempt ended in a timeout or a network failure) may hold no
+ * more than its open requests; what it held beyond that is given back, and claims pass over it.
+ * So a slow or dead endpoint holds a few slots and the others keep flowing.
  *
  * Results are recorded in batches: the attempts that finish while one batch is being written go
  * into the next, so a commit (an fsync) serves many attempts instead of one each.
@@ -46,8 +54,11 @@ import * as store from './webhooks.store.js';
 
 export interface DeliveryWorkerOptions extends DeliveryDependencies {
   readonly logger: Logger;
+  /** The request timeout of one attempt; an attempt is sent only while its lease outlives it. */
+  readonly attemptTimeoutMs: number;
   readonly concurrencyMax?: number;
   readonly endpointInFlightMax?: number;
+  readonly endpointQueuedMax?: number;
   readonly leaseMs?: number;
   /** How long an idle worker waits before looking for work again. */
   readonly pollIntervalMs?: number;
@@ -58,42 +69,104 @@ export interface DeliveryWorkerOptions extends DeliveryDependencies {
 export interface TickReport {
   /** Events fanned out. */
   readonly dispatched: number;
-  /** Attempts started. */
+  /** Attempts taken on (leased at fan-out or claimed); each is sent once its endpoint has a free request slot. */
   readonly started: number;
 }
 
+/** Totals since the worker was made, for the log line at stop. */
+export interface WorkerTotals {
+  /** Attempts leased, at fan-out or by a claim. */
+  readonly leased: number;
+  readonly sent: number;
+  /** Leased but given back unsent (stopping, a slow endpoint, or too little of the lease left). */
+  readonly released: number;
+}
+
 export const LEASE_MS = 60_000;
-const CONCURRENCY_MAX = 128;
+/** Attempts leased and not yet recorded, per worker: its whole budget of work in hand. */
+const CONCURRENCY_MAX = 1024;
+/** Requests open at once to one endpoint. */
 const ENDPOINT_IN_FLIGHT_MAX = 32;
+/**
+ * Attempts leased for one healthy endpoint and not yet answered (open, or waiting for a request
+ * slot): by default the whole budget, so one fast endpoint can use all of it.
+ */
+const ENDPOINT_QUEUED_MAX = CONCURRENCY_MAX;
+/** A request open longer than this marks its endpoint as slow. */
+const SLOW_REQUEST_MS = 1000;
+/** Deliveries leased per claiming transaction at the most. */
+const CLAIM_BATCH_MAX = 512;
 /** Attempts recorded per transaction at the most. */
 const RECORD_BATCH_MAX = 500;
 const POLL_INTERVAL_MS = 100;
-const DISPATCH_BATCH_SIZE = 200;
-/** Candidates read per claim, as a multiple of the free slots, so per-endpoint limits can be honoured. */
-const CLAIM_CANDIDATES_FACTOR = 4;
+/** Events fanned out per transaction at the most... */
+const DISPATCH_BATCH_SIZE = 1000;
+/** ...and deliveries created per transaction at the most (an event with many endpoints fills it sooner). */
+const FAN_OUT_DELIVERIES_MAX = 5000;
+/** What must be left of a lease after the request timeout for an attempt to be sent: time to record it. */
+const LEASE_RECORD_MARGIN_MS = 2_000;
 const ERROR_BACKOFF_MS = 1000;
+
+/** An attempt this worker holds the lease of. */
+interface Lease {
+  readonly target: DeliveryTarget;
+  readonly leaseId: string;
+  readonly leasedUntilMs: number;
+}
+
+/** One endpoint's share of the worker. */
+interface EndpointSlots {
+  /** Leased and not yet answered: waiting or open. */
+  queued: number;
+  /** When each open request started (performance.now()), oldest first. */
+  readonly openSinceMs: number[];
+  /** Leased, waiting for a free request slot, oldest first. */
+  readonly waiting: Lease[];
+  /** The last answer was a timeout or a network failure. */
+  failing: boolean;
+}
 
 export class DeliveryWorker {
   readonly #deps: DeliveryDependencies;
   readonly #logger: Logger;
+  readonly #attemptTimeoutMs: number;
   readonly #concurrencyMax: number;
   readonly #endpointInFlightMax: number;
+  readonly #endpointQueuedMax: number;
   readonly #leaseMs: number;
   readonly #pollIntervalMs: number;
   readonly #dispatchBatchSize: number;
-  readonly #inFlight = new Set<Promise<void>>();
-  readonly #inFlightByEndpoint = new Map<string, number>();
+  readonly #endpoints = new Map<string, EndpointSlots>();
+  /** Attempts leased and not yet settled (recorded or given back). */
+  #held = 0;
+  /** Room set aside by a fan-out or claim in progress (the two loops run side by side). */
+  #reserved = 0;
+  #idleWaiters: (() => void)[] = [];
   readonly #unrecorded: { record: AttemptRecord; settle: (error?: Error) => void }[] = [];
   #recording: Promise<void> | undefined;
-  #loop: Promise<void> | undefined;
+  readonly #unsent: Lease[] = [];
+  #releasing: Promise<void> | undefined;
+  #loops: Promise<void> | undefined;
   #stopping = false;
-  #wake: AbortController = new AbortController();
+  /** The claiming loop's wait, cut short when room is freed, new deliveries exist, or stopping. */
+  readonly #claimPause = new Pause();
+  readonly #fanOutPause = new Pause();
+  #totals = { leased: 0, sent: 0, released: 0 };
+  #claimFoundWork = false;
 
   constructor(options: DeliveryWorkerOptions) {
-    this.#deps = { db: options.db, clock: options.clock, outbound: options.outbound, retryScheduleSeconds: options.retryScheduleSeconds };
+    this.#deps = {
+      db: options.db,
+      clock: options.clock,
+      outbound: options.outbound,
+      retryScheduleSeconds: options.retryScheduleSeconds,
+      metrics: options.metrics,
+    };
     this.#logger = options.logger;
+    this.#attemptTimeoutMs = options.attemptTimeoutMs;
     this.#concurrencyMax = options.concurrencyMax ?? CONCURRENCY_MAX;
     this.#endpointInFlightMax = options.endpointInFlightMax ?? ENDPOINT_IN_FLIGHT_MAX;
+    this.#endpointQueuedMax = Math.max(this.#endpointInFlightMax, options.endpointQueuedMax ?? ENDPOINT_QUEUED_MAX);
     this.#leaseMs = options.leaseMs ?? LEASE_MS;
     this.#pollIntervalMs = options.pollIntervalMs ?? POLL_INTERVAL_MS;
     this.#dispatchBatchSize = options.dispatchBatchSize ?? DISPATCH_BATCH_SIZE;
@@ -103,41 +176,50 @@ export class DeliveryWorker {
     return this.#deps.db;
   }
 
-  /** Starts the background loop; `stop` ends it. */
-  start(): void {
-    if (this.#loop !== undefined) return;
-    this.#stopping = false;
-    this.#loop = this.#run();
+  get totals(): WorkerTotals {
+    return { ...this.#totals };
   }
 
-  /** Stops claiming work and waits for the attempts in flight (each bounded by the request timeout). */
+  /** Starts the background loops (fan-out, and claims); `stop` ends them. */
+  start(): void {
+    if (this.#loops !== undefined) return;
+    this.#stopping = false;
+    this.#loops = Promise.all([this.#fanOutLoop(), this.#claimLoop()]).then(() => undefined);
+  }
+
+  /**
+   * Stops taking on work, gives back the leases of attempts not yet sent, and waits for the attempts
+   * in flight (each bounded by the request timeout) to be recorded.
+   */
   async stop(): Promise<void> {
     this.#stopping = true;
-    this.#wake.abort();
-    await this.#loop;
-    this.#loop = undefined;
+    this.#claimPause.wake();
+    this.#fanOutPause.wake();
+    await this.#loops;
+    this.#loops = undefined;
+    for (const slots of this.#endpoints.values()) this.#giveBackWaiting(slots, 0);
     await this.idle();
   }
 
-  /** One pass: fan out a batch of events, then claim and start as many due attempts as there are free slots. */
+  /** One pass: fan out a batch of events, then claim as many due attempts as there is room for. */
   async tick(): Promise<TickReport> {
     let dispatched = 0;
+    let leased = 0;
     try {
-      dispatched = await this.#dispatch();
+      ({ dispatched, leased } = await this.#dispatch());
     } catch (error) {
       // A failed fan-out (say, an endpoint deleted mid-batch) rolls back whole and runs again next
       // pass; the attempts already due are not held up by it.
       this.#logger.error({ err: error }, 'webhook worker: fan-out failed; retrying next pass');
     }
-    const started = await this.#claimAndStart();
-    return { dispatched, started };
+    const claimed = await this.#claim();
+    return { dispatched, started: leased + claimed };
   }
 
-  /** Resolves when no attempt started by this worker is in flight. */
+  /** Resolves when no attempt leased by this worker is unsettled (sent and recorded, or given back). */
   async idle(): Promise<void> {
-    for (let round = 0; this.#inFlight.size > 0 && round < 1000; round += 1) {
-      await Promise.allSettled([...this.#inFlight]);
-    }
+    if (this.#held === 0) return;
+    await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
   }
 
   /** Passes until nothing is due now (tests and tools; the service uses `start`). Bounded by `passesMax`. */
@@ -150,51 +232,99 @@ export class DeliveryWorker {
     }
   }
 
-  async #run(): Promise<void> {
+  /** Fans events out while there are any, else looks again every poll interval. */
+  async #fanOutLoop(): Promise<void> {
+    while (!this.#stopping) {
+      let waitMs = this.#pollIntervalMs;
+      this.#fanOutPause.begin();
+      try {
+        const { more } = await this.#dispatch();
+        if (more) waitMs = 0;
+      } catch (error) {
+        // A failed fan-out (say, an endpoint deleted mid-batch) rolls back whole and runs again.
+        this.#logger.error({ err: error }, 'webhook worker: fan-out failed; retrying');
+        waitMs = ERROR_BACKOFF_MS;
+      }
+      if (!this.#stopping) await this.#fanOutPause.wait(waitMs);
+    }
+  }
+
+  /** Claims due attempts while it finds some and has room, else waits for a poll, freed room or new deliveries. */
+  async #claimLoop(): Promise<void> {
     while (!this.#stopping) {
       let waitMs = this.#pollIntervalMs;
       // Responses that have already arrived are handled (and free their slots) before claiming.
       await yieldToIo();
+      this.#claimPause.begin();
       try {
-        const report = await this.tick();
-        // A full batch means more events are waiting: go on at once.
-        if (report.dispatched >= this.#dispatchBatchSize) waitMs = 0;
+        const claimed = await this.#claim();
+        if (claimed > 0 && this.#held < this.#concurrencyMax) waitMs = 0;
       } catch (error) {
-        this.#logger.error({ err: error }, 'webhook worker: pass failed; retrying');
+        this.#logger.error({ err: error }, 'webhook worker: claiming failed; retrying');
         waitMs = ERROR_BACKOFF_MS;
       }
-      if (this.#stopping) break;
-      if (waitMs > 0) {
-        // Woken early when an attempt finishes (a slot is free) or when stopping.
-        await sleep(waitMs, undefined, { signal: this.#wake.signal }).catch(() => undefined);
-        if (this.#wake.signal.aborted && !this.#stopping) this.#wake = new AbortController();
-      }
+      if (!this.#stopping) await this.#claimPause.wait(waitMs);
     }
   }
 
-  async #dispatch(): Promise<number> {
+  /**
+   * Fans out one batch of events and leases the deliveries due now that there is room for. `more`
+   * when events were left for the next batch.
+   */
+  async #dispatch(): Promise<{ dispatched: number; leased: number; more: boolean }> {
     const db = this.#db;
+    // A worker with no room leaves the events in the outbox (to another worker, or until it has
+    // room): fanned out now, their deliveries would only wait, and need a claim of their own later.
+    const roomNow = this.#freeRoom();
+    if (roomNow < this.#batchRoomMin || this.#stopping) return { dispatched: 0, leased: 0, more: false };
     // A read first, outside any transaction: an idle worker takes no write lock (SQLite).
-    const waiting = await findUndispatchedEvents(db.kysely, { limit: 1, skipLocked: false });
-    if (waiting.length === 0) return 0;
-    return inTransaction(db, async (trx) => {
-      const events = await findUndispatchedEvents(trx, { limit: this.#dispatchBatchSize, skipLocked: db.dialect === 'postgres' });
-      if (events.length === 0) return 0;
+    if (!(await hasUndispatchedEvents(db))) return { dispatched: 0, leased: 0, more: false };
+    const leaseId = randomBase62(22);
+    this.#reserved += roomNow;
+    try {
+      return await this.#fanOut(leaseId, roomNow);
+    } finally {
+      this.#reserved -= roomNow;
+    }
+  }
+
+  async #fanOut(leaseId: string, roomNow: number): Promise<{ dispatched: number; leased: number; more: boolean }> {
+    const db = this.#db;
+    const result = await inTransaction(db, async (trx) => {
+      const events = await findUndispatchedEvents(trx, {
+        limit: Math.min(this.#dispatchBatchSize, roomNow),
+        skipLocked: db.dialect === 'postgres',
+      });
+      if (events.length === 0) return { dispatched: 0, leases: [], more: false };
       const endpoints = await store.findEnabledEndpoints(trx, [...new Set(events.map((event) => event.project_id))]);
-      const byProject = new Map<string, { id: string; types: Set<string> }[]>();
+      const byProject = new Map<string, { endpoint: (typeof endpoints)[number]; types: Set<string> }[]>();
       for (const endpoint of endpoints) {
         const list = byProject.get(endpoint.project_id) ?? [];
-        list.push({ id: endpoint.id, types: new Set(JSON.parse(endpoint.events) as string[]) });
+        list.push({ endpoint, types: new Set(JSON.parse(endpoint.events) as string[]) });
         byProject.set(endpoint.project_id, list);
       }
-      const now = isoTime(this.#deps.clock.now());
+      const now = this.#deps.clock.now();
+      const nowIso = isoTime(now);
+      const leasedUntilMs = now.getTime() + this.#leaseMs;
+      const leasedUntil = isoTime(new Date(leasedUntilMs));
       const firstDelayMs = (this.#deps.retryScheduleSeconds[0] ?? 0) * 1000;
+      // The transaction may run again: the room taken is counted afresh each time.
+      const room = this.#roomFor(roomNow);
       const deliveries: store.DeliveryRow[] = [];
+      const leases: Lease[] = [];
+      const fannedOut: string[] = [];
       for (const event of events) {
-        for (const endpoint of byProject.get(event.project_id) ?? []) {
-          if (!endpoint.types.has(event.type) && !endpoint.types.has('*')) continue;
+        const subscribed = (byProject.get(event.project_id) ?? []).filter(({ types }) => types.has(event.type) || types.has('*'));
+        // The rest of the batch waits for the next transaction (at least one event per batch):
+        // when it would exceed the deliveries of one transaction, or the worker has no room left.
+        if (fannedOut.length > 0 && (room.total <= 0 || deliveries.length + subscribed.length > FAN_OUT_DELIVERIES_MAX)) break;
+        fannedOut.push(event.id);
+        const nextAttemptAt = isoTime(addMilliseconds(new Date(event.created_at), firstDelayMs));
+        for (const { endpoint } of subscribed) {
+          const id = newId('del');
+          const lease = !this.#stopping && nextAttemptAt <= nowIso && room.take(endpoint.id);
           deliveries.push({
-            id: newId('del'),
+            id,
             project_id: event.project_id,
             endpoint_id: endpoint.id,
             event_id: event.id,
@@ -202,95 +332,270 @@ export class DeliveryWorker {
             status: 'pending',
             attempt_count: 0,
             scheduled_attempt_count: 0,
-            next_attempt_at: isoTime(addMilliseconds(new Date(event.created_at), firstDelayMs)),
-            lease_id: null,
-            leased_until: null,
+            next_attempt_at: nextAttemptAt,
+            lease_id: lease ? leaseId : null,
+            leased_until: lease ? leasedUntil : null,
             last_attempt_at: null,
-            created_at: now,
-            updated_at: now,
+            created_at: nowIso,
+            updated_at: nowIso,
           });
+          if (lease) leases.push({ target: deliveryTarget({ deliveryId: id, endpoint, event, now }), leaseId, leasedUntilMs });
         }
       }
-      await store.insertDeliveries(trx, deliveries);
-      await markEventsDispatched(
-        trx,
-        events.map((event) => event.id),
-        now,
-      );
-      return events.length;
+      const inserted = await store.insertDeliveries(trx, deliveries);
+      await markEventsDispatched(trx, fannedOut, nowIso);
+      return {
+        dispatched: fannedOut.length,
+        // A delivery that existed already for its (event, endpoint) was not inserted, so its lease
+        // is not ours. (Only a repeated fan-out could meet one, and that finds the events dispatched.)
+        leases: leases.filter((lease) => inserted.has(lease.target.deliveryId)),
+        more: fannedOut.length < events.length || events.length >= Math.min(this.#dispatchBatchSize, roomNow),
+      };
     });
+    // Committed: the deliveries exist and their leases are this worker's.
+    this.#take(result.leases);
+    if (result.dispatched > 0) this.#claimPause.wake();
+    return { dispatched: result.dispatched, leased: result.leases.length, more: result.more };
   }
 
-  async #claimAndStart(): Promise<number> {
-    const slots = this.#concurrencyMax - this.#inFlight.size;
-    if (slots <= 0 || this.#stopping) return 0;
+  async #claim(): Promise<number> {
+    this.#shedSlowEndpoints();
+    const wanted = Math.min(this.#freeRoom(), CLAIM_BATCH_MAX);
+    if (wanted < this.#batchRoomMin || this.#stopping) return 0;
+    this.#reserved += wanted;
+    try {
+      return await this.#claimUpTo(wanted);
+    } finally {
+      this.#reserved -= wanted;
+    }
+  }
+
+  async #claimUpTo(wanted: number): Promise<number> {
     const db = this.#db;
     const now = this.#deps.clock.now();
     const nowIso = isoTime(now);
-    const excludedEndpointIds = [...this.#inFlightByEndpoint].filter(([, count]) => count >= this.#endpointInFlightMax).map(([id]) => id);
-    const due = await store.findDueDeliveries(db.kysely, { now: nowIso, limit: 1, excludedEndpointIds, skipLocked: false });
-    if (due.length === 0) return 0;
-
+    // Slow endpoints at their limit are left out in the query, so their backlog never hides the
+    // deliveries of others; a fast one at its limit frees room within moments and is only passed
+    // over below.
+    const excludedEndpointIds = this.#roomFor(wanted).excluded();
+    // A read first, outside any transaction, so an idle worker takes no write lock (SQLite); not
+    // needed right after a claim that found work, when more is likely.
+    if (!this.#claimFoundWork) {
+      const due = await store.findDueDeliveries(db.kysely, { now: nowIso, limit: 1, excludedEndpointIds, skipLocked: false });
+      if (due.length === 0) return 0;
+    }
     const leaseId = randomBase62(22);
+    const leasedUntilMs = now.getTime() + this.#leaseMs;
     const claimed = await inTransaction(db, async (trx) => {
       const candidates = await store.findDueDeliveries(trx, {
         now: nowIso,
-        limit: slots * CLAIM_CANDIDATES_FACTOR,
+        limit: wanted,
         excludedEndpointIds,
         skipLocked: db.dialect === 'postgres',
       });
-      const picked: string[] = [];
-      const pickedByEndpoint = new Map<string, number>();
-      for (const candidate of candidates) {
-        if (picked.length >= slots) break;
-        const count = (this.#inFlightByEndpoint.get(candidate.endpoint_id) ?? 0) + (pickedByEndpoint.get(candidate.endpoint_id) ?? 0);
-        if (count >= this.#endpointInFlightMax) continue;
-        picked.push(candidate.id);
-        pickedByEndpoint.set(candidate.endpoint_id, (pickedByEndpoint.get(candidate.endpoint_id) ?? 0) + 1);
-      }
-      await store.leaseDeliveries(trx, picked, leaseId, isoTime(addMilliseconds(now, this.#leaseMs)));
+      // The transaction may run again: the room taken is counted afresh each time.
+      const attempt = this.#roomFor(wanted);
+      const picked = candidates.filter((candidate) => attempt.take(candidate.endpoint_id)).map((candidate) => candidate.id);
+      await store.leaseDeliveries(trx, picked, leaseId, isoTime(new Date(leasedUntilMs)));
       return picked;
     });
+    this.#claimFoundWork = claimed.length > 0;
     if (claimed.length === 0) return 0;
 
     const targets = await loadDeliveryTargets(db, claimed, now);
-    for (const target of targets) this.#start(target, leaseId);
+    // A claimed delivery whose endpoint or event was deleted meanwhile has nothing to send.
+    const loaded = new Set(targets.map((target) => target.deliveryId));
+    const vanished = claimed.filter((id) => !loaded.has(id));
+    if (vanished.length > 0) await store.releaseLeases(db.kysely, vanished, leaseId);
+    this.#take(targets.map((target) => ({ target, leaseId, leasedUntilMs })));
     return targets.length;
   }
 
-  #start(target: DeliveryTarget, leaseId: string): void {
-    this.#inFlightByEndpoint.set(target.endpointId, (this.#inFlightByEndpoint.get(target.endpointId) ?? 0) + 1);
-    const send = async (): Promise<void> => {
+  /**
+   * The least room worth a transaction: a busy worker takes on work in batches of at least an
+   * eighth of its budget, not one attempt per recorded result.
+   */
+  get #batchRoomMin(): number {
+    return Math.max(1, Math.ceil(this.#concurrencyMax / 8));
+  }
+
+  /** Attempts this worker may still take on. */
+  #freeRoom(): number {
+    return this.#concurrencyMax - this.#held - this.#reserved;
+  }
+
+  /**
+   * `budget` attempts of room, in all and per endpoint, as a counter that `take` draws on. A slow
+   * endpoint's room is its open requests' limit; a healthy one's, `endpointQueuedMax`.
+   */
+  #roomFor(budget: number): { readonly total: number; take(endpointId: string): boolean; excluded(): string[] } {
+    let total = budget;
+    const taken = new Map<string, number>();
+    const nowMs = performance.now();
+    const limitOf = (slots: EndpointSlots | undefined) =>
+      slots !== undefined && this.#isSlow(slots, nowMs) ? this.#endpointInFlightMax : this.#endpointQueuedMax;
+    return {
+      get total() {
+        return total;
+      },
+      take: (endpointId) => {
+        const slots = this.#endpoints.get(endpointId);
+        const count = (slots?.queued ?? 0) + (taken.get(endpointId) ?? 0);
+        if (total <= 0 || count >= limitOf(slots)) return false;
+        taken.set(endpointId, (taken.get(endpointId) ?? 0) + 1);
+        total -= 1;
+        return true;
+      },
+      excluded: () =>
+        [...this.#endpoints].filter(([, slots]) => this.#isSlow(slots, nowMs) && slots.queued >= limitOf(slots)).map(([id]) => id),
+    };
+  }
+
+  /** Gives back what slow endpoints hold beyond their open requests (see `#pump`). */
+  #shedSlowEndpoints(): void {
+    const nowMs = performance.now();
+    for (const slots of this.#endpoints.values()) {
+      if (slots.waiting.length > 0 && this.#isSlow(slots, nowMs)) {
+        this.#giveBackWaiting(slots, this.#endpointInFlightMax - slots.openSinceMs.length);
+      }
+    }
+  }
+
+  #isSlow(slots: EndpointSlots, nowMs: number): boolean {
+    const oldest = slots.openSinceMs[0];
+    return slots.failing || (oldest !== undefined && nowMs - oldest > SLOW_REQUEST_MS);
+  }
+
+  /** Takes on leased attempts: each waits for a request slot of its endpoint. */
+  #take(leases: readonly Lease[]): void {
+    const touched = new Set<string>();
+    for (const lease of leases) {
+      const slots = this.#slots(lease.target.endpointId);
+      slots.queued += 1;
+      this.#held += 1;
+      slots.waiting.push(lease);
+      touched.add(lease.target.endpointId);
+    }
+    this.#totals.leased += leases.length;
+    for (const endpointId of touched) this.#pump(endpointId);
+  }
+
+  #slots(endpointId: string): EndpointSlots {
+    let slots = this.#endpoints.get(endpointId);
+    if (slots === undefined) {
+      slots = { queued: 0, openSinceMs: [], waiting: [], failing: false };
+      this.#endpoints.set(endpointId, slots);
+    }
+    return slots;
+  }
+
+  /**
+   * Starts the endpoint's waiting attempts while it has free request slots. An attempt is sent only
+   * if its lease outlives the request timeout with time to spare for recording it, so no other
+   * worker can claim it while it is in flight; otherwise its lease is given back unsent. A slow
+   * endpoint keeps no more waiting than it has request slots; the rest is given back.
+   */
+  #pump(endpointId: string): void {
+    const slots = this.#endpoints.get(endpointId);
+    if (slots === undefined) return;
+    const nowMs = this.#deps.clock.now().getTime();
+    while (slots.openSinceMs.length < this.#endpointInFlightMax && slots.waiting.length > 0) {
+      const lease = slots.waiting.shift();
+      if (lease === undefined) break;
+      if (this.#stopping || lease.leasedUntilMs - nowMs < this.#attemptTimeoutMs + LEASE_RECORD_MARGIN_MS) {
+        slots.queued -= 1;
+        this.#release(lease);
+        continue;
+      }
+      this.#totals.sent += 1;
+      void this.#send(lease, slots);
+    }
+    if (this.#isSlow(slots, performance.now())) this.#giveBackWaiting(slots, this.#endpointInFlightMax - slots.openSinceMs.length);
+  }
+
+  /** Gives back all but `keep` of the endpoint's waiting attempts (the newest go first). */
+  #giveBackWaiting(slots: EndpointSlots, keep: number): void {
+    const surplus = slots.waiting.splice(Math.max(0, keep));
+    slots.queued -= surplus.length;
+    for (const lease of surplus) this.#release(lease);
+  }
+
+  async #send(lease: Lease, slots: EndpointSlots): Promise<void> {
+    const { target, leaseId } = lease;
+    const startedMs = performance.now();
+    slots.openSinceMs.push(startedMs);
+    try {
       let outcome;
       try {
-        outcome = await sendAttempt(this.#deps, target);
+        outcome = await sendAttempt(this.#deps, target, 'scheduled');
+        slots.failing = outcome.result === 'timeout' || outcome.result === 'network';
       } finally {
-        // The endpoint's slot is free once the exchange is over; the worker's slot once recorded.
-        const count = (this.#inFlightByEndpoint.get(target.endpointId) ?? 1) - 1;
-        if (count <= 0) this.#inFlightByEndpoint.delete(target.endpointId);
-        else this.#inFlightByEndpoint.set(target.endpointId, count);
+        // The endpoint's request slot is free once the exchange is over; the worker's once recorded.
+        slots.openSinceMs.splice(slots.openSinceMs.indexOf(startedMs), 1);
+        slots.queued -= 1;
+        this.#pump(target.endpointId);
+        this.#forgetIfIdle(target.endpointId);
       }
       await this.#record({ target, outcome, kind: 'scheduled', leaseId });
-    };
-    const run = send()
-      .catch((error: unknown) => {
-        // The attempt may have been sent; its lease expires and the delivery is claimed again.
-        this.#logger.error({ err: error, delivery_id: target.deliveryId }, 'webhook worker: could not record an attempt');
-      })
-      .finally(() => {
-        this.#inFlight.delete(run);
-        // Slots free up a recording batch at a time; the loop claims again once the last of a
-        // batch is done rather than once per attempt, so claims stay batched too.
-        if (this.#unrecorded.length === 0 && this.#recording === undefined) this.#wake.abort();
-      });
-    this.#inFlight.add(run);
+    } catch (error) {
+      // The attempt may have been sent; its lease expires and the delivery is claimed again.
+      this.#logger.error({ err: error, delivery_id: target.deliveryId }, 'webhook worker: could not record an attempt');
+    } finally {
+      this.#settle();
+    }
+  }
+
+  /** Forgets an endpoint that holds nothing, unless it is failing (which must be remembered). */
+  #forgetIfIdle(endpointId: string): void {
+    const slots = this.#endpoints.get(endpointId);
+    if (slots !== undefined && slots.queued <= 0 && !slots.failing) this.#endpoints.delete(endpointId);
+  }
+
+  /** One leased attempt is done with (recorded, or given back). */
+  #settle(): void {
+    this.#held -= 1;
+    if (this.#held === 0) {
+      for (const resolve of this.#idleWaiters.splice(0)) resolve();
+    }
+  }
+
+  /** Gives a leased, unsent attempt's lease back (in batches), so it can be claimed again at once. */
+  #release(lease: Lease): void {
+    this.#unsent.push(lease);
+    if (this.#releasing === undefined) this.#releasing = this.#flushReleases();
+  }
+
+  async #flushReleases(): Promise<void> {
+    try {
+      while (this.#unsent.length > 0) {
+        await yieldToIo();
+        const batch = this.#unsent.splice(0, RECORD_BATCH_MAX);
+        const byLease = new Map<string, string[]>();
+        for (const { target, leaseId } of batch) byLease.set(leaseId, [...(byLease.get(leaseId) ?? []), target.deliveryId]);
+        try {
+          for (const [leaseId, ids] of byLease) await store.releaseLeases(this.#db.kysely, ids, leaseId);
+        } catch (error) {
+          // Not given back, the leases simply expire: a delay, never a loss.
+          this.#logger.warn({ err: error }, 'webhook worker: could not give back unsent leases; they will expire');
+        }
+        this.#totals.released += batch.length;
+        for (const { target } of batch) {
+          this.#forgetIfIdle(target.endpointId);
+          this.#settle();
+        }
+        this.#claimPause.wake();
+        this.#fanOutPause.wake();
+      }
+    } finally {
+      this.#releasing = undefined;
+    }
   }
 
   /** Queues an attempt for the next recording batch; resolves once it is committed. */
   #record(record: AttemptRecord): Promise<void> {
     return new Promise((resolve, reject) => {
       this.#unrecorded.push({ record, settle: (error) => (error === undefined ? resolve() : reject(error)) });
-      this.#recording ??= this.#flush();
+      if (this.#recording === undefined) this.#recording = this.#flush();
     });
   }
 
@@ -310,9 +615,36 @@ export class DeliveryWorker {
         } catch (error) {
           for (const entry of batch) entry.settle(error instanceof Error ? error : new Error(String(error)));
         }
+        // Room is free: the loops go on now rather than at their next poll.
+        this.#claimPause.wake();
+        this.#fanOutPause.wake();
       }
     } finally {
       this.#recording = undefined;
     }
+  }
+}
+
+/** A loop's wait between passes. `wake` cuts it short; a wake during a pass skips the next wait. */
+class Pause {
+  #wanted = false;
+  #sleeping: AbortController | undefined;
+
+  wake(): void {
+    this.#wanted = true;
+    this.#sleeping?.abort();
+  }
+
+  /** At the start of a pass: from now on a wake is for the wait after it. */
+  begin(): void {
+    this.#wanted = false;
+  }
+
+  async wait(waitMs: number): Promise<void> {
+    if (waitMs <= 0 || this.#wanted) return;
+    const controller = new AbortController();
+    this.#sleeping = controller;
+    await sleep(waitMs, undefined, { signal: controller.signal }).catch(() => undefined);
+    this.#sleeping = undefined;
   }
 }

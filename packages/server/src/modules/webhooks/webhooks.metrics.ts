@@ -1,0 +1,101 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { WebhookAttemptKind } from '../../db/schema.js';
+
+/** How an attempt ended, as the metrics count it. */
+export type AttemptResult = 'succeeded' | 'http_error' | 'redirect' | 'timeout' | 'network' | 'refused';
+
+/** What the delivery code reports; `noDeliveryMetrics` when nobody scrapes (tests, tools). */
+export interface DeliveryMetrics {
+  /** One attempt sent (or refused before sending), with how long the exchange took. */
+  attempted(kind: WebhookAttemptKind, result: AttemptResult, latencyMs: number): void;
+  /** A delivery reached a final status in a committed transaction. */
+  finished(status: 'succeeded' | 'failed'): void;
+  /** A delivery succeeded `lagMs` after its event was committed (scheduled attempts only). */
+  delivered(lagMs: number): void;
+}
+
+export const noDeliveryMetrics: DeliveryMetrics = {
+  attempted: () => undefined,
+  finished: () => undefined,
+  delivered: () => undefined,
+};
+
+export interface DeliveryMetricsOptions {
+  /** Deliveries waiting to be sent, database-wide; read at scrape time. */
+  readonly countPending: () => Promise<number>;
+  /** Events not yet fanned out to deliveries, database-wide; read at scrape time. */
+  readonly countUndispatched: () => Promise<number>;
+}
+
+const RESULTS: readonly AttemptResult[] = ['succeeded', 'http_error', 'redirect', 'timeout', 'network', 'refused'];
+const KINDS: readonly WebhookAttemptKind[] = ['scheduled', 'manual'];
+
+/**
+ * Webhook delivery metrics in the service's registry (served at `GET /metrics`). Counters are per
+ * process: with several workers, Prometheus sums them. The two gauges are read from the database
+ * when scraped, so every process reports the same database-wide figure.
+ */
+export function createDeliveryMetrics(registry: Registry, options: DeliveryMetricsOptions): DeliveryMetrics {
+  const attempts = new Counter({
+    name: 'webhook_attempts_total',
+    help: 'Webhook delivery attempts made by this process, by kind (scheduled, manual) and result.',
+    labelNames: ['kind', 'result'] as const,
+    registers: [registry],
+  });
+  const finished = new Counter({
+    name: 'webhook_deliveries_finished_total',
+    help: 'Deliveries that reached a final status in this process: succeeded, or failed after the last scheduled attempt.',
+    labelNames: ['status'] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'webhook_attempt_duration_seconds',
+    help: 'Time from sending an attempt to having its answer (or giving up), in seconds.',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const lag = new Histogram({
+    name: 'webhook_delivery_lag_seconds',
+    help: 'Time from an event to the successful scheduled attempt of one of its deliveries, in seconds (retries included).',
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 7200],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'webhook_deliveries_pending',
+    help: 'Deliveries waiting for an attempt (status pending), across the database.',
+    registers: [registry],
+    async collect() {
+      // A scrape during a database outage keeps the last value rather than failing /metrics.
+      const pending = await options.countPending().catch(() => undefined);
+      if (pending !== undefined) this.set(pending);
+    },
+  });
+  new Gauge({
+    name: 'webhook_events_undispatched',
+    help: 'Events committed but not yet fanned out to webhook deliveries, across the database.',
+    registers: [registry],
+    async collect() {
+      const undispatched = await options.countUndispatched().catch(() => undefined);
+      if (undispatched !== undefined) this.set(undispatched);
+    },
+  });
+  // Children looked up once: prom-client hashes label values on every `labels` call. Every series
+  // is created at zero, so a rate over a result that has not happened yet is 0, not absent.
+  const attemptChildren = new Map(
+    KINDS.flatMap((kind) => RESULTS.map((result) => [`${kind} ${result}`, attempts.labels({ kind, result })] as const)),
+  );
+  const finishedChildren = { succeeded: finished.labels({ status: 'succeeded' }), failed: finished.labels({ status: 'failed' }) };
+  for (const child of [...attemptChildren.values(), ...Object.values(finishedChildren)]) child.inc(0);
+  return {
+    attempted(kind, result, latencyMs) {
+      attemptChildren.get(`${kind} ${result}`)?.inc();
+      duration.observe(latencyMs / 1000);
+    },
+    finished(status) {
+      finishedChildren[status].inc();
+    },
+    delivered(lagMs) {
+      lag.observe(Math.max(0, lagMs) / 1000);
+    },
+  };
+}
