@@ -141,7 +141,7 @@ async function runPgbench(ctx, settings) {
 
 /**
  * A user (sign-up), 1,000 wallets and one hot wallet, each credited through the API, with a
- * server of its own (so the measured servers start warm-cache-free but with the data in place).
+ * server of its own, so that each measured server starts fresh with the data in place.
  */
 async function seed(ctx, database, { headers, extraEnv }) {
   const service = await startService(ctx, database, { logLevel: 'warn', extraEnv });
