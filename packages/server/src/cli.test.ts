@@ -24,7 +24,7 @@ const STOP_TIMEOUT_MS = 10_000;
 
 /** Settings of the service that must come from the test, never from the environment vitest runs in. */
 const SERVICE_VARIABLE =
-  /^(NODE_ENV|HOST|PORT|DATA_DIR|DATABASE_URL|DATABASE_POOL_SIZE|SQLITE_SYNCHRONOUS|REDIS_URL|LOG_LEVEL|SVC_SECRET_KEY|RATE_LIMIT_\w+|TRUST_PROXY|TLS_\w+|CORS_ORIGINS|WEBHOOK_ALLOW_PRIVATE|SHUTDOWN_TIMEOUT_MS|SMTP_URL)$/;
+  /^(NODE_ENV|HOST|PORT|DATA_DIR|DATABASE_URL|DATABASE_POOL_SIZE|SQLITE_SYNCHRONOUS|REDIS_URL|LOG_LEVEL|SVC_SECRET_KEY|RATE_LIMIT_\w+|TRUST_PROXY|TLS_\w+|CORS_ORIGINS|WEBHOOK_\w+|EVENT_RETENTION_DAYS|SHUTDOWN_TIMEOUT_MS|SMTP_URL|EMAIL_\w+|PUBLIC_URL|PASSWORD_RESET_URL|SESSION_TTL|REFRESH_TTL)$/;
 
 type Env = Readonly<Record<string, string>>;
 
@@ -95,12 +95,19 @@ class Child {
 
   /** Waits for the service's `listening` log line and returns its address. */
   async waitForListening(timeoutMs = START_TIMEOUT_MS): Promise<string> {
+    const line = await this.waitForLog('listening', timeoutMs);
+    if (typeof line['address'] !== 'string') throw new Error(`listening without an address\n${this.describe()}`);
+    return line['address'];
+  }
+
+  /** Waits for the first log line with this message. */
+  async waitForLog(message: string, timeoutMs = START_TIMEOUT_MS): Promise<Record<string, unknown>> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const line = this.jsonLines().find((entry) => entry['msg'] === 'listening');
-      if (typeof line?.['address'] === 'string') return line['address'];
-      if (this.exit !== undefined) throw new Error(`exited before listening\n${this.describe()}`);
-      if (Date.now() > deadline) throw new Error(`not listening after ${timeoutMs} ms\n${this.describe()}`);
+      const line = this.jsonLines().find((entry) => entry['msg'] === message);
+      if (line !== undefined) return line;
+      if (this.exit !== undefined) throw new Error(`exited before logging "${message}"\n${this.describe()}`);
+      if (Date.now() > deadline) throw new Error(`no "${message}" after ${timeoutMs} ms\n${this.describe()}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
@@ -456,6 +463,42 @@ describeEachDialect('SVC_SECRET_KEY on start', (dialect) => {
     const db = openDatabase(loadConfig({ NODE_ENV: 'test', ...env() }).database);
     try {
       expect(await db.kysely.selectFrom('projects').select('id').execute()).toEqual([{ id: created[0]!['project_id'] }]);
+      expect(await db.kysely.selectFrom('api_keys').select('project_id').execute()).toHaveLength(1);
+    } finally {
+      await db.destroy();
+    }
+  });
+});
+
+describeEachDialect('first start of several processes at once', (dialect) => {
+  const env = useStartEnvironment(dialect);
+
+  // Regression: on an empty database, `serve` and `worker` started together both ran the
+  // migrations (SQLite: "table projects already exists") and both created the default project (the
+  // second insert of the same key failed); either way one process did not start.
+  it('two servers and a worker on an empty database all start, with one schema and one default project', async () => {
+    const secretKey = `svc_sk_${randomBase62(43)}`;
+    const started = { ...env(), PORT: '0', SVC_SECRET_KEY: secretKey };
+    const servers = [new Child(process.execPath, [SVC, 'serve'], started), new Child(process.execPath, [SVC, 'serve'], started)];
+    const worker = new Child(process.execPath, [SVC, 'worker'], started);
+    const addresses = await Promise.all(servers.map((server) => server.waitForListening()));
+    await worker.waitForLog('worker running');
+
+    for (const address of addresses) {
+      expect((await http(address, '/v1/project', { authorization: `Bearer ${secretKey}` })).status).toBe(200);
+    }
+    const created = [...servers, worker].flatMap((child) =>
+      child.jsonLines().filter((line) => line['msg'] === 'created the default project from SVC_SECRET_KEY'),
+    );
+    expect(created).toHaveLength(1);
+
+    for (const child of [...servers, worker]) {
+      process.kill(child.pid, 'SIGTERM');
+      expect(await child.waitForExit(STOP_TIMEOUT_MS), child.describe()).toEqual({ code: 0, signal: null });
+    }
+    const db = openDatabase(loadConfig({ NODE_ENV: 'test', ...env() }).database);
+    try {
+      expect(await db.kysely.selectFrom('projects').select('id').execute()).toHaveLength(1);
       expect(await db.kysely.selectFrom('api_keys').select('project_id').execute()).toHaveLength(1);
     } finally {
       await db.destroy();

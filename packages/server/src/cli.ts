@@ -2,13 +2,8 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
-import { createLogger } from './http/logger.js';
-import { idempotencyCleanupJob } from './jobs/idempotency-cleanup.job.js';
-import { startJobs } from './jobs/scheduler.js';
-import { startService } from './main.js';
-import { createEmailJob } from './modules/auth/auth.module.js';
+import { startService, startWorker } from './main.js';
 import { ProjectsService } from './modules/projects/projects.service.js';
-import { createWebhooks } from './modules/webhooks/webhooks.module.js';
 import { systemClock } from './shared/clock.js';
 import { isApiError } from './shared/errors.js';
 
@@ -189,25 +184,11 @@ async function serve(): Promise<number> {
 
 async function worker(): Promise<number> {
   const config = loadConfig();
-  const logger = createLogger(config);
-  const db = openDatabase(config.database);
-  await migrateToLatest(db);
-  // The webhook delivery worker and its retention job; the API is not served.
-  const webhooks = createWebhooks({ db, config, clock: systemClock, logger });
-  // The email outbox (verification and reset emails) is sent from here too.
-  const email = createEmailJob({ db, config, clock: systemClock, logger, projects: new ProjectsService({ db, clock: systemClock }) });
-  const scheduler = startJobs([idempotencyCleanupJob(db, systemClock), ...webhooks.jobs, email.job], logger);
-  webhooks.worker.start();
-  logger.info({ dialect: db.dialect }, 'worker running');
+  const running = await startWorker(config);
   const signal = await stopSignal();
-  logger.info({ signal }, 'worker stopping');
-  await stopWithin(config.shutdownTimeoutMs, async () => {
-    await scheduler.stop();
-    await webhooks.close();
-    email.transport.close();
-    await db.destroy();
-  });
+  running.service.logger.info({ signal }, 'worker stopping');
+  await stopWithin(config.shutdownTimeoutMs, () => running.stop());
   // What this process did, for the operator (and the tests that run several workers).
-  logger.info({ webhook_attempts: webhooks.worker.totals }, 'worker stopped');
+  running.service.logger.info({ webhook_attempts: running.service.webhooks.worker.totals }, 'worker stopped');
   return 0;
 }

@@ -20,6 +20,7 @@ import { LedgerService } from './modules/wallets/ledger.service.js';
 import { walletsRoutes } from './modules/wallets/wallets.routes.js';
 import { WalletsService } from './modules/wallets/wallets.service.js';
 import { createWebhooks, type Webhooks, type WebhooksOptions } from './modules/webhooks/webhooks.module.js';
+import { atMostEvery, OUTAGE_WARNING_INTERVAL_MS } from './shared/at-most-every.js';
 import { type Clock, systemClock } from './shared/clock.js';
 
 export interface Service {
@@ -75,7 +76,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
         ? new MemoryRateLimiter()
         : new RedisRateLimiter({
             url: config.redisUrl,
-            onError: throttled(REDIS_WARNING_INTERVAL_MS, (error) =>
+            onError: atMostEvery(OUTAGE_WARNING_INTERVAL_MS, (error: unknown) =>
               logger.warn({ err: error }, 'rate limiter: Redis did not answer; requests are let through'),
             ),
           });
@@ -150,15 +151,26 @@ export async function startService(config: Config, options: ServiceOptions = {})
   };
 }
 
-/** During a Redis outage every request would warn; once per interval says the same. */
-const REDIS_WARNING_INTERVAL_MS = 10_000;
+export interface RunningWorker {
+  readonly service: Service;
+  /** Graceful stop: jobs and the delivery worker stop, connections and the database close. */
+  stop(): Promise<void>;
+}
 
-function throttled<T>(intervalMs: number, action: (value: T) => void): (value: T) => void {
-  let lastMs = -Infinity;
-  return (value) => {
-    const nowMs = Date.now();
-    if (nowMs - lastMs < intervalMs) return;
-    lastMs = nowMs;
-    action(value);
+/**
+ * `svc worker`: the same composition as `serve` (so the two run the same background jobs and
+ * cannot drift apart), without listening for HTTP.
+ */
+export async function startWorker(config: Config, options: ServiceOptions = {}): Promise<RunningWorker> {
+  const service = await createService(config, options);
+  const scheduler = startJobs(service.jobs, service.logger);
+  service.webhooks.worker.start();
+  service.logger.info({ dialect: service.db.dialect }, 'worker running');
+  return {
+    service,
+    async stop() {
+      await scheduler.stop();
+      await service.close();
+    },
   };
 }

@@ -17,6 +17,7 @@ import { UsersService } from '../users/users.service.js';
 import { authEmailComposers } from './auth.emails.js';
 import { authRoutes } from './auth.routes.js';
 import { AuthService } from './auth.service.js';
+import { atMostEvery, OUTAGE_WARNING_INTERVAL_MS } from '../../shared/at-most-every.js';
 import { type LoginThrottle, MemoryLoginThrottle, RedisLoginThrottle } from './login-throttle.js';
 
 export interface AuthDependencies {
@@ -56,14 +57,6 @@ function userModules(deps: Pick<AuthDependencies, 'db' | 'config' | 'clock'>) {
   return { sessions, roles, users };
 }
 
-/**
- * The email job alone, for `svc worker`, which sends emails but serves no API. `serve` gets the
- * same job from `createAuth`.
- */
-export function createEmailJob(deps: AuthDependencies): { job: PeriodicJob; transport: EmailTransport } {
-  return emailJobWith(deps, userModules(deps).users);
-}
-
 function emailJobWith(deps: AuthDependencies, users: UsersService): { job: PeriodicJob; transport: EmailTransport } {
   const { db, config, clock, logger, projects } = deps;
   const transport = createEmailTransport(config, logger);
@@ -86,7 +79,7 @@ export function createAuth(deps: AuthDependencies & { readonly rateLimiter: Rate
       ? new MemoryLoginThrottle({ clock })
       : new RedisLoginThrottle({
           url: config.redisUrl,
-          onError: atMostEvery(REDIS_WARNING_INTERVAL_MS, (error) =>
+          onError: atMostEvery(OUTAGE_WARNING_INTERVAL_MS, (error: unknown) =>
             logger.warn({ err: error }, 'log-in throttle: Redis did not answer; attempts are let through'),
           ),
         });
@@ -117,18 +110,5 @@ export function createAuth(deps: AuthDependencies & { readonly rateLimiter: Rate
       await loginThrottle.close();
       email.transport.close();
     },
-  };
-}
-
-/** One warning per interval is enough to say Redis is down; one per log-in attempt would flood the log. */
-const REDIS_WARNING_INTERVAL_MS = 10_000;
-
-function atMostEvery(intervalMs: number, action: (error: unknown) => void): (error: unknown) => void {
-  let lastMs = -Infinity;
-  return (error) => {
-    const nowMs = Date.now();
-    if (nowMs - lastMs < intervalMs) return;
-    lastMs = nowMs;
-    action(error);
   };
 }

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import { inTransaction } from '../../db/transaction.js';
+import { inTransaction, isUniqueViolation } from '../../db/transaction.js';
 import { type Clock, isoTime } from '../../shared/clock.js';
 import { sha256Hex } from '../../shared/crypto.js';
 import { ApiError } from '../../shared/errors.js';
@@ -79,11 +79,20 @@ export class ProjectsService {
   /**
    * On first start with `SVC_SECRET_KEY` set and no project at all, creates a default project with
    * that key. Returns the project when it created one.
+   *
+   * Several processes may start at once on an empty database (`serve` beside `worker`): all see no
+   * project, and the unique key hash lets exactly one insert win. The project and its key are one
+   * transaction, so a loser leaves nothing behind and simply finds the winner's project in place.
    */
   async ensureBootstrapProject(secretKey: string): Promise<Project | undefined> {
     if ((await store.countProjects(this.#db.kysely)) > 0) return undefined;
-    const { project } = await this.createProject({ name: 'Default project', secretKey });
-    return project;
+    try {
+      const { project } = await this.createProject({ name: 'Default project', secretKey });
+      return project;
+    } catch (error) {
+      if (isUniqueViolation(error)) return undefined;
+      throw error;
+    }
   }
 
   async getProject(projectId: string): Promise<Project> {
