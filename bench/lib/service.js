@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { defer } from './cleanup.js';
@@ -80,6 +81,8 @@ function serviceEnv(values) {
     HOST: LOOPBACK,
     RATE_LIMIT_KEY_PER_SECOND: '0',
     RATE_LIMIT_IP_PER_SECOND: '0',
+    // Required with NODE_ENV=production; one per database, so every restart reads its secrets.
+    SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
     ...values,
   };
   if (process.env.HOME !== undefined) env['HOME'] = process.env.HOME;

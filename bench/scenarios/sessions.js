@@ -1,0 +1,171 @@
+// Issue 4's benchmark, on SQLite and, when it is reachable, PostgreSQL:
+// - log in (`POST /v1/auth/login`, one argon2id verify and a new session each) against the bare
+//   argon2id verify rate of @node-rs/argon2 with the same parameters in a process of its own
+//   (bench/argon2-baseline.js). Target: at least 80 % of it.
+// - session validation (`POST /v1/sessions/validate` with a secret key and the session token in the
+//   body) and a session-authenticated read (`GET /v1/wallet/balance` with the session token: the
+//   balance and the last 20 transactions) against bare Fastify. Target: at least 50 % of it.
+// Knob besides the runner's: BENCH_SESSIONS_DIALECTS (default "sqlite,postgres").
+import { join } from 'node:path';
+import { requestJson } from '../lib/api.js';
+import { measure } from '../lib/load.js';
+import { probePostgres } from '../lib/postgres.js';
+import { runNode } from '../lib/processes.js';
+import { createProject, prepareDatabase, startService } from '../lib/service.js';
+
+const LOGIN_TARGET_RATIO = 0.8;
+const SESSION_TARGET_RATIO = 0.5;
+/** The wallet gets this many credits first, so the balance read serialises a full page of 20. */
+const SEED_CREDITS = 25;
+const PASSWORD = 'a long bench passphrase 7f3a';
+
+export const scenario = {
+  name: 'sessions',
+  description: 'log in vs bare argon2id; session validation and GET /v1/wallet/balance vs bare Fastify',
+
+  async run(ctx) {
+    const dialects = (process.env.BENCH_SESSIONS_DIALECTS ?? 'sqlite,postgres')
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item !== '');
+    const baseline = await ctx.baseline();
+    const argon2 = measureArgon2(ctx);
+    ctx.record({ bench: 'argon2id_verify_bare', dialect: null, log_level: null, ...argon2 });
+    const logLevel = ctx.options.logLevels[0] ?? 'warn';
+
+    for (const dialect of dialects) {
+      if (dialect === 'postgres') {
+        const unreachable = await probePostgres(ctx.options.postgresAdminUrl);
+        if (unreachable !== undefined) {
+          ctx.note(`sessions [postgres]: skipped, PostgreSQL not reachable (${unreachable})`);
+          continue;
+        }
+      }
+      const database = await prepareDatabase(ctx, dialect);
+      try {
+        const { secretKey } = createProject(ctx, database);
+        const secretHeaders = { authorization: `Bearer ${secretKey}`, 'content-type': 'application/json' };
+        const service = await startService(ctx, database, { logLevel });
+        try {
+          const { origin } = service;
+          const email = `bench-${dialect}@example.com`;
+          const signedUp = await requestJson({
+            method: 'POST',
+            url: `${origin}/v1/auth/signup`,
+            headers: secretHeaders,
+            body: { email, password: PASSWORD },
+            expect: 201,
+          });
+          const userId = signedUp.user.id;
+          const sessionToken = signedUp.session.id ?? signedUp.session.token;
+          if (typeof sessionToken !== 'string' || !sessionToken.startsWith('svc_ses_')) {
+            throw new Error(`sign-up returned no session token: ${JSON.stringify(signedUp.session)}`);
+          }
+          const wallet = await requestJson({
+            method: 'POST',
+            url: `${origin}/v1/wallets`,
+            headers: secretHeaders,
+            body: { user_id: userId, currency: 'USD' },
+            expect: 201,
+          });
+          for (let index = 0; index < SEED_CREDITS; index += 1) {
+            await requestJson({
+              method: 'POST',
+              url: `${origin}/v1/wallets/${wallet.id}/credits`,
+              headers: secretHeaders,
+              body: { amount: 10, description: `seed ${index}` },
+              expect: 201,
+            });
+          }
+
+          const sessionRead = await requestJson({
+            method: 'GET',
+            url: `${origin}/v1/wallet/balance`,
+            headers: { authorization: `Bearer ${sessionToken}` },
+            expect: 200,
+          });
+          if (sessionRead.transactions?.length !== 20)
+            throw new Error(`GET /v1/wallet/balance: ${JSON.stringify(sessionRead).slice(0, 300)}`);
+
+          const login = await measure({
+            url: `${origin}/v1/auth/login`,
+            headers: secretHeaders,
+            request: { method: 'POST', body: JSON.stringify({ email, password: PASSWORD }) },
+            options: ctx.options,
+            serverPid: service.pid,
+          });
+          ctx.record({
+            bench: 'login',
+            dialect,
+            log_level: logLevel,
+            ...login,
+            argon2_verifies_per_s: argon2.verifies_per_s,
+            ratio_vs_argon2: ratio(login.req_per_s, argon2.verifies_per_s),
+            target_ratio: LOGIN_TARGET_RATIO,
+            verdict: verdict(login, argon2.verifies_per_s, LOGIN_TARGET_RATIO),
+          });
+
+          const validate = await measure({
+            url: `${origin}/v1/sessions/validate`,
+            headers: secretHeaders,
+            request: { method: 'POST', body: JSON.stringify({ session_id: sessionToken }) },
+            options: ctx.options,
+            serverPid: service.pid,
+          });
+          ctx.record(sessionResult('session_validate', dialect, logLevel, validate, baseline));
+
+          const read = await measure({
+            url: `${origin}/v1/wallet/balance`,
+            headers: { authorization: `Bearer ${sessionToken}` },
+            options: ctx.options,
+            serverPid: service.pid,
+          });
+          ctx.record(sessionResult('session_wallet_balance', dialect, logLevel, read, baseline));
+        } finally {
+          await service.stop();
+        }
+      } finally {
+        await database.drop();
+      }
+    }
+  },
+};
+
+function measureArgon2(ctx) {
+  const stdout = runNode(join(ctx.benchDir, 'argon2-baseline.js'), [], {
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      DURATION_SECONDS: String(ctx.options.durationSeconds),
+      WARMUP_SECONDS: String(ctx.options.warmupSeconds),
+      CONCURRENCY: String(Math.min(ctx.options.connections, 16)),
+    },
+    timeoutMs: (ctx.options.durationSeconds + ctx.options.warmupSeconds + 60) * 1000,
+  });
+  const measured = JSON.parse(stdout.trim().split('\n').pop() ?? '{}');
+  return { req_per_s: measured.verifies_per_s, ...measured, valid: measured.total > 0 };
+}
+
+function sessionResult(bench, dialect, logLevel, measured, baseline) {
+  return {
+    bench,
+    dialect,
+    log_level: logLevel,
+    ...measured,
+    fastify_req_per_s: baseline.req_per_s,
+    ratio: ratio(measured.req_per_s, baseline.req_per_s),
+    cpu_ratio:
+      baseline.server_cpu_us_per_req > 0 && measured.server_cpu_us_per_req > 0
+        ? Number((baseline.server_cpu_us_per_req / measured.server_cpu_us_per_req).toFixed(4))
+        : null,
+    target_ratio: SESSION_TARGET_RATIO,
+    verdict: verdict(measured, baseline.req_per_s, SESSION_TARGET_RATIO),
+  };
+}
+
+function ratio(value, base) {
+  return base > 0 ? Number((value / base).toFixed(4)) : 0;
+}
+
+function verdict(measured, base, target) {
+  return measured.valid && ratio(measured.req_per_s, base) >= target ? 'PASS' : 'FAIL';
+}
