@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'bench/**/*.test.ts'],
+    include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'bench/**/*.test.ts'],
     globalSetup: ['packages/server/src/test/global-setup.ts'],
     // Storage tests open their own database per file; two workers keep this 2-core machine busy
     // without making the database servers the bottleneck.

@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { startService, startWorker } from './main.js';
+import { AuditService } from './modules/audit/audit.service.js';
 import { ProjectsService } from './modules/projects/projects.service.js';
 import { systemClock } from './shared/clock.js';
 import { isApiError } from './shared/errors.js';
@@ -16,6 +17,8 @@ const USAGE = `usage: svc <command> [options]
   key create --project PRJ_ID [--name N] create a secret key; prints {"api_key", "secret_key"}
   key list --project PRJ_ID              list a project's keys (prefix and last four only)
   key revoke --project PRJ_ID KEY_ID     revoke a key
+  audit verify --project PRJ_ID          seal new audit entries, then recompute the project's hash chain;
+                                         prints the report, exit code 1 when a link is broken
 
 The database and every other setting come from the environment (docs/configuration.md).`;
 
@@ -60,6 +63,9 @@ async function dispatch(argv: readonly string[]): Promise<number> {
       if (subcommand === 'list') return keyList(rest);
       if (subcommand === 'revoke') return keyRevoke(rest);
       throw new UsageError(`unknown key command "${subcommand ?? ''}"`);
+    case 'audit':
+      if (subcommand === 'verify') return auditVerify(rest);
+      throw new UsageError(`unknown audit command "${subcommand ?? ''}"`);
     case undefined:
     case 'help':
     case '--help':
@@ -100,7 +106,7 @@ async function withProjects<T>(work: (projects: ProjectsService) => Promise<T>):
   const db = openDatabase(loadConfig().database);
   try {
     await migrateToLatest(db);
-    return await work(new ProjectsService({ db, clock: systemClock }));
+    return await work(new ProjectsService({ db, clock: systemClock, audit: new AuditService({ db, clock: systemClock }) }));
   } finally {
     await db.destroy();
   }
@@ -151,6 +157,24 @@ async function keyRevoke(args: readonly string[]): Promise<number> {
   if (keyId === undefined) throw new UsageError('name the key to revoke: svc key revoke --project PRJ_ID KEY_ID');
   printJson(await withProjects((projects) => projects.revokeKey(projectId, keyId)));
   return 0;
+}
+
+/** `svc audit verify`: 0 when the chain holds, 1 when a link is broken (the report names the first). */
+async function auditVerify(args: readonly string[]): Promise<number> {
+  const { values } = options(args, ['project']);
+  const projectId = required(values, 'project');
+  const db = openDatabase(loadConfig().database);
+  try {
+    await migrateToLatest(db);
+    const audit = new AuditService({ db, clock: systemClock });
+    await new ProjectsService({ db, clock: systemClock, audit }).getProject(projectId);
+    const report = await audit.verify(projectId);
+    printJson(report);
+    if (report.broken !== null) process.stderr.write(`svc: audit chain broken: ${report.broken.message}\n`);
+    return report.ok ? 0 : 1;
+  } finally {
+    await db.destroy();
+  }
 }
 
 /** Resolves when the process is asked to stop (SIGTERM from an orchestrator, SIGINT from a terminal). */

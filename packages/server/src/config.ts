@@ -32,9 +32,39 @@ export interface Config {
   readonly webhookLeaseSeconds: number;
   /** `EVENT_RETENTION_DAYS`: events and webhook delivery logs older than this are deleted. */
   readonly eventRetentionDays: number;
+  /** `AUDIT_RETENTION_DAYS`: audit entries older than this are removed, a whole sealed prefix at a time (default 365). */
+  readonly auditRetentionDays: number;
   readonly shutdownTimeoutMs: number;
   readonly auth: AuthConfig;
   readonly email: EmailConfig;
+  readonly oauth: OAuthConfig;
+}
+
+/** Social and OpenID Connect sign-in (modules/oauth). */
+export interface OAuthConfig {
+  /**
+   * `SECRETS_ENCRYPTION_KEY`, as 64 hex digits: 32 bytes that encrypt provider client
+   * secrets at rest with AES-256-GCM. Required in production; unset elsewhere → a key generated
+   * once and kept in `DATA_DIR/secrets.key`.
+   */
+  readonly secretsEncryptionKeyHex: string | undefined;
+  /** `OAUTH_ALLOW_INSECURE_HTTP=1`: `http://` provider addresses are allowed (development only). */
+  readonly allowInsecureHttp: boolean;
+  /** `OAUTH_ALLOW_PRIVATE=1`: provider addresses may be loopback or private (development and tests). */
+  readonly allowPrivate: boolean;
+  /** Where the built-in providers live; overridable so tests can point them at loopback servers. */
+  readonly endpoints: OAuthEndpoints;
+}
+
+export interface OAuthEndpoints {
+  /** `OAUTH_GOOGLE_ISSUER`, default `https://accounts.google.com`; discovered. */
+  readonly googleIssuer: string;
+  /** `OAUTH_APPLE_ISSUER`, default `https://appleid.apple.com`; discovered. */
+  readonly appleIssuer: string;
+  /** `OAUTH_GITHUB_URL`, default `https://github.com`: `/login/oauth/authorize` and `/login/oauth/access_token`. */
+  readonly githubUrl: string;
+  /** `OAUTH_GITHUB_API_URL`, default `https://api.github.com`: `/user` and `/user/emails`. */
+  readonly githubApiUrl: string;
 }
 
 export interface AuthConfig {
@@ -46,6 +76,8 @@ export interface AuthConfig {
   readonly emailVerifiedRedirectUrl: string | undefined;
   /** The application's reset page; the reset email links to it with `?token=`. Unset → the email carries the token alone. */
   readonly passwordResetUrl: string | undefined;
+  /** The application's page that accepts an organization invitation; the email links to it with `?token=`. Unset → the token alone. */
+  readonly invitationAcceptUrl: string | undefined;
 }
 
 export interface EmailConfig {
@@ -100,6 +132,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (nodeEnv === 'production' && webhookAllowPrivate) {
     throw new ConfigError('WEBHOOK_ALLOW_PRIVATE', 'is a development setting and is refused when NODE_ENV=production');
   }
+  const oauth = oauthConfig(env, nodeEnv);
 
   const config: Config = {
     nodeEnv,
@@ -132,18 +165,21 @@ export function loadConfig(env: Env = process.env): Config {
     // At least the attempt timeout (10 s) plus time to send after claiming and to record after.
     webhookLeaseSeconds: integer(env, 'WEBHOOK_LEASE_SECONDS', 60, { min: 15, max: 3600 }),
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, { min: 1, max: 3650 }),
+    auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 365, { min: 1, max: 36500 }),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, { min: 0 }),
     auth: {
       sessionTtlSeconds: duration(env, 'SESSION_TTL', 24 * 60 * 60),
       refreshTtlSeconds: duration(env, 'REFRESH_TTL', 30 * 24 * 60 * 60),
       emailVerifiedRedirectUrl: optionalUrl(env, 'EMAIL_VERIFIED_REDIRECT_URL'),
       passwordResetUrl: optionalUrl(env, 'PASSWORD_RESET_URL'),
+      invitationAcceptUrl: optionalUrl(env, 'INVITATION_ACCEPT_URL'),
     },
     email: {
       smtpUrl,
       from: nonEmpty(env['EMAIL_FROM']) ?? 'svc <no-reply@localhost>',
       publicUrl: (optionalUrl(env, 'PUBLIC_URL') ?? `http://localhost:${port}`).replace(/\/+$/, ''),
     },
+    oauth,
   };
   return deepFreeze(config);
 }
@@ -158,6 +194,56 @@ function databaseConfig(env: Env, dataDir: string): DatabaseConfig {
     return { dialect: 'postgres', url, poolSize: integer(env, 'DATABASE_POOL_SIZE', 20, { min: 1, max: 500 }) };
   }
   throw new ConfigError('DATABASE_URL', 'must start with postgres://, postgresql:// or sqlite:');
+}
+
+function oauthConfig(env: Env, nodeEnv: Config['nodeEnv']): OAuthConfig {
+  const allowInsecureHttp = flag(env, 'OAUTH_ALLOW_INSECURE_HTTP');
+  const allowPrivate = flag(env, 'OAUTH_ALLOW_PRIVATE');
+  for (const [name, on] of [
+    ['OAUTH_ALLOW_INSECURE_HTTP', allowInsecureHttp],
+    ['OAUTH_ALLOW_PRIVATE', allowPrivate],
+  ] as const) {
+    if (on && nodeEnv === 'production') throw new ConfigError(name, 'is a development setting and is refused when NODE_ENV=production');
+  }
+  const secretsEncryptionKey = encryptionKey(env, 'SECRETS_ENCRYPTION_KEY');
+  if (secretsEncryptionKey === undefined && nodeEnv === 'production') {
+    throw new ConfigError(
+      'SECRETS_ENCRYPTION_KEY',
+      'is required when NODE_ENV=production: 32 random bytes as 64 hex digits or base64 (e.g. `openssl rand -hex 32`)',
+    );
+  }
+  const protocols = allowInsecureHttp ? ['https:', 'http:'] : ['https:'];
+  const endpoint = (name: string, fallback: string) => {
+    const value = nonEmpty(env[name]);
+    return value === undefined ? fallback : checkedUrl(name, value, protocols).replace(/\/+$/, '');
+  };
+  return {
+    // Kept as hex text: a frozen config cannot hold a Buffer (typed arrays refuse Object.freeze).
+    secretsEncryptionKeyHex: secretsEncryptionKey?.toString('hex'),
+    allowInsecureHttp,
+    allowPrivate,
+    endpoints: {
+      googleIssuer: endpoint('OAUTH_GOOGLE_ISSUER', 'https://accounts.google.com'),
+      appleIssuer: endpoint('OAUTH_APPLE_ISSUER', 'https://appleid.apple.com'),
+      githubUrl: endpoint('OAUTH_GITHUB_URL', 'https://github.com'),
+      githubApiUrl: endpoint('OAUTH_GITHUB_API_URL', 'https://api.github.com'),
+    },
+  };
+}
+
+/** 32 bytes, written as 64 hex digits or as base64 (standard or URL-safe, padding optional). */
+function encryptionKey(env: Env, name: string): Buffer | undefined {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return undefined;
+  const key = /^[0-9a-fA-F]{64}$/.test(raw)
+    ? Buffer.from(raw, 'hex')
+    : /^[A-Za-z0-9+/_-]{43}=?$/.test(raw)
+      ? Buffer.from(raw.replace(/-/g, '+').replace(/_/g, '/'), 'base64')
+      : undefined;
+  if (key?.length !== 32) {
+    throw new ConfigError(name, 'must be 32 bytes written as 64 hex digits or as base64 (e.g. the output of `openssl rand -hex 32`)');
+  }
+  return key;
 }
 
 const DURATION_UNIT_SECONDS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86_400 };

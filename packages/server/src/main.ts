@@ -12,9 +12,18 @@ import { MemoryRateLimiter } from './http/rate-limit.memory.js';
 import { RedisRateLimiter } from './http/rate-limit.redis.js';
 import { idempotencyCleanupJob } from './jobs/idempotency-cleanup.job.js';
 import { type JobScheduler, type PeriodicJob, startJobs } from './jobs/scheduler.js';
+import { auditRetentionJob, auditSealJob } from './modules/audit/audit.jobs.js';
+import { auditRoutes } from './modules/audit/audit.routes.js';
+import { AuditService } from './modules/audit/audit.service.js';
 import { type Auth, createAuth } from './modules/auth/auth.module.js';
+import { createDashboard, type Dashboard } from './modules/dashboard/dashboard.module.js';
+import { createOAuth, type OAuth, type OAuthOptions } from './modules/oauth/oauth.module.js';
+import { createOrganizations, organizationsAuthHooks } from './modules/organizations/organizations.module.js';
 import { projectsRoutes } from './modules/projects/projects.routes.js';
+import { createSso, type Sso } from './modules/sso/sso.module.js';
 import { ProjectsService } from './modules/projects/projects.service.js';
+import { statsRoutes } from './modules/stats/stats.routes.js';
+import { StatsService } from './modules/stats/stats.service.js';
 import { walletBalanceRoutes } from './modules/users/wallet-balance.routes.js';
 import { LedgerService } from './modules/wallets/ledger.service.js';
 import { walletsRoutes } from './modules/wallets/wallets.routes.js';
@@ -37,6 +46,14 @@ export interface Service {
   readonly auth: Auth;
   /** Webhook endpoints, the event log and the delivery worker (started by `startService`). */
   readonly webhooks: Webhooks;
+  /** The audit log: recording, reading, sealing and verifying its hash chain. */
+  readonly audit: AuditService;
+  /** Social and OpenID Connect sign-in: provider configuration, start and callback. */
+  readonly oauth: OAuth;
+  /** Enterprise SSO: organizations' OIDC and SAML connections and their sign-ins. */
+  readonly sso: Sso;
+  /** The operator dashboard at /dashboard: its cookie sessions and the built page. */
+  readonly dashboard: Dashboard;
   /** The periodic jobs that `serve` and `worker` run. */
   readonly jobs: readonly PeriodicJob[];
   /** Closes the HTTP server (in-flight requests finish), the rate limiter and the database. */
@@ -50,6 +67,10 @@ export interface ServiceOptions {
   readonly routeModules?: readonly RouteModule[];
   /** Test seams of the webhooks module: DNS resolver, request timeout, worker limits. */
   readonly webhooks?: WebhooksOptions;
+  /** Test seam of the OAuth and SSO modules: the CA that signs the test providers' certificates. */
+  readonly oauth?: OAuthOptions;
+  /** False writes no audit entries: the benchmark's baseline only (bench/scenarios/audit.js), never for users. */
+  readonly auditRecording?: boolean;
 }
 
 /** The composition root: config → database → modules → HTTP app. Nothing here listens yet. */
@@ -60,16 +81,19 @@ export async function createService(config: Config, options: ServiceOptions = {}
   let rateLimiter: RateLimiter | undefined;
   let webhooks: Webhooks | undefined;
   let auth: Auth | undefined;
+  let oauth: OAuth | undefined;
+  let sso: Sso | undefined;
   try {
     await migrateToLatest(db);
-    const projects = new ProjectsService({ db, clock });
+    const audit = new AuditService({ db, clock, recording: options.auditRecording ?? true });
+    const projects = new ProjectsService({ db, clock, audit });
     if (config.bootstrapSecretKey !== undefined) {
       const project = await projects.ensureBootstrapProject(config.bootstrapSecretKey);
       if (project !== undefined) logger.info({ project_id: project.id }, 'created the default project from SVC_SECRET_KEY');
     }
-    const ledger = new LedgerService({ db, clock });
+    const ledger = new LedgerService({ db, clock, audit });
     const metricsRegistry = createMetricsRegistry();
-    webhooks = createWebhooks({ db, config, clock, logger, metricsRegistry }, options.webhooks);
+    webhooks = createWebhooks({ db, config, clock, logger, metricsRegistry, audit }, options.webhooks);
     const webhooksModule = webhooks;
     rateLimiter =
       config.redisUrl === undefined
@@ -81,22 +105,54 @@ export async function createService(config: Config, options: ServiceOptions = {}
             ),
           });
     const limiter = rateLimiter;
-    auth = createAuth({ db, config, clock, logger, projects, rateLimiter: limiter });
+    const organizationDeps = { db, config, clock, audit, projects };
+    auth = createAuth({ db, config, clock, logger, projects, rateLimiter: limiter, audit, ...organizationsAuthHooks(organizationDeps) });
     const authModule = auth;
+    const organizations = createOrganizations({ ...organizationDeps, auth: authModule });
+    oauth = createOAuth({ db, config, clock, auth: authModule }, options.oauth);
+    const oauthModule = oauth;
+    sso = createSso({ db, config, clock, logger, audit, auth: authModule, organizations: organizations.service }, options.oauth);
+    const ssoModule = sso;
     // POST /wallets checks that `user_id` is a user of the project through the users module.
-    const wallets = new WalletsService({ db, clock, users: authModule.users });
+    const wallets = new WalletsService({ db, clock, users: authModule.users, audit });
+    const dashboard = createDashboard({ db, config, clock, projects, rateLimiter: limiter });
     const app = await buildApp(
-      { config, db, clock, logger, projects, rateLimiter: limiter, sessions: authModule.sessions, metricsRegistry },
+      {
+        config,
+        db,
+        clock,
+        logger,
+        projects,
+        rateLimiter: limiter,
+        sessions: authModule.sessions,
+        metricsRegistry,
+        dashboard: dashboard.service,
+      },
       [
         projectsRoutes(projects),
         walletsRoutes(wallets, ledger),
         ...authModule.routes,
+        ...oauthModule.routes,
+        ...organizations.routes,
+        ...ssoModule.routes,
         walletBalanceRoutes({ wallets, ledger, browser: authModule.browser }),
         ...webhooks.routes,
+        auditRoutes(audit),
+        statsRoutes(new StatsService({ db, clock })),
+        ...dashboard.routes,
         ...(options.routeModules ?? []),
       ],
     );
-    const jobs = [idempotencyCleanupJob(db, clock), ...webhooks.jobs, ...authModule.jobs];
+    const jobs = [
+      idempotencyCleanupJob(db, clock),
+      ...webhooks.jobs,
+      ...authModule.jobs,
+      ...oauthModule.jobs,
+      ...ssoModule.jobs,
+      auditSealJob(db, clock),
+      auditRetentionJob({ db, clock, logger, retentionDays: config.auditRetentionDays }),
+      ...dashboard.jobs,
+    ];
     return {
       config,
       app,
@@ -107,12 +163,18 @@ export async function createService(config: Config, options: ServiceOptions = {}
       wallets,
       ledger,
       webhooks,
+      audit,
       auth: authModule,
+      oauth: oauthModule,
+      sso: ssoModule,
+      dashboard,
       jobs,
       async close() {
         await app.close();
         await webhooksModule.close();
         await authModule.close();
+        await oauthModule.close();
+        await ssoModule.close();
         await limiter.close();
         await db.destroy();
       },
@@ -120,6 +182,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
   } catch (error) {
     await webhooks?.close();
     await auth?.close();
+    await oauth?.close();
+    await sso?.close();
     await rateLimiter?.close();
     await db.destroy();
     throw error;

@@ -21,6 +21,22 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  audit_log: AuditLogTable;
+  audit_unsealed: AuditUnsealedTable;
+  audit_chain: AuditChainTable;
+  audit_checkpoints: AuditCheckpointsTable;
+  oauth_providers: OAuthProvidersTable;
+  oauth_states: OAuthStatesTable;
+  user_identities: UserIdentitiesTable;
+  organizations: OrganizationsTable;
+  organization_members: OrganizationMembersTable;
+  organization_invitations: OrganizationInvitationsTable;
+  sso_connections: SsoConnectionsTable;
+  sso_domains: SsoDomainsTable;
+  sso_requests: SsoRequestsTable;
+  sso_assertions: SsoAssertionsTable;
+  sso_codes: SsoCodesTable;
+  dashboard_sessions: DashboardSessionsTable;
 }
 
 export interface ProjectsTable {
@@ -311,4 +327,236 @@ export interface WebhookAttemptsTable {
   error: string | null;
   /** The first 4 KiB of the response body, as text. */
   response_body: string | null;
+}
+
+/**
+ * One audit entry: who (actor), did what (action) to what (resource), from where (request id, IP,
+ * user agent), with what outcome. Written in the change's transaction, never updated; see
+ * docs/adr/0007-audit-log.md.
+ */
+export interface AuditLogTable {
+  id: string;
+  project_id: string;
+  created_at: string;
+  action: string;
+  /** `secret_key`, `session`, `dashboard`, `system` or `anonymous`. */
+  actor_type: string;
+  /** The key id (`key_…`) or the session's name (`svc_ses_<ref>`, never the token). */
+  actor_id: string | null;
+  /** A session's user; null for other actors. */
+  actor_user_id: string | null;
+  resource_type: string;
+  resource_id: string | null;
+  request_id: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  /** `success` or the error code of the refusal. */
+  outcome: string;
+  /** A small JSON object of what changed (amounts, balances before and after). */
+  changes: string;
+}
+
+/** Entries not chained yet, in insertion order: the sealer's queue. */
+export interface AuditUnsealedTable {
+  seq: Generated<number>;
+  project_id: string;
+  entry_id: string;
+}
+
+/** A link of a project's hash chain: `hash` = SHA-256 of `prev_hash` and the entry's content. */
+export interface AuditChainTable {
+  project_id: string;
+  seq: number;
+  entry_id: string;
+  prev_hash: string;
+  hash: string;
+  sealed_at: string;
+}
+
+/** The last link retention removed, per project: verification starts from its hash. */
+export interface AuditCheckpointsTable {
+  project_id: string;
+  seq: number;
+  hash: string;
+  updated_at: string;
+}
+
+/** A project's configuration of one OAuth or OpenID Connect provider (migration 0007). */
+export interface OAuthProvidersTable {
+  project_id: string;
+  /** `google`, `apple`, `github`, or the key of a generic OpenID Connect provider. */
+  provider: string;
+  kind: 'google' | 'apple' | 'github' | 'oidc';
+  client_id: string;
+  /** Sealed JSON (shared/secret-box.ts): `{client_secret}`, or Apple's `{private_key}`. */
+  secret_sealed: string;
+  /** Generic OpenID Connect providers only; discovered from `/.well-known/openid-configuration`. */
+  issuer: string | null;
+  apple_team_id: string | null;
+  apple_key_id: string | null;
+  /** JSON array of scope names. */
+  scopes: string;
+  /** JSON array of the allowed redirect URIs, compared exactly. */
+  redirect_uris: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A sign-in in flight: single use, 10 minutes. */
+export interface OAuthStatesTable {
+  /** SHA-256 (hex) of the `state` sent to the provider; the state itself is not stored. */
+  state_hash: string;
+  project_id: string;
+  provider: string;
+  redirect_uri: string;
+  /** The PKCE verifier, sealed. */
+  code_verifier_sealed: string;
+  /** OpenID Connect only: the ID token must carry it back. */
+  nonce: string | null;
+  expires_at: string;
+  used_at: string | null;
+  created_at: string;
+}
+
+/** A provider's account (provider, subject) linked to a user; no provider token is kept. */
+export interface UserIdentitiesTable {
+  project_id: string;
+  provider: string;
+  subject: string;
+  user_id: string;
+  /** The email the provider gave at the last sign-in, for display. */
+  email: string | null;
+  created_at: string;
+  last_used_at: string;
+}
+
+/** An organization of a project's users (migration 0008). The slug is unique per project. */
+export interface OrganizationsTable {
+  /** `org_…`. */
+  id: string;
+  project_id: string;
+  name: string;
+  slug: string;
+  /** JSON object of string → string. */
+  metadata: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A user's membership of an organization, with the key of one of the project's roles. */
+export interface OrganizationMembersTable {
+  organization_id: string;
+  user_id: string;
+  project_id: string;
+  role: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'replaced';
+
+/** An invitation by email to join an organization with a role; single use, 7 days. */
+export interface OrganizationInvitationsTable {
+  /** `inv_…`. */
+  id: string;
+  project_id: string;
+  organization_id: string;
+  /** As given, trimmed, with the domain lower-cased. */
+  email: string;
+  /** The whole address lower-cased: what the accepting user's verified email is compared with. */
+  email_key: string;
+  role: string;
+  status: InvitationStatus;
+  /** SHA-256 (hex) of the token in the email; null until the email is composed. */
+  token_hash: string | null;
+  expires_at: string;
+  accepted_at: string | null;
+  accepted_user_id: string | null;
+  revoked_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A signed-in operator dashboard (docs/adr/0012-dashboard.md); the cookie token only as its hash. */
+export interface DashboardSessionsTable {
+  /** SHA-256 (hex) of the cookie token. */
+  token_hash: string;
+  project_id: string;
+  /** The secret key (`key_…`) the operator signed in with; never the key itself. */
+  key_id: string;
+  ip: string | null;
+  user_agent: string | null;
+  created_at: string;
+  expires_at: string;
+  /** Set by sign out. */
+  ended_at: string | null;
+}
+
+/** An organization's enterprise SSO connection (migration 0009, docs/adr/0011-sso.md). */
+export interface SsoConnectionsTable {
+  id: string;
+  project_id: string;
+  organization_id: string;
+  type: 'oidc' | 'saml';
+  /** The role given to members created at their first sign-in. */
+  default_role: string;
+  /** 1 when the SAML identity provider may start sign-ins (IdP-initiated); 0 otherwise. */
+  allow_idp_initiated: number;
+  /** JSON array: where a sign-in may send the browser back. */
+  redirect_uris: string;
+  oidc_issuer: string | null;
+  oidc_client_id: string | null;
+  /** The OIDC client secret, sealed (shared/secret-box.ts). */
+  oidc_client_secret_sealed: string | null;
+  saml_idp_entity_id: string | null;
+  saml_idp_sso_url: string | null;
+  /** PEM of the one certificate whose key may sign this identity provider's responses. */
+  saml_idp_certificate: string | null;
+  created_at: string;
+}
+
+/** An email domain of a connection; a domain belongs to at most one connection of a project. */
+export interface SsoDomainsTable {
+  project_id: string;
+  /** Lower case. */
+  domain: string;
+  connection_id: string;
+}
+
+/** An SSO sign-in in flight: an OIDC state (as SHA-256) or a SAML AuthnRequest id; single use. */
+export interface SsoRequestsTable {
+  request_key: string;
+  project_id: string;
+  connection_id: string;
+  redirect_uri: string;
+  /** The caller's own `state`, handed back on the redirect. */
+  client_state: string | null;
+  /** OIDC: the PKCE verifier, sealed. */
+  code_verifier_sealed: string | null;
+  /** OIDC: the nonce the ID token must carry. */
+  nonce: string | null;
+  expires_at: string;
+  used_at: string | null;
+  created_at: string;
+}
+
+/** A SAML assertion id already accepted, kept until the assertion's own expiry (replay defence). */
+export interface SsoAssertionsTable {
+  connection_id: string;
+  assertion_id: string;
+  expires_at: string;
+}
+
+/** The service's one-time code after an SSO sign-in, as SHA-256, with the asserted identity. */
+export interface SsoCodesTable {
+  code_hash: string;
+  project_id: string;
+  connection_id: string;
+  /** The identity provider's stable id of the account (OIDC `sub`, SAML NameID). */
+  subject: string;
+  email: string;
+  name: string;
+  expires_at: string;
+  used_at: string | null;
+  created_at: string;
 }

@@ -17,7 +17,7 @@ import type { IdempotencyClaim } from './idempotency.store.js';
 import { lazyChildLoggerFactory } from './lazy-logger.js';
 import { createHttpMetrics } from './metrics.js';
 import { registerOpsRoutes } from './ops.routes.js';
-import type { Principal, RouteCredential, SessionAuthenticator } from './principal.js';
+import type { DashboardAuthenticator, Principal, RouteCredential, SessionAuthenticator } from './principal.js';
 import type { RateLimiter } from './rate-limit.js';
 import { ErrorResponse } from './schemas.js';
 import { validatorCompiler } from './validation.js';
@@ -51,6 +51,8 @@ export interface AppDependencies {
   readonly sessions: SessionAuthenticator;
   /** The registry `GET /metrics` serves; other modules (webhook delivery) add theirs to it. Default: a new one. */
   readonly metricsRegistry?: Registry;
+  /** The dashboard's cookie sessions, accepted on secret-key routes; without it a cookie is no credential. */
+  readonly dashboard?: DashboardAuthenticator;
 }
 
 /** Registers one capability's routes; each module exports one. */
@@ -86,6 +88,7 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
     sessions: deps.sessions,
     rateLimiter: deps.rateLimiter,
     rateLimit: config.rateLimit,
+    ...(deps.dashboard === undefined ? {} : { dashboard: deps.dashboard }),
   });
   // One onRequest hook for the headers every response carries and the credential guard: each hook
   // costs a trip through Fastify's hook runner on every request.

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimitConfig } from '../config.js';
 import type { ProjectsService } from '../modules/projects/projects.service.js';
 import { ApiError } from '../shared/errors.js';
-import type { Principal, RouteCredential, SessionAuthenticator } from './principal.js';
+import type { DashboardAuthenticator, DashboardCredential, Principal, RouteCredential, SessionAuthenticator } from './principal.js';
 import type { RateLimitDecision, RateLimiter, RateLimitRule } from './rate-limit.js';
 
 const SESSION_TOKEN_PREFIX = 'svc_ses_';
@@ -13,6 +13,8 @@ export interface CredentialGuardOptions {
   readonly sessions: SessionAuthenticator;
   readonly rateLimiter: RateLimiter;
   readonly rateLimit: RateLimitConfig;
+  /** The dashboard's cookie sessions; without it, a cookie is no credential. */
+  readonly dashboard?: DashboardAuthenticator;
 }
 
 /**
@@ -62,6 +64,10 @@ async function authenticate(
   credential: Exclude<RouteCredential, 'public'>,
   options: CredentialGuardOptions,
 ): Promise<Principal> {
+  if (credential !== 'session' && options.dashboard !== undefined && !hasCredentialHeader(request)) {
+    const cookie = readCookie(request.headers.cookie, options.dashboard.cookieName);
+    if (cookie !== undefined) return options.dashboard.authenticate(dashboardCredential(request, cookie));
+  }
   const token = readCredential(request, credential);
   if (token.startsWith(SESSION_TOKEN_PREFIX)) {
     if (credential === 'secret')
@@ -98,6 +104,38 @@ function readCredential(request: FastifyRequest, credential: Exclude<RouteCreden
   const value = Array.isArray(apiKey) ? apiKey[0] : apiKey;
   if (value !== undefined && value.trim() !== '') return value.trim();
   throw new ApiError('credential_missing', 'This route needs a credential: send "Authorization: Bearer <key>" or "X-API-Key: <key>".');
+}
+
+function hasCredentialHeader(request: FastifyRequest): boolean {
+  const authorization = request.headers.authorization;
+  const apiKey = request.headers['x-api-key'];
+  return (authorization !== undefined && authorization.trim() !== '') || (apiKey !== undefined && apiKey.length > 0);
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+function dashboardCredential(request: FastifyRequest, token: string): DashboardCredential {
+  const csrf = request.headers['x-csrf-token'];
+  return {
+    token,
+    csrfToken: Array.isArray(csrf) ? csrf[0] : csrf,
+    origin: request.headers.origin,
+    host: request.host,
+    changes: !SAFE_METHODS.has(request.method),
+  };
+}
+
+/** One cookie's value from a `Cookie` header, or undefined. Values are not decoded: ours are base64url. */
+export function readCookie(header: string | undefined, name: string): string | undefined {
+  if (header === undefined) return undefined;
+  for (const part of header.split(';')) {
+    const separator = part.indexOf('=');
+    if (separator === -1) continue;
+    if (part.slice(0, separator).trim() !== name) continue;
+    const value = part.slice(separator + 1).trim();
+    return value === '' ? undefined : value;
+  }
+  return undefined;
 }
 
 function setRateLimitHeaders(reply: FastifyReply, decision: RateLimitDecision): void {

@@ -2,7 +2,13 @@ import { AssertionError } from '../shared/assert.js';
 
 /** Who is making a request, once the credential guard has checked its credential. */
 export type Principal =
-  | { readonly kind: 'secret_key'; readonly projectId: string; readonly keyId: string }
+  | {
+      readonly kind: 'secret_key';
+      readonly projectId: string;
+      readonly keyId: string;
+      /** Set when the key's holder is an operator signed in to the dashboard (a cookie, not the key). */
+      readonly via?: 'dashboard';
+    }
   | { readonly kind: 'session'; readonly projectId: string; readonly sessionName: string; readonly userId: string };
 
 /**
@@ -18,6 +24,29 @@ export type RouteCredential = 'secret' | 'session' | 'any' | 'public';
 export interface SessionAuthenticator {
   /** Returns the session's principal, or throws an ApiError (`session_invalid`, `_expired`, `_revoked`). */
   authenticate(token: string): Promise<Extract<Principal, { kind: 'session' }>>;
+}
+
+/** A request that presents a dashboard session cookie instead of a secret key. */
+export interface DashboardCredential {
+  /** The cookie's value. */
+  readonly token: string;
+  /** The `X-CSRF-Token` header, if any. */
+  readonly csrfToken: string | undefined;
+  /** The `Origin` header, if any, and the host the request was sent to. */
+  readonly origin: string | undefined;
+  readonly host: string;
+  /** True for requests that may change something (not GET, HEAD or OPTIONS): they need the CSRF token. */
+  readonly changes: boolean;
+}
+
+/**
+ * The seam through which the dashboard module turns its session cookie into the secret-key
+ * principal of the key the operator signed in with (`via: 'dashboard'`). See docs/adr/0012-dashboard.md.
+ */
+export interface DashboardAuthenticator {
+  readonly cookieName: string;
+  /** Returns the principal, or throws an ApiError (`dashboard_session_invalid`, `csrf_token_invalid`). */
+  authenticate(credential: DashboardCredential): Promise<Extract<Principal, { kind: 'secret_key' }>>;
 }
 
 /** The request's secret-key principal; the credential guard guarantees one on `secret` routes. */

@@ -36,6 +36,18 @@ export const ERROR_CATALOG = {
   session_revoked: { status: 401, description: 'The session was revoked.' },
   permission_denied: { status: 403, description: 'The credential is valid but may not do this.' },
   rate_limited: { status: 429, description: 'Too many requests; wait for the number of seconds in `Retry-After`.' },
+  dashboard_session_invalid: {
+    status: 401,
+    description: 'The dashboard session cookie is unknown, expired or signed out, or its secret key was revoked; sign in again.',
+  },
+  csrf_token_invalid: {
+    status: 403,
+    description: "A dashboard request that changes something lacks the session's `X-CSRF-Token`, or comes from another origin.",
+  },
+  api_key_in_use: {
+    status: 409,
+    description: 'The secret key is the one making this request (or this dashboard session); use another key.',
+  },
 
   // Idempotency.
   idempotency_key_reused: {
@@ -64,12 +76,58 @@ export const ERROR_CATALOG = {
   refresh_token_reused: { status: 401, description: 'A used refresh token was presented again; every session of its chain was revoked.' },
   role_key_taken: { status: 409, description: 'A role with this key already exists in the project, or the key is a built-in role.' },
 
+  // Organizations.
+  organization_slug_taken: { status: 409, description: 'Another organization of the project has this slug.' },
+  organization_member_exists: { status: 409, description: 'The user is already a member of the organization.' },
+  organization_owner_required: {
+    status: 409,
+    description: 'The change would leave the organization without an owner; make another member owner first.',
+  },
+  invitation_not_pending: { status: 409, description: 'The invitation was already accepted, revoked, replaced, or has expired.' },
+  invitation_email_mismatch: {
+    status: 403,
+    description: "The session user's verified email is not the address the invitation was sent to.",
+  },
+
   // OAuth and SSO.
   oauth_provider_unknown: { status: 404, description: 'No such OAuth provider.' },
   oauth_provider_not_configured: { status: 400, description: 'The provider exists but this project has not configured it.' },
   oauth_state_invalid: { status: 400, description: 'The OAuth state is unknown, expired or already used.' },
   oauth_exchange_failed: { status: 400, description: 'The provider refused the authorization code, or answered with something unusable.' },
   redirect_uri_not_allowed: { status: 400, description: "The redirect URI is not on the project's allow list." },
+  identity_already_linked: { status: 409, description: 'The user already has another account of this provider linked.' },
+  identity_last_sign_in_method: {
+    status: 409,
+    description: "The identity is the user's only way to sign in (no password, no other provider); it cannot be unlinked.",
+  },
+  sso_connection_not_found: { status: 404, description: 'No SSO connection answers for this email domain or organization.' },
+  sso_connection_exists: { status: 409, description: 'The organization has an SSO connection already; delete it first.' },
+  sso_domain_taken: { status: 409, description: 'The email domain belongs to another SSO connection of the project.' },
+  sso_request_invalid: {
+    status: 400,
+    description: 'The SSO sign-in this answer refers to (OIDC state, SAML InResponseTo) is unknown, expired or already used.',
+  },
+  sso_idp_initiated_not_allowed: {
+    status: 403,
+    description: 'A SAML response that answers no request of the service, on a connection that does not allow IdP-initiated sign-in.',
+  },
+  sso_signature_invalid: {
+    status: 400,
+    description: "The SAML response is unsigned, signed by another key than the connection's certificate, or wraps its signature.",
+  },
+  sso_assertion_expired: { status: 400, description: 'The SAML assertion is outside its NotBefore / NotOnOrAfter window (60 s skew).' },
+  sso_assertion_replayed: { status: 400, description: 'This SAML assertion was used already.' },
+  sso_audience_mismatch: { status: 400, description: 'The SAML assertion is meant for another service provider (audience).' },
+  sso_destination_mismatch: {
+    status: 400,
+    description: "The SAML response's Destination or the assertion's Recipient is not this connection's ACS URL.",
+  },
+  sso_response_invalid: {
+    status: 400,
+    description: 'The SAML response is malformed, reports a failure, comes from another issuer, or lacks what a sign-in needs.',
+  },
+  sso_domain_not_allowed: { status: 403, description: "The signed-in email's domain is not one of the connection's domains." },
+  sso_code_invalid: { status: 400, description: 'The SSO code is unknown, expired or already used.' },
 
   // Webhooks.
   webhook_url_invalid: { status: 400, description: 'The webhook URL does not parse or is not `https://`.' },

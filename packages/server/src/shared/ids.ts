@@ -35,7 +35,8 @@ export function randomBase62(length: number): string {
 /** 22 base62 characters = 131 bits of randomness, above the contract's 128. */
 export const ID_RANDOM_LENGTH = 22;
 
-export type IdPrefix = 'usr' | 'wlt' | 'txn' | 'evt' | 'we' | 'del' | 'org' | 'inv' | 'prj' | 'key' | 'req' | 'aud' | 'ent' | 'eml';
+export type IdPrefix =
+  'usr' | 'wlt' | 'txn' | 'evt' | 'we' | 'del' | 'org' | 'inv' | 'prj' | 'key' | 'req' | 'aud' | 'ent' | 'eml' | 'ssoc';
 
 /** A random, prefixed, URL-safe id such as `wlt_4Qp0…`. See docs/adr/0002-id-format.md. */
 export function newId(prefix: IdPrefix): string {

@@ -31,6 +31,15 @@ const USER_AGENT = 'svc-webhooks/1.0';
 export interface OutboundHttpOptions {
   /** `WEBHOOK_ALLOW_PRIVATE=1`: `http://` and private, loopback and similar addresses are allowed (development, tests). */
   readonly allowPrivate: boolean;
+  /** Whether `http://` URLs are allowed; defaults to `allowPrivate`. OAuth allows private HTTPS providers without plain HTTP. */
+  readonly allowHttp?: boolean;
+  /**
+   * Certificate authorities to trust instead of the default store (which includes
+   * NODE_EXTRA_CA_CERTS, read by Node at process start). For tests that make their own CA after start.
+   */
+  readonly trustedCa?: string;
+  /** Sent unless the request names its own. */
+  readonly userAgent?: string;
   readonly lookup?: DnsLookup;
   /** The whole exchange: connection, request, response headers and the bounded body read. */
   readonly timeoutMs?: number;
@@ -81,12 +90,18 @@ const systemLookup: DnsLookup = (hostname) => dnsLookup(hostname, { all: true, v
 
 export class OutboundHttp {
   readonly #allowPrivate: boolean;
+  readonly #allowHttp: boolean;
+  readonly #trustedCa: string | undefined;
+  readonly #userAgent: string;
   readonly #lookup: DnsLookup;
   readonly #timeoutMs: number;
   readonly #agent: Agent;
 
   constructor(options: OutboundHttpOptions) {
     this.#allowPrivate = options.allowPrivate;
+    this.#allowHttp = options.allowHttp ?? options.allowPrivate;
+    this.#trustedCa = options.trustedCa;
+    this.#userAgent = options.userAgent ?? USER_AGENT;
     this.#lookup = options.lookup ?? systemLookup;
     this.#timeoutMs = options.timeoutMs ?? OUTBOUND_TIMEOUT_MS;
     this.#agent = new Agent({ connect: this.#connector(), connectTimeout: this.#timeoutMs });
@@ -133,7 +148,7 @@ export class OutboundHttp {
       const response = await request(syntax.url, {
         dispatcher: this.#agent,
         method: outbound.method,
-        headers: { 'user-agent': USER_AGENT, ...outbound.headers },
+        headers: { 'user-agent': this.#userAgent, ...outbound.headers },
         ...(outbound.body === undefined ? {} : { body: outbound.body }),
         signal,
         headersTimeout: this.#timeoutMs,
@@ -164,7 +179,7 @@ export class OutboundHttp {
     } catch {
       return invalid('The URL does not parse.');
     }
-    const schemes = this.#allowPrivate ? ['https:', 'http:'] : ['https:'];
+    const schemes = this.#allowHttp ? ['https:', 'http:'] : ['https:'];
     if (!schemes.includes(url.protocol)) return invalid('The URL must start with https://.');
     if (url.username !== '' || url.password !== '') return invalid('The URL must not contain a user name or password.');
     if (url.hostname === '') return invalid('The URL has no host.');
@@ -202,7 +217,8 @@ export class OutboundHttp {
    * refused address never receives a byte of the request.
    */
   #connector(): buildConnector.connector {
-    if (this.#allowPrivate) return buildConnector({ timeout: this.#timeoutMs });
+    const tls = this.#trustedCa === undefined ? {} : { ca: this.#trustedCa };
+    if (this.#allowPrivate) return buildConnector({ timeout: this.#timeoutMs, ...tls });
     const lookup = (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
       this.#resolve(hostname).then(
         (addresses) => {
@@ -228,7 +244,7 @@ export class OutboundHttp {
         (error: unknown) => callback(error instanceof Error ? error : new Error(String(error)), []),
       );
     };
-    const connect = buildConnector({ timeout: this.#timeoutMs, lookup });
+    const connect = buildConnector({ timeout: this.#timeoutMs, lookup, ...tls });
     return (options, callback) => {
       connect(options, (error, socket) => {
         if (error !== null) {

@@ -4,6 +4,11 @@ import * as wallets from './0002_wallets.js';
 import * as auth from './0003_auth.js';
 import * as webhooks from './0004_webhooks.js';
 import * as ledgerIdempotencyIndex from './0005_ledger_idempotency_index.js';
+import * as audit from './0006_audit.js';
+import * as oauth from './0007_oauth.js';
+import * as organizations from './0008_organizations.js';
+import * as sso from './0009_sso.js';
+import * as dashboard from './0010_dashboard.js';
 
 /**
  * Every migration, in order, for both dialects. Add new ones at the end with the next number;
@@ -15,4 +20,9 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0003_auth': auth,
   '0004_webhooks': webhooks,
   '0005_ledger_idempotency_index': ledgerIdempotencyIndex,
+  '0006_audit': audit,
+  '0007_oauth': oauth,
+  '0008_organizations': organizations,
+  '0009_sso': sso,
+  '0010_dashboard': dashboard,
 };

@@ -7,13 +7,15 @@ import type { RateLimiter } from '../../http/rate-limit.js';
 import type { PeriodicJob } from '../../jobs/scheduler.js';
 import type { Clock } from '../../shared/clock.js';
 import { emailOutboxJob } from '../email/email.job.js';
+import type { EmailComposer } from '../email/email.service.js';
 import { createEmailTransport, type EmailTransport } from '../email/email.transport.js';
+import type { AuditService } from '../audit/audit.service.js';
 import type { ProjectsService } from '../projects/projects.service.js';
 import { sessionsRoutes } from '../sessions/sessions.routes.js';
 import { SessionsService } from '../sessions/sessions.service.js';
 import { RolesService } from '../users/roles.service.js';
 import { usersRoutes } from '../users/users.routes.js';
-import { UsersService } from '../users/users.service.js';
+import { type UserDeletionStep, UsersService } from '../users/users.service.js';
 import { authEmailComposers } from './auth.emails.js';
 import { authRoutes } from './auth.routes.js';
 import { AuthService } from './auth.service.js';
@@ -26,6 +28,11 @@ export interface AuthDependencies {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly projects: ProjectsService;
+  readonly audit: AuditService;
+  /** Composers of other modules' emails (organization invitations), sent by the same outbox job. */
+  readonly emailComposers?: Readonly<Record<string, EmailComposer>>;
+  /** Other modules' work in the transaction that deletes a user (organization memberships). */
+  readonly userDeletionSteps?: readonly UserDeletionStep[];
 }
 
 /** Users, roles, sessions and email and password authentication, with their routes and the email job. */
@@ -44,30 +51,34 @@ export interface Auth {
   close(): Promise<void>;
 }
 
-function userModules(deps: Pick<AuthDependencies, 'db' | 'config' | 'clock'>) {
-  const { db, config, clock } = deps;
+function userModules(deps: Pick<AuthDependencies, 'db' | 'config' | 'clock' | 'audit' | 'userDeletionSteps'>) {
+  const { db, config, clock, audit } = deps;
   const sessions = new SessionsService({
     db,
     clock,
+    audit,
     sessionTtlSeconds: config.auth.sessionTtlSeconds,
     refreshTtlSeconds: config.auth.refreshTtlSeconds,
   });
-  const roles = new RolesService({ db, clock });
-  const users = new UsersService({ db, clock, sessions, roles });
+  const roles = new RolesService({ db, clock, audit });
+  const users = new UsersService({ db, clock, sessions, roles, audit, deletionSteps: deps.userDeletionSteps ?? [] });
   return { sessions, roles, users };
 }
 
 function emailJobWith(deps: AuthDependencies, users: UsersService): { job: PeriodicJob; transport: EmailTransport } {
   const { db, config, clock, logger, projects } = deps;
   const transport = createEmailTransport(config, logger);
-  const composers = authEmailComposers({
-    db,
-    clock,
-    users,
-    projects,
-    publicUrl: config.email.publicUrl,
-    passwordResetUrl: config.auth.passwordResetUrl,
-  });
+  const composers = {
+    ...authEmailComposers({
+      db,
+      clock,
+      users,
+      projects,
+      publicUrl: config.email.publicUrl,
+      passwordResetUrl: config.auth.passwordResetUrl,
+    }),
+    ...deps.emailComposers,
+  };
   return { job: emailOutboxJob({ db, clock, logger, transport, composers }), transport };
 }
 
@@ -90,6 +101,7 @@ export function createAuth(deps: AuthDependencies & { readonly rateLimiter: Rate
     sessions,
     loginThrottle,
     rateLimiter: deps.rateLimiter,
+    audit: deps.audit,
     signupLimited: config.rateLimit.ipPerSecond > 0,
   });
   const browser = browserAccess(config.corsOrigins);

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteModule } from '../../http/app.js';
 import type { BrowserAccess } from '../../http/cors.js';
 import { requireSecretKey } from '../../http/principal.js';
+import { type AuditContext, auditContext } from '../audit/audit.context.js';
 import { isApiError } from '../../shared/errors.js';
 import type { SessionClient } from '../sessions/sessions.service.js';
 import { LogoutBody, UserAndSessionSchema } from '../sessions/sessions.schemas.js';
@@ -63,6 +64,7 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
           requireSecretKey(request).projectId,
           request.body as Static<typeof SignupBody>,
           sessionClient(request),
+          auditContext(request),
         );
         return reply.code(201).send(result);
       },
@@ -88,6 +90,7 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
           requireSecretKey(request).projectId,
           request.body as Static<typeof LoginBody>,
           sessionClient(request),
+          auditContext(request),
         );
         if ((request.query as Static<typeof LoginQuery>).format === 'token') {
           return reply.serializer(JSON.stringify).send({
@@ -121,7 +124,7 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
       async (request, reply) => {
         const principal = request.principal;
         if (principal === undefined) throw new Error('logout ran without a principal');
-        await auth.logout(principal, (request.body as Static<typeof LogoutBody>).session_id);
+        await auth.logout(principal, (request.body as Static<typeof LogoutBody>).session_id, auditContext(request));
         return reply.code(204).send();
       },
     );
@@ -139,7 +142,12 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
           response: { 200: UserSchema },
         },
       },
-      (request) => auth.verifyEmail(requireSecretKey(request).projectId, (request.body as Static<typeof VerifyEmailBody>).token),
+      (request) =>
+        auth.verifyEmail(
+          requireSecretKey(request).projectId,
+          (request.body as Static<typeof VerifyEmailBody>).token,
+          auditContext(request),
+        ),
     );
 
     app.get(
@@ -153,7 +161,8 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
           produces: ['text/html'],
         },
       },
-      (request, reply) => verificationPage(auth, options, (request.query as Static<typeof VerifyEmailQuery>).token, reply),
+      (request, reply) =>
+        verificationPage(auth, options, (request.query as Static<typeof VerifyEmailQuery>).token, reply, auditContext(request)),
     );
 
     app.post(
@@ -169,7 +178,11 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
         },
       },
       async (request, reply) => {
-        await auth.resendVerification(requireSecretKey(request).projectId, (request.body as Static<typeof ResendVerificationBody>).user_id);
+        await auth.resendVerification(
+          requireSecretKey(request).projectId,
+          (request.body as Static<typeof ResendVerificationBody>).user_id,
+          auditContext(request),
+        );
         return reply.code(202).send({ accepted: true });
       },
     );
@@ -187,7 +200,11 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
         },
       },
       async (request, reply) => {
-        await auth.forgotPassword(requireSecretKey(request).projectId, (request.body as Static<typeof ForgotPasswordBody>).email);
+        await auth.forgotPassword(
+          requireSecretKey(request).projectId,
+          (request.body as Static<typeof ForgotPasswordBody>).email,
+          auditContext(request),
+        );
         return reply.code(202).send({ accepted: true });
       },
     );
@@ -204,7 +221,8 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
           response: { 200: UserSchema },
         },
       },
-      (request) => auth.resetPassword(requireSecretKey(request).projectId, request.body as Static<typeof ResetPasswordBody>),
+      (request) =>
+        auth.resetPassword(requireSecretKey(request).projectId, request.body as Static<typeof ResetPasswordBody>, auditContext(request)),
     );
 
     app.post(
@@ -223,7 +241,12 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
       (request) => {
         const principal = request.principal;
         if (principal?.kind !== 'session') throw new Error('password change ran without a session principal');
-        return auth.changePassword(principal, request.body as Static<typeof ChangePasswordBody>, sessionClient(request));
+        return auth.changePassword(
+          principal,
+          request.body as Static<typeof ChangePasswordBody>,
+          sessionClient(request),
+          auditContext(request),
+        );
       },
     );
     options.browser.preflight(app, '/v1/auth/password/change', ['POST']);
@@ -231,10 +254,16 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
 }
 
 /** The page behind the email's link. It shows only fixed text: nothing from the request is echoed. */
-async function verificationPage(auth: AuthService, options: AuthRoutesOptions, token: string, reply: FastifyReply): Promise<FastifyReply> {
+async function verificationPage(
+  auth: AuthService,
+  options: AuthRoutesOptions,
+  token: string,
+  reply: FastifyReply,
+  context: AuditContext,
+): Promise<FastifyReply> {
   let refusal: 'token_invalid' | 'token_expired' | undefined;
   try {
-    await auth.verifyEmail(undefined, token);
+    await auth.verifyEmail(undefined, token, context);
   } catch (error) {
     if (!isApiError(error) || (error.code !== 'token_invalid' && error.code !== 'token_expired')) throw error;
     refusal = error.code;

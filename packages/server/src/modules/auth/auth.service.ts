@@ -6,6 +6,8 @@ import type { RateLimiter, RateLimitRule } from '../../http/rate-limit.js';
 import { type Clock, isoTime } from '../../shared/clock.js';
 import { sha256Hex } from '../../shared/crypto.js';
 import { ApiError } from '../../shared/errors.js';
+import type { AuditContext } from '../audit/audit.context.js';
+import type { AuditRecord, AuditService } from '../audit/audit.service.js';
 import { queueEmail } from '../email/email.service.js';
 import type { SessionCheck, SessionClient, SessionPrincipal, SessionsService } from '../sessions/sessions.service.js';
 import type { IssuedSession, SessionInfo } from '../sessions/sessions.schemas.js';
@@ -25,6 +27,8 @@ export const PASSWORD_FORGOT_RULE: RateLimitRule = { perSecond: 1 / 300, burst: 
 
 const INVALID_CREDENTIALS_MESSAGE = 'The email or password is incorrect.';
 const NAME_LENGTH_MAX = 200;
+/** An address tried at log in or forgot, as the audit entry keeps it: at most the longest valid address. */
+const EMAIL_SHOWN_LENGTH_MAX = 254;
 
 export interface AuthServiceOptions {
   readonly db: Db;
@@ -34,6 +38,7 @@ export interface AuthServiceOptions {
   readonly loginThrottle: LoginThrottle;
   /** The request rate limiter (memory or Redis), for sign-up and email sends. */
   readonly rateLimiter: RateLimiter;
+  readonly audit: AuditService;
   /** False turns the sign-up limit off, with the per-IP request limit (`RATE_LIMIT_IP_PER_SECOND=0`). */
   readonly signupLimited: boolean;
 }
@@ -55,6 +60,7 @@ export class AuthService {
   readonly #sessions: SessionsService;
   readonly #loginThrottle: LoginThrottle;
   readonly #rateLimiter: RateLimiter;
+  readonly #audit: AuditService;
   readonly #signupLimited: boolean;
   readonly #dummyPasswordHash: Promise<string>;
 
@@ -65,6 +71,7 @@ export class AuthService {
     this.#sessions = options.sessions;
     this.#loginThrottle = options.loginThrottle;
     this.#rateLimiter = options.rateLimiter;
+    this.#audit = options.audit;
     this.#signupLimited = options.signupLimited;
     this.#dummyPasswordHash = createDummyPasswordHash();
   }
@@ -73,6 +80,18 @@ export class AuthService {
     projectId: string,
     input: { email: string; password: string; name?: string | undefined },
     client: SessionClient,
+    context: AuditContext,
+  ): Promise<UserAndSession> {
+    return this.#audit.recordingRefusals(context, userRecord(projectId, null, 'user.signup'), () =>
+      this.#signup(projectId, input, client, context),
+    );
+  }
+
+  async #signup(
+    projectId: string,
+    input: { email: string; password: string; name?: string | undefined },
+    client: SessionClient,
+    context: AuditContext,
   ): Promise<UserAndSession> {
     const email = normalizeEmail(input.email);
     const name = (input.name ?? '').trim();
@@ -96,6 +115,11 @@ export class AuthService {
         data: { user_id: user.id },
         now: isoTime(now),
       });
+      await this.#audit.record(trx, context, {
+        ...userRecord(projectId, user.id, 'user.signup'),
+        changes: { session_id: issued.name },
+        createdAt: isoTime(now),
+      });
       return { user: toUser(user), session: issued.session };
     });
   }
@@ -105,7 +129,32 @@ export class AuthService {
    * checked against a dummy hash). The throttle is consulted before the password, so a refused
    * attempt learns nothing; only failures count against it.
    */
-  async login(projectId: string, input: { email: string; password: string }, client: SessionClient): Promise<UserAndSession> {
+  async login(
+    projectId: string,
+    input: { email: string; password: string },
+    client: SessionClient,
+    context: AuditContext,
+  ): Promise<UserAndSession> {
+    // A refused log-in names the address tried (never the password) and the user, when it exists.
+    let userId: string | null = null;
+    const refused = (): AuditRecord => ({
+      ...userRecord(projectId, userId, 'user.login'),
+      changes: { email: input.email.trim().slice(0, EMAIL_SHOWN_LENGTH_MAX) },
+    });
+    return this.#audit.recordingRefusals(context, refused, () =>
+      this.#login(projectId, input, client, context, (id) => {
+        userId = id;
+      }),
+    );
+  }
+
+  async #login(
+    projectId: string,
+    input: { email: string; password: string },
+    client: SessionClient,
+    context: AuditContext,
+    found: (userId: string) => void,
+  ): Promise<UserAndSession> {
     let email: NormalizedEmail | undefined;
     try {
       email = normalizeEmail(input.email);
@@ -115,6 +164,7 @@ export class AuthService {
     const throttleKey = loginThrottleKey(projectId, email?.emailKey ?? input.email.trim().toLowerCase(), client.ip);
     await this.#checkThrottle(throttleKey);
     const user = email === undefined ? undefined : await this.#users.findRecordByEmail(projectId, email);
+    if (user !== undefined) found(user.id);
     const passwordHash = user?.password_hash ?? (await this.#dummyPasswordHash);
     const passwordMatches = await verifyPassword(passwordHash, input.password);
     if (user === undefined || user.password_hash === null || !passwordMatches) {
@@ -128,12 +178,17 @@ export class AuthService {
       const now = this.#clock.now();
       if (rehashed !== undefined) await this.#users.setPasswordHashInTransaction(trx, user, rehashed, now);
       const issued = await this.#sessions.createInTransaction(trx, { projectId, userId: user.id, client, now });
+      await this.#audit.record(trx, context, {
+        ...userRecord(projectId, user.id, 'user.login'),
+        changes: { session_id: issued.name },
+        createdAt: isoTime(now),
+      });
       return { user: toUser(user), session: issued.session };
     });
   }
 
-  async refresh(projectId: string, refreshToken: string, client: SessionClient): Promise<UserAndSession> {
-    const issued = await this.#sessions.refresh(projectId, refreshToken, client);
+  async refresh(projectId: string, refreshToken: string, client: SessionClient, context: AuditContext): Promise<UserAndSession> {
+    const issued = await this.#sessions.refresh(projectId, refreshToken, client, context);
     const user = await this.#users.findRecord(projectId, issued.userId);
     if (user === undefined)
       throw new ApiError('refresh_token_invalid', 'The user of this refresh token no longer exists.', { param: 'refresh_token' });
@@ -152,16 +207,16 @@ export class AuthService {
   }
 
   /** With a session: ends it. With a secret key: ends the session named in the body. */
-  async logout(principal: Principal, sessionId: string | undefined): Promise<void> {
+  async logout(principal: Principal, sessionId: string | undefined, context: AuditContext): Promise<void> {
     if (principal.kind === 'session') {
-      await this.#sessions.revoke(principal.projectId, principal.sessionName, 'logout');
+      await this.#sessions.revoke(principal.projectId, principal.sessionName, 'logout', { audit: context });
       return;
     }
     if (sessionId === undefined)
       throw new ApiError('parameter_missing', 'With a secret key, name the session to end: {"session_id": "svc_ses_…"}.', {
         param: 'session_id',
       });
-    await this.#sessions.revoke(principal.projectId, sessionId, 'logout', { param: 'session_id' });
+    await this.#sessions.revoke(principal.projectId, sessionId, 'logout', { param: 'session_id', audit: context });
   }
 
   async listUserSessions(projectId: string, userId: string, query: { limit?: number | undefined; starting_after?: string | undefined }) {
@@ -169,11 +224,25 @@ export class AuthService {
     return this.#sessions.listForUser(projectId, userId, query);
   }
 
-  async revokeUserSessions(projectId: string, userId: string): Promise<{ object: 'list'; data: SessionInfo[]; has_more: false }> {
-    const data = await inTransaction(this.#db, async (trx) => {
-      await this.#users.getRecord(projectId, userId, trx);
-      return this.#sessions.revokeAllForUserInTransaction(trx, { projectId, userId, reason: 'revoked', now: this.#clock.now() });
-    });
+  async revokeUserSessions(
+    projectId: string,
+    userId: string,
+    context: AuditContext,
+  ): Promise<{ object: 'list'; data: SessionInfo[]; has_more: false }> {
+    const record = userRecord(projectId, userId, 'user.sessions_revoke');
+    const data = await this.#audit.recordingRefusals(context, record, () =>
+      inTransaction(this.#db, async (trx) => {
+        await this.#users.getRecord(projectId, userId, trx);
+        const revoked = await this.#sessions.revokeAllForUserInTransaction(trx, {
+          projectId,
+          userId,
+          reason: 'revoked',
+          now: this.#clock.now(),
+        });
+        await this.#audit.record(trx, context, { ...record, changes: { sessions_revoked: revoked.length } });
+        return revoked;
+      }),
+    );
     return { object: 'list', data, has_more: false };
   }
 
@@ -182,7 +251,15 @@ export class AuthService {
    * verification link of the user dies.
    * `projectId` is undefined for the public link, whose token alone names its project.
    */
-  async verifyEmail(projectId: string | undefined, token: string): Promise<User> {
+  async verifyEmail(projectId: string | undefined, token: string, context: AuditContext): Promise<User> {
+    // A refused public link names no project: there is no log to record it in.
+    if (projectId === undefined) return this.#verifyEmail(undefined, token, context);
+    return this.#audit.recordingRefusals(context, userRecord(projectId, null, 'user.email_verify'), () =>
+      this.#verifyEmail(projectId, token, context),
+    );
+  }
+
+  async #verifyEmail(projectId: string | undefined, token: string, context: AuditContext): Promise<User> {
     const tokenHash = this.#checkTokenShape(token);
     return inTransaction(this.#db, async (trx) => {
       const row = await this.#usableToken(trx, tokenHash, 'verify_email', projectId);
@@ -192,45 +269,67 @@ export class AuthService {
       if (!(await tokens.useEmailToken(trx, row.project_id, tokenHash, isoTime(now)))) throw tokenInvalid();
       // The other verification links sent to this user are done with too.
       await tokens.useAllEmailTokens(trx, row.project_id, user.id, 'verify_email', isoTime(now));
+      await this.#audit.record(trx, context, {
+        ...userRecord(row.project_id, user.id, 'user.email_verify'),
+        changes: { verified_before: user.email_verified_at !== null },
+        createdAt: isoTime(now),
+      });
       return toUser(await this.#users.markEmailVerifiedInTransaction(trx, user, now));
     });
   }
 
   /** Queues another verification email; rate limited per user. Nothing is sent to a verified address. */
-  async resendVerification(projectId: string, userId: string): Promise<void> {
-    const user = await this.#users.getRecord(projectId, userId);
-    await this.#limit(`verify-email:${projectId}:${userId}`, VERIFICATION_RESEND_RULE);
-    if (user.email_verified_at !== null || user.banned_at !== null) return;
-    await inTransaction(this.#db, (trx) =>
-      queueEmail(trx, {
-        projectId,
-        template: VERIFY_EMAIL_TEMPLATE,
-        recipient: user.email,
-        data: { user_id: user.id },
-        now: isoTime(this.#clock.now()),
-      }),
-    );
+  async resendVerification(projectId: string, userId: string, context: AuditContext): Promise<void> {
+    const record = userRecord(projectId, userId, 'user.verification_email_send');
+    await this.#audit.recordingRefusals(context, record, async () => {
+      const user = await this.#users.getRecord(projectId, userId);
+      await this.#limit(`verify-email:${projectId}:${userId}`, VERIFICATION_RESEND_RULE);
+      if (user.email_verified_at !== null || user.banned_at !== null) {
+        await this.#audit.recordAlone(context, { ...record, changes: { email_queued: false } });
+        return;
+      }
+      await inTransaction(this.#db, async (trx) => {
+        await queueEmail(trx, {
+          projectId,
+          template: VERIFY_EMAIL_TEMPLATE,
+          recipient: user.email,
+          data: { user_id: user.id },
+          now: isoTime(this.#clock.now()),
+        });
+        await this.#audit.record(trx, context, { ...record, changes: { email_queued: true } });
+      });
+    });
   }
 
   /**
    * Queues a reset email when the address belongs to a user. The caller answers 202 in every case,
    * so the answer never tells whether an account exists.
    */
-  async forgotPassword(projectId: string, rawEmail: string): Promise<void> {
-    const email = normalizeEmail(rawEmail);
-    const decision = await this.#rateLimiter.consume(`password-forgot:${projectId}:${email.emailKey}`, PASSWORD_FORGOT_RULE);
-    if (!decision.allowed) return;
-    const user = await this.#users.findRecordByEmail(projectId, email);
-    if (user === undefined || user.banned_at !== null) return;
-    await inTransaction(this.#db, (trx) =>
-      queueEmail(trx, {
-        projectId,
-        template: PASSWORD_RESET_TEMPLATE,
-        recipient: user.email,
-        data: { user_id: user.id },
-        now: isoTime(this.#clock.now()),
-      }),
-    );
+  async forgotPassword(projectId: string, rawEmail: string, context: AuditContext): Promise<void> {
+    // The answer hides whether the account exists; the operator's log does not need to.
+    const record = (userId: string | null, emailQueued: boolean): AuditRecord => ({
+      ...userRecord(projectId, userId, 'user.password_forgot'),
+      changes: { email: rawEmail.trim().slice(0, EMAIL_SHOWN_LENGTH_MAX), email_queued: emailQueued },
+    });
+    await this.#audit.recordingRefusals(context, record(null, false), async () => {
+      const email = normalizeEmail(rawEmail);
+      const decision = await this.#rateLimiter.consume(`password-forgot:${projectId}:${email.emailKey}`, PASSWORD_FORGOT_RULE);
+      const user = decision.allowed ? await this.#users.findRecordByEmail(projectId, email) : undefined;
+      if (user === undefined || user.banned_at !== null) {
+        await this.#audit.recordAlone(context, record(user?.id ?? null, false));
+        return;
+      }
+      await inTransaction(this.#db, async (trx) => {
+        await queueEmail(trx, {
+          projectId,
+          template: PASSWORD_RESET_TEMPLATE,
+          recipient: user.email,
+          data: { user_id: user.id },
+          now: isoTime(this.#clock.now()),
+        });
+        await this.#audit.record(trx, context, record(user.id, true));
+      });
+    });
   }
 
   /**
@@ -238,7 +337,13 @@ export class AuthService {
    * `password_reset`), every other reset link dies, and the address counts as verified: the token
    * came through it.
    */
-  async resetPassword(projectId: string, input: { token: string; password: string }): Promise<User> {
+  async resetPassword(projectId: string, input: { token: string; password: string }, context: AuditContext): Promise<User> {
+    return this.#audit.recordingRefusals(context, userRecord(projectId, null, 'user.password_reset'), () =>
+      this.#resetPassword(projectId, input, context),
+    );
+  }
+
+  async #resetPassword(projectId: string, input: { token: string; password: string }, context: AuditContext): Promise<User> {
     const tokenHash = this.#checkTokenShape(input.token);
     await this.#usableToken(this.#db.kysely, tokenHash, 'password_reset', projectId);
     checkPasswordStrength(input.password, 'password');
@@ -252,7 +357,17 @@ export class AuthService {
       if (!(await tokens.useEmailToken(trx, projectId, tokenHash, nowIso))) throw tokenInvalid();
       await tokens.useAllEmailTokens(trx, projectId, user.id, 'password_reset', nowIso);
       await this.#users.setPasswordHashInTransaction(trx, user, passwordHash, now);
-      await this.#sessions.revokeAllForUserInTransaction(trx, { projectId, userId: user.id, reason: 'password_reset', now });
+      const revoked = await this.#sessions.revokeAllForUserInTransaction(trx, {
+        projectId,
+        userId: user.id,
+        reason: 'password_reset',
+        now,
+      });
+      await this.#audit.record(trx, context, {
+        ...userRecord(projectId, user.id, 'user.password_reset'),
+        changes: { sessions_revoked: revoked.length },
+        createdAt: nowIso,
+      });
       const verified = await this.#users.markEmailVerifiedInTransaction(trx, user, now);
       return toUser({ ...verified, updated_at: nowIso });
     });
@@ -267,6 +382,18 @@ export class AuthService {
     principal: SessionPrincipal,
     input: { current_password: string; new_password: string },
     client: SessionClient,
+    context: AuditContext,
+  ): Promise<User> {
+    return this.#audit.recordingRefusals(context, userRecord(principal.projectId, principal.userId, 'user.password_change'), () =>
+      this.#changePassword(principal, input, client, context),
+    );
+  }
+
+  async #changePassword(
+    principal: SessionPrincipal,
+    input: { current_password: string; new_password: string },
+    client: SessionClient,
+    context: AuditContext,
   ): Promise<User> {
     const { projectId, userId } = principal;
     const user = await this.#users.getRecord(projectId, userId);
@@ -282,12 +409,17 @@ export class AuthService {
     return inTransaction(this.#db, async (trx) => {
       const now = this.#clock.now();
       await this.#users.setPasswordHashInTransaction(trx, user, passwordHash, now);
-      await this.#sessions.revokeAllForUserInTransaction(trx, {
+      const revoked = await this.#sessions.revokeAllForUserInTransaction(trx, {
         projectId,
         userId,
         reason: 'password_reset',
         now,
         exceptSessionId: principal.sessionName,
+      });
+      await this.#audit.record(trx, context, {
+        ...userRecord(projectId, userId, 'user.password_change'),
+        changes: { sessions_revoked: revoked.length },
+        createdAt: isoTime(now),
       });
       return toUser({ ...user, updated_at: isoTime(now) });
     });
@@ -341,6 +473,10 @@ export class AuthService {
 /** Failures are counted per project, email and client IP (CONTRACT.md section 1). */
 function loginThrottleKey(projectId: string, emailKey: string, ip: string | undefined): string {
   return `${projectId}:${sha256Hex(emailKey)}:${ip ?? ''}`;
+}
+
+function userRecord(projectId: string, userId: string | null, action: AuditRecord['action']): AuditRecord {
+  return { projectId, action, resource: { type: 'user', id: userId } };
 }
 
 function tokenInvalid(): ApiError {

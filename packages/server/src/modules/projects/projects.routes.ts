@@ -1,23 +1,101 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RouteModule } from '../../http/app.js';
 import { requireSecretKey } from '../../http/principal.js';
+import { ApiError } from '../../shared/errors.js';
+import { auditContext } from '../audit/audit.context.js';
 import type { ProjectsService } from './projects.service.js';
-import { ProjectSchema } from './projects.schemas.js';
+import {
+  ApiKeyListSchema,
+  ApiKeyParams,
+  ApiKeySchema,
+  ApiKeyWithSecretSchema,
+  CreateApiKeyBody,
+  ListApiKeysQuery,
+  ProjectSchema,
+} from './projects.schemas.js';
+
+const security = [{ secretKey: [] }, { secretKeyHeader: [] }];
+const config = { credential: 'secret' } as const;
 
 export function projectsRoutes(projects: ProjectsService): RouteModule {
   return (app: FastifyInstance) => {
     app.get(
       '/v1/project',
       {
-        config: { credential: 'secret' },
+        config,
         schema: {
           tags: ['projects'],
           summary: 'The project the secret key belongs to',
-          security: [{ secretKey: [] }, { secretKeyHeader: [] }],
+          security,
           response: { 200: ProjectSchema },
         },
       },
       (request) => projects.getProject(requireSecretKey(request).projectId),
+    );
+
+    app.post(
+      '/v1/api-keys',
+      {
+        config,
+        schema: {
+          tags: ['api keys'],
+          security,
+          summary: 'Create a secret key; the response carries the key, shown only here',
+          body: CreateApiKeyBody,
+          response: { 201: ApiKeyWithSecretSchema },
+        },
+      },
+      async (request, reply) => {
+        const body = request.body as CreateApiKeyBody;
+        const { apiKey, secretKey } = await projects.createKey(requireSecretKey(request).projectId, {
+          ...(body.name === undefined ? {} : { name: body.name }),
+          context: auditContext(request),
+        });
+        return reply.code(201).send({ ...apiKey, secret_key: secretKey });
+      },
+    );
+
+    app.get(
+      '/v1/api-keys',
+      {
+        config,
+        schema: {
+          tags: ['api keys'],
+          security,
+          summary: "The project's secret keys, newest first, by prefix and last four characters",
+          querystring: ListApiKeysQuery,
+          response: { 200: ApiKeyListSchema },
+        },
+      },
+      async (request: FastifyRequest<{ Querystring: { limit?: number; starting_after?: string } }>) => {
+        const page = await projects.listKeysPage(requireSecretKey(request).projectId, {
+          limit: request.query.limit ?? 20,
+          startingAfter: request.query.starting_after,
+        });
+        return { object: 'list', data: page.data, has_more: page.hasMore };
+      },
+    );
+
+    app.post(
+      '/v1/api-keys/:id/revoke',
+      {
+        config,
+        schema: {
+          tags: ['api keys'],
+          security,
+          summary: 'Revoke a secret key at once; its dashboard sessions end with it. Not the key making the request',
+          params: ApiKeyParams,
+          response: { 200: ApiKeySchema },
+        },
+      },
+      async (request: FastifyRequest<{ Params: { id: string } }>) => {
+        const principal = requireSecretKey(request);
+        if (request.params.id === principal.keyId) {
+          const through = principal.via === 'dashboard' ? 'this dashboard session was opened with' : 'this request is made with';
+          throw new ApiError('api_key_in_use', `${request.params.id} is the key ${through}; revoke it with another key.`, { param: 'id' });
+        }
+        return projects.revokeKey(principal.projectId, request.params.id, { context: auditContext(request) });
+      },
     );
   };
 }

@@ -4,6 +4,8 @@ import { type Clock, isoTime } from '../../shared/clock.js';
 import { sha256Hex } from '../../shared/crypto.js';
 import { ApiError } from '../../shared/errors.js';
 import { newId, randomBase62 } from '../../shared/ids.js';
+import { type AuditContext, SYSTEM_AUDIT_CONTEXT } from '../audit/audit.context.js';
+import type { AuditRecord, AuditService } from '../audit/audit.service.js';
 import * as store from './projects.store.js';
 
 export const SECRET_KEY_PREFIX = 'svc_sk_';
@@ -38,6 +40,7 @@ export interface SecretKeyPrincipal {
 export interface ProjectsServiceOptions {
   readonly db: Db;
   readonly clock: Clock;
+  readonly audit: AuditService;
   /**
    * How long a successful key lookup is reused in this process. Revocation takes effect at once in
    * the process that revoked and within this time in the others. See docs/adr/0003-secret-key-cache.md.
@@ -50,6 +53,7 @@ const KEY_CACHE_ENTRIES_MAX = 10_000;
 export class ProjectsService {
   readonly #db: Db;
   readonly #clock: Clock;
+  readonly #audit: AuditService;
   readonly #keyCacheTtlMs: number;
   readonly #keyCache = new Map<string, { principal: SecretKeyPrincipal; keyHash: string; expiresAtMs: number }>();
   /** Projects seen by a key lookup, reused for the same time as the key, so that `GET /v1/project` costs no query. */
@@ -58,6 +62,7 @@ export class ProjectsService {
   constructor(options: ProjectsServiceOptions) {
     this.#db = options.db;
     this.#clock = options.clock;
+    this.#audit = options.audit;
     this.#keyCacheTtlMs = options.keyCacheTtlMs ?? 1000;
   }
 
@@ -71,7 +76,9 @@ export class ProjectsService {
     const secretKey = input.secretKey ?? generateSecretKey();
     await inTransaction(this.#db, async (trx) => {
       await store.insertProject(trx, project);
-      await store.insertApiKey(trx, keyRow(project.id, secretKey, createdAt, 'default'));
+      const key = keyRow(project.id, secretKey, createdAt, 'default');
+      await store.insertApiKey(trx, key);
+      await this.#audit.record(trx, SYSTEM_AUDIT_CONTEXT, keyCreated(key));
     });
     return { project: toProject(project), secretKey };
   }
@@ -103,11 +110,18 @@ export class ProjectsService {
     return toProject(row);
   }
 
-  async createKey(projectId: string, input: { name?: string } = {}): Promise<{ apiKey: ApiKey; secretKey: string }> {
+  /** Creates a secret key; `context` names who asked (the CLI is the system actor, the default). */
+  async createKey(
+    projectId: string,
+    input: { name?: string; context?: AuditContext } = {},
+  ): Promise<{ apiKey: ApiKey; secretKey: string }> {
     await this.getProject(projectId);
     const secretKey = generateSecretKey();
     const row = keyRow(projectId, secretKey, isoTime(this.#clock.now()), input.name ?? null);
-    await store.insertApiKey(this.#db.kysely, row);
+    await inTransaction(this.#db, async (trx) => {
+      await store.insertApiKey(trx, row);
+      await this.#audit.record(trx, input.context ?? SYSTEM_AUDIT_CONTEXT, keyCreated(row));
+    });
     return { apiKey: toApiKey(row), secretKey };
   }
 
@@ -115,14 +129,50 @@ export class ProjectsService {
     return (await store.listApiKeys(this.#db.kysely, projectId)).map(toApiKey);
   }
 
-  async revokeKey(projectId: string, keyId: string): Promise<ApiKey> {
-    const revoked = await store.revokeApiKey(this.#db.kysely, projectId, keyId, isoTime(this.#clock.now()));
-    const row = await store.findApiKey(this.#db.kysely, projectId, keyId);
-    if (row === undefined) throw new ApiError('resource_missing', `No API key ${keyId}.`, { param: 'key' });
+  /** One page of the project's keys, newest first (`GET /v1/api-keys`). */
+  async listKeysPage(
+    projectId: string,
+    page: { limit: number; startingAfter?: string | undefined },
+  ): Promise<{ data: ApiKey[]; hasMore: boolean }> {
+    let after: { created_at: string; id: string } | undefined;
+    if (page.startingAfter !== undefined) {
+      after = await store.findApiKey(this.#db.kysely, projectId, page.startingAfter);
+      if (after === undefined) throw new ApiError('resource_missing', `No API key ${page.startingAfter}.`, { param: 'starting_after' });
+    }
+    const rows = await store.listApiKeysPage(this.#db.kysely, projectId, { limit: page.limit + 1, after });
+    return { data: rows.slice(0, page.limit).map(toApiKey), hasMore: rows.length > page.limit };
+  }
+
+  /** Revokes a key (the CLI's `svc key revoke`, recorded with the system actor). Revoking it again changes nothing. */
+  async revokeKey(projectId: string, keyId: string, options: { context?: AuditContext } = {}): Promise<ApiKey> {
+    const { revoked, row } = await inTransaction(this.#db, async (trx) => {
+      const now = isoTime(this.#clock.now());
+      const changed = await store.revokeApiKey(trx, projectId, keyId, now);
+      const found = await store.findApiKey(trx, projectId, keyId);
+      if (found === undefined) throw new ApiError('resource_missing', `No API key ${keyId}.`, { param: 'key' });
+      if (changed) {
+        await this.#audit.record(trx, options.context ?? SYSTEM_AUDIT_CONTEXT, {
+          projectId,
+          action: 'secret_key.revoke',
+          resource: { type: 'secret_key', id: keyId },
+          createdAt: now,
+        });
+      }
+      return { revoked: changed, row: found };
+    });
     if (revoked) {
       for (const [secretKey, entry] of this.#keyCache) if (entry.keyHash === row.key_hash) this.#keyCache.delete(secretKey);
     }
     return toApiKey(row);
+  }
+
+  /**
+   * Whether a key exists in the project and is not revoked, read from the database every time (no
+   * cache): dashboard sessions ask on every request, so revoking a key ends them at once everywhere.
+   */
+  async isKeyLive(projectId: string, keyId: string): Promise<boolean> {
+    const row = await store.findApiKey(this.#db.kysely, projectId, keyId);
+    return row !== undefined && row.revoked_at === null;
   }
 
   /** The project and key a secret key belongs to, or undefined when it is unknown or revoked. */
@@ -166,6 +216,17 @@ function keyRow(projectId: string, secretKey: string, createdAt: string, name: s
     last4: secretKey.slice(-4),
     created_at: createdAt,
     revoked_at: null,
+  };
+}
+
+/** A key's entry names it by id and name: never the key, nor its prefix. */
+function keyCreated(row: store.ApiKeyRow): AuditRecord {
+  return {
+    projectId: row.project_id,
+    action: 'secret_key.create',
+    resource: { type: 'secret_key', id: row.id },
+    changes: { name: row.name },
+    createdAt: row.created_at,
   };
 }
 

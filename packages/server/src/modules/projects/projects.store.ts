@@ -72,3 +72,19 @@ export async function revokeApiKey(db: Executor, projectId: string, keyId: strin
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
+
+/** Keys newest first, after the (created_at, id) cursor when given. */
+export async function listApiKeysPage(
+  db: Executor,
+  projectId: string,
+  page: { limit: number; after: { created_at: string; id: string } | undefined },
+): Promise<ApiKeyRow[]> {
+  let query = db.selectFrom('api_keys').selectAll().where('project_id', '=', projectId);
+  const after = page.after;
+  if (after !== undefined) {
+    query = query.where((eb) =>
+      eb.or([eb('created_at', '<', after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', '<', after.id)])]),
+    );
+  }
+  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
+}

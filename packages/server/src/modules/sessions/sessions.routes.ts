@@ -2,6 +2,7 @@ import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RouteModule } from '../../http/app.js';
 import { requireSecretKey } from '../../http/principal.js';
+import { auditContext } from '../audit/audit.context.js';
 import type { AuthService } from '../auth/auth.service.js';
 import { UserParams } from '../users/users.schemas.js';
 import {
@@ -54,10 +55,12 @@ export function sessionsRoutes(auth: AuthService, sessions: SessionsService): Ro
         },
       },
       (request) =>
-        auth.refresh(requireSecretKey(request).projectId, (request.body as Static<typeof RefreshSessionBody>).refresh_token, {
-          ip: request.ip,
-          userAgent: request.headers['user-agent'],
-        }),
+        auth.refresh(
+          requireSecretKey(request).projectId,
+          (request.body as Static<typeof RefreshSessionBody>).refresh_token,
+          { ip: request.ip, userAgent: request.headers['user-agent'] },
+          auditContext(request),
+        ),
     );
 
     app.post(
@@ -72,7 +75,8 @@ export function sessionsRoutes(auth: AuthService, sessions: SessionsService): Ro
           response: { 200: SessionInfoSchema },
         },
       },
-      (request: WithId) => sessions.revoke(requireSecretKey(request).projectId, request.params.id, 'revoked', { param: 'id' }),
+      (request: WithId) =>
+        sessions.revoke(requireSecretKey(request).projectId, request.params.id, 'revoked', { param: 'id', audit: auditContext(request) }),
     );
 
     app.get(
@@ -104,7 +108,7 @@ export function sessionsRoutes(auth: AuthService, sessions: SessionsService): Ro
           response: { 200: RevokedSessionsSchema },
         },
       },
-      (request: WithId) => auth.revokeUserSessions(requireSecretKey(request).projectId, request.params.id),
+      (request: WithId) => auth.revokeUserSessions(requireSecretKey(request).projectId, request.params.id, auditContext(request)),
     );
   };
 }

@@ -5,6 +5,8 @@ import type { Principal, SessionAuthenticator } from '../../http/principal.js';
 import { addMilliseconds, type Clock, isoTime } from '../../shared/clock.js';
 import { constantTimeEqual, sha256Hex } from '../../shared/crypto.js';
 import { ApiError } from '../../shared/errors.js';
+import type { AuditContext } from '../audit/audit.context.js';
+import type { AuditRecord, AuditService } from '../audit/audit.service.js';
 import { recordEvent } from '../events/events.service.js';
 import { isRefreshToken, newRefreshToken, newSessionToken, sessionNameOf, sessionNameOfToken } from './session-tokens.js';
 import type { IssuedSession, SessionInfo } from './sessions.schemas.js';
@@ -45,11 +47,12 @@ export interface SessionsServiceOptions {
   readonly clock: Clock;
   readonly sessionTtlSeconds: number;
   readonly refreshTtlSeconds: number;
+  readonly audit: AuditService;
 }
 
 type RefreshOutcome =
   | { readonly kind: 'issued'; readonly issued: IssuedSessionTokens }
-  | { readonly kind: 'reused' }
+  | { readonly kind: 'reused'; readonly error: ApiError }
   | { readonly kind: 'raced' }
   | { readonly kind: 'invalid'; readonly message: string };
 
@@ -65,12 +68,14 @@ export class SessionsService implements SessionAuthenticator {
   readonly #clock: Clock;
   readonly #sessionTtlMs: number;
   readonly #refreshTtlMs: number;
+  readonly #audit: AuditService;
 
   constructor(options: SessionsServiceOptions) {
     this.#db = options.db;
     this.#clock = options.clock;
     this.#sessionTtlMs = options.sessionTtlSeconds * 1000;
     this.#refreshTtlMs = options.refreshTtlSeconds * 1000;
+    this.#audit = options.audit;
   }
 
   /** Creates a session for a user, in the caller's transaction, with its `session.created` event. */
@@ -116,23 +121,25 @@ export class SessionsService implements SessionAuthenticator {
    * (reason `refreshed`). A token used before, outside the grace window, revokes the whole chain
    * (reason `refresh_token_reuse`) and answers 401 `refresh_token_reused`: someone holds a copy.
    */
-  async refresh(projectId: string, refreshToken: string, client: SessionClient): Promise<IssuedSessionTokens> {
+  async refresh(projectId: string, refreshToken: string, client: SessionClient, context: AuditContext): Promise<IssuedSessionTokens> {
+    const refused: AuditRecord = { projectId, action: 'session.refresh', resource: { type: 'session', id: null } };
+    return this.#audit.recordingRefusals(context, refused, () => this.#refresh(projectId, refreshToken, client, context));
+  }
+
+  async #refresh(projectId: string, refreshToken: string, client: SessionClient, context: AuditContext): Promise<IssuedSessionTokens> {
     if (!isRefreshToken(refreshToken))
       throw new ApiError('refresh_token_invalid', 'The refresh token is not valid.', { param: 'refresh_token' });
     const refreshHash = sha256Hex(refreshToken);
     // A refresh that loses a race to another with the same token runs once more and then finds
     // the token used: inside the grace window that is not reuse.
     for (let attempt = 1; attempt <= 2; attempt += 1) {
-      const outcome = await inTransaction(this.#db, (trx) => this.#refreshInTransaction(trx, projectId, refreshHash, client));
+      const outcome = await inTransaction(this.#db, (trx) => this.#refreshInTransaction(trx, projectId, refreshHash, client, context));
       switch (outcome.kind) {
         case 'issued':
           return outcome.issued;
         case 'reused':
-          throw new ApiError(
-            'refresh_token_reused',
-            'This refresh token was already used; every session of its chain has been revoked. Log in again.',
-            { param: 'refresh_token' },
-          );
+          // Its entry committed with the chain's revocation.
+          throw this.#audit.markRecorded(outcome.error);
         case 'invalid':
           throw new ApiError('refresh_token_invalid', outcome.message, { param: 'refresh_token' });
         case 'raced':
@@ -142,7 +149,13 @@ export class SessionsService implements SessionAuthenticator {
     throw new ApiError('refresh_token_invalid', 'The refresh token is not valid.', { param: 'refresh_token' });
   }
 
-  async #refreshInTransaction(trx: Transaction, projectId: string, refreshHash: string, client: SessionClient): Promise<RefreshOutcome> {
+  async #refreshInTransaction(
+    trx: Transaction,
+    projectId: string,
+    refreshHash: string,
+    client: SessionClient,
+    context: AuditContext,
+  ): Promise<RefreshOutcome> {
     const row = await store.findSessionByRefreshHash(trx, projectId, refreshHash);
     if (row === undefined) return { kind: 'invalid', message: 'The refresh token is not valid.' };
     const now = this.#clock.now();
@@ -150,11 +163,25 @@ export class SessionsService implements SessionAuthenticator {
     if (row.refreshed_at !== null) {
       if (await this.#withinGrace(trx, row, now)) {
         const issued = await this.createInTransaction(trx, { projectId, userId: row.user_id, client, now, chainId: row.chain_id });
+        await this.#recordRefreshed(trx, context, row, issued, nowIso);
         return { kind: 'issued', issued };
       }
       const revoked = await store.revokeSessions(trx, projectId, { chainId: row.chain_id }, 'refresh_token_reuse', nowIso);
       await this.#recordRevoked(trx, projectId, revoked, 'refresh_token_reuse', nowIso);
-      return { kind: 'reused' };
+      const error = new ApiError(
+        'refresh_token_reused',
+        'This refresh token was already used; every session of its chain has been revoked. Log in again.',
+        { param: 'refresh_token' },
+      );
+      await this.#audit.record(trx, context, {
+        projectId,
+        action: 'session.refresh_token_reused',
+        resource: { type: 'session', id: row.id },
+        outcome: error.code,
+        changes: { user_id: row.user_id, sessions_revoked: revoked.length },
+        createdAt: nowIso,
+      });
+      return { kind: 'reused', error };
     }
     if (row.revoked_at !== null) return { kind: 'invalid', message: 'The session of this refresh token was revoked; log in again.' };
     if (row.refresh_expires_at <= nowIso) return { kind: 'invalid', message: 'The refresh token has expired; log in again.' };
@@ -172,7 +199,24 @@ export class SessionsService implements SessionAuthenticator {
       refreshToken: newRefreshToken(),
       chainId: row.chain_id,
     });
+    await this.#recordRefreshed(trx, context, row, issued, nowIso);
     return { kind: 'issued', issued };
+  }
+
+  async #recordRefreshed(
+    trx: Transaction,
+    context: AuditContext,
+    previous: store.SessionRow,
+    issued: IssuedSessionTokens,
+    nowIso: string,
+  ): Promise<void> {
+    await this.#audit.record(trx, context, {
+      projectId: previous.project_id,
+      action: 'session.refresh',
+      resource: { type: 'session', id: issued.name },
+      changes: { previous_session_id: previous.id, user_id: previous.user_id },
+      createdAt: nowIso,
+    });
   }
 
   /** The token was used less than the grace window ago, and the session it became is still live and unrefreshed. */
@@ -191,20 +235,34 @@ export class SessionsService implements SessionAuthenticator {
     projectId: string,
     tokenOrName: string,
     reason: SessionRevokedReason,
-    options: { param?: string } = {},
+    options: { param?: string; audit: AuditContext },
   ): Promise<SessionInfo> {
     const name = sessionNameOf(tokenOrName);
+    // The session by its name only: `tokenOrName` may be the whole token.
+    const record: AuditRecord = {
+      projectId,
+      action: reason === 'logout' ? 'session.logout' : 'session.revoke',
+      resource: { type: 'session', id: name ?? null },
+    };
     const missing = new ApiError('resource_missing', 'No such session in this project.', { param: options.param });
-    if (name === undefined) throw missing;
-    return inTransaction(this.#db, async (trx) => {
-      const row = await store.findSession(trx, projectId, name);
-      if (row === undefined) throw missing;
-      const nowIso = isoTime(this.#clock.now());
-      if (await store.revokeSession(trx, projectId, name, reason, nowIso)) {
-        await this.#recordRevoked(trx, projectId, [row], reason, nowIso);
-        return toSessionInfo({ ...row, revoked_at: nowIso, revoked_reason: reason });
-      }
-      return toSessionInfo(row);
+    return this.#audit.recordingRefusals(options.audit, record, async () => {
+      if (name === undefined) throw missing;
+      return inTransaction(this.#db, async (trx) => {
+        const row = await store.findSession(trx, projectId, name);
+        if (row === undefined) throw missing;
+        const nowIso = isoTime(this.#clock.now());
+        const changed = await store.revokeSession(trx, projectId, name, reason, nowIso);
+        await this.#audit.record(trx, options.audit, {
+          ...record,
+          changes: { user_id: row.user_id, revoked_before: !changed },
+          createdAt: nowIso,
+        });
+        if (changed) {
+          await this.#recordRevoked(trx, projectId, [row], reason, nowIso);
+          return toSessionInfo({ ...row, revoked_at: nowIso, revoked_reason: reason });
+        }
+        return toSessionInfo(row);
+      });
     });
   }
 

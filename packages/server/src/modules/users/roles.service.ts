@@ -2,6 +2,9 @@ import type { Db } from '../../db/database.js';
 import { inTransaction, isUniqueViolation } from '../../db/transaction.js';
 import { type Clock, isoTime } from '../../shared/clock.js';
 import { ApiError } from '../../shared/errors.js';
+import type { AuditAction } from '../audit/audit.actions.js';
+import type { AuditContext } from '../audit/audit.context.js';
+import type { AuditRecord, AuditService } from '../audit/audit.service.js';
 import { recordEvent } from '../events/events.service.js';
 import { CUSTOM_ROLES_MAX, type CreateRoleBody, type Role, type UpdateRoleBody } from './users.schemas.js';
 import * as store from './users.store.js';
@@ -21,19 +24,28 @@ const BUILT_IN_ROLE_KEYS = new Set(BUILT_IN_ROLES.map((role) => role.key));
 export interface RolesServiceOptions {
   readonly db: Db;
   readonly clock: Clock;
+  readonly audit: AuditService;
 }
 
 /** Roles with permissions (`POST/GET/PATCH/DELETE /roles`), which users and members carry by key. */
 export class RolesService {
   readonly #db: Db;
   readonly #clock: Clock;
+  readonly #audit: AuditService;
 
   constructor(options: RolesServiceOptions) {
     this.#db = options.db;
     this.#clock = options.clock;
+    this.#audit = options.audit;
   }
 
-  async create(projectId: string, input: CreateRoleBody): Promise<Role> {
+  async create(projectId: string, input: CreateRoleBody, context: AuditContext): Promise<Role> {
+    return this.#audit.recordingRefusals(context, roleRecord(projectId, input.key, 'role.create'), () =>
+      this.#create(projectId, input, context),
+    );
+  }
+
+  async #create(projectId: string, input: CreateRoleBody, context: AuditContext): Promise<Role> {
     if (BUILT_IN_ROLE_KEYS.has(input.key)) {
       throw new ApiError('role_key_taken', `"${input.key}" is a built-in role.`, { param: 'key' });
     }
@@ -52,6 +64,11 @@ export class RolesService {
           throw new ApiError('parameter_invalid', `A project has at most ${CUSTOM_ROLES_MAX} custom roles.`, { param: 'key' });
         }
         await store.insertRole(trx, row);
+        await this.#audit.record(trx, context, {
+          ...roleRecord(projectId, input.key, 'role.create'),
+          changes: { permissions: input.permissions.join(',') },
+          createdAt: now,
+        });
       });
     } catch (error) {
       if (isUniqueViolation(error)) throw new ApiError('role_key_taken', `A role "${input.key}" already exists.`, { param: 'key' });
@@ -74,22 +91,38 @@ export class RolesService {
     return { object: 'list', data: [...custom, ...BUILT_IN_ROLES], has_more: false };
   }
 
-  async update(projectId: string, key: string, input: UpdateRoleBody): Promise<Role> {
-    this.#refuseBuiltIn(key);
-    const row = await store.updateRole(this.#db.kysely, projectId, key, {
-      ...(input.name === undefined ? {} : { name: input.name }),
-      ...(input.permissions === undefined ? {} : { permissions: JSON.stringify(input.permissions) }),
-      updated_at: isoTime(this.#clock.now()),
+  async update(projectId: string, key: string, input: UpdateRoleBody, context: AuditContext): Promise<Role> {
+    const record = roleRecord(projectId, key, 'role.update');
+    return this.#audit.recordingRefusals(context, record, async () => {
+      this.#refuseBuiltIn(key);
+      const row = await inTransaction(this.#db, async (trx) => {
+        const updated = await store.updateRole(trx, projectId, key, {
+          ...(input.name === undefined ? {} : { name: input.name }),
+          ...(input.permissions === undefined ? {} : { permissions: JSON.stringify(input.permissions) }),
+          updated_at: isoTime(this.#clock.now()),
+        });
+        if (updated === undefined) throw new ApiError('resource_missing', `No role ${key}.`, { param: 'key' });
+        await this.#audit.record(trx, context, {
+          ...record,
+          changes: input.permissions === undefined ? {} : { permissions: input.permissions.join(',') },
+        });
+        return updated;
+      });
+      return toRole(row);
     });
-    if (row === undefined) throw new ApiError('resource_missing', `No role ${key}.`, { param: 'key' });
-    return toRole(row);
   }
 
   /**
    * Deletes a custom role and takes it off every user that had it, in one transaction; each such
    * user gets a `user.updated` event.
    */
-  async delete(projectId: string, key: string): Promise<{ key: string; object: 'role'; deleted: true }> {
+  async delete(projectId: string, key: string, context: AuditContext): Promise<{ key: string; object: 'role'; deleted: true }> {
+    const record = roleRecord(projectId, key, 'role.delete');
+    await this.#audit.recordingRefusals(context, record, () => this.#delete(projectId, key, context, record));
+    return { key, object: 'role', deleted: true };
+  }
+
+  async #delete(projectId: string, key: string, context: AuditContext, record: AuditRecord): Promise<void> {
     this.#refuseBuiltIn(key);
     await inTransaction(this.#db, async (trx) => {
       if (!(await store.deleteRole(trx, projectId, key))) throw new ApiError('resource_missing', `No role ${key}.`, { param: 'key' });
@@ -100,8 +133,8 @@ export class RolesService {
         await store.updateUser(trx, projectId, user.id, { roles: JSON.stringify(roles.filter((role) => role !== key)), updated_at: now });
         await recordEvent(trx, { projectId, type: 'user.updated', data: { user_id: user.id, email: user.email }, createdAt: now });
       }
+      await this.#audit.record(trx, context, { ...record, createdAt: now });
     });
-    return { key, object: 'role', deleted: true };
   }
 
   /** The keys among `keys` that are not roles of the project. */
@@ -116,6 +149,10 @@ export class RolesService {
       throw new ApiError('parameter_invalid', `"${key}" is a built-in role and cannot be changed or deleted.`, { param: 'key' });
     }
   }
+}
+
+function roleRecord(projectId: string, key: string, action: AuditAction): AuditRecord {
+  return { projectId, action, resource: { type: 'role', id: key } };
 }
 
 function toRole(row: store.RoleRow): Role {

@@ -2,11 +2,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteModule } from '../../http/app.js';
 import type { BrowserAccess } from '../../http/cors.js';
 import { requireSecretKey } from '../../http/principal.js';
+import { auditContext } from '../audit/audit.context.js';
 import type { RolesService } from './roles.service.js';
 import {
   CreateRoleBody,
   DeletedRoleSchema,
   DeletedUserSchema,
+  IdentityParams,
   ListUsersQuery,
   RoleListSchema,
   RoleParams,
@@ -16,6 +18,7 @@ import {
   UserListSchema,
   UserParams,
   UserSchema,
+  UserWithIdentitiesSchema,
 } from './users.schemas.js';
 import type { UsersService } from './users.service.js';
 
@@ -63,9 +66,31 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
       '/v1/users/:id',
       {
         config: { credential: 'secret' },
-        schema: { tags, security, summary: 'Retrieve a user', params: UserParams, response: { 200: UserSchema } },
+        schema: {
+          tags,
+          security,
+          summary: 'Retrieve a user, with the provider accounts linked to it',
+          params: UserParams,
+          response: { 200: UserWithIdentitiesSchema },
+        },
       },
-      (request: WithId) => users.get(requireSecretKey(request).projectId, request.params.id),
+      (request: WithId) => users.getWithIdentities(requireSecretKey(request).projectId, request.params.id),
+    );
+
+    app.delete(
+      '/v1/users/:id/identities/:provider',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          tags,
+          security,
+          summary: 'Unlink a provider account; refused when it is the last way the user can sign in',
+          params: IdentityParams,
+          response: { 200: UserWithIdentitiesSchema },
+        },
+      },
+      (request: FastifyRequest<{ Params: { id: string; provider: string } }>) =>
+        users.unlinkIdentity(requireSecretKey(request).projectId, request.params.id, request.params.provider),
     );
 
     app.patch(
@@ -81,7 +106,8 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
           response: { 200: UserSchema },
         },
       },
-      (request: WithId) => users.update(requireSecretKey(request).projectId, request.params.id, request.body as UpdateUserBody),
+      (request: WithId) =>
+        users.update(requireSecretKey(request).projectId, request.params.id, request.body as UpdateUserBody, auditContext(request)),
     );
 
     app.delete(
@@ -96,7 +122,7 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
           response: { 200: DeletedUserSchema },
         },
       },
-      (request: WithId) => users.delete(requireSecretKey(request).projectId, request.params.id),
+      (request: WithId) => users.delete(requireSecretKey(request).projectId, request.params.id, auditContext(request)),
     );
 
     app.post(
@@ -111,7 +137,7 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
           response: { 200: UserSchema },
         },
       },
-      (request: WithId) => users.ban(requireSecretKey(request).projectId, request.params.id),
+      (request: WithId) => users.ban(requireSecretKey(request).projectId, request.params.id, auditContext(request)),
     );
 
     app.post(
@@ -120,7 +146,7 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
         config: { credential: 'secret' },
         schema: { tags, security, summary: 'Lift a ban', params: UserParams, response: { 200: UserSchema } },
       },
-      (request: WithId) => users.unban(requireSecretKey(request).projectId, request.params.id),
+      (request: WithId) => users.unban(requireSecretKey(request).projectId, request.params.id, auditContext(request)),
     );
 
     const roleTags = ['roles'];
@@ -138,7 +164,7 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
         },
       },
       async (request, reply: FastifyReply) => {
-        const role = await roles.create(requireSecretKey(request).projectId, request.body as CreateRoleBody);
+        const role = await roles.create(requireSecretKey(request).projectId, request.body as CreateRoleBody, auditContext(request));
         return reply.code(201).send(role);
       },
     );
@@ -179,7 +205,8 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
           response: { 200: RoleSchema },
         },
       },
-      (request: WithKey) => roles.update(requireSecretKey(request).projectId, request.params.key, request.body as UpdateRoleBody),
+      (request: WithKey) =>
+        roles.update(requireSecretKey(request).projectId, request.params.key, request.body as UpdateRoleBody, auditContext(request)),
     );
 
     app.delete(
@@ -194,7 +221,7 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
           response: { 200: DeletedRoleSchema },
         },
       },
-      (request: WithKey) => roles.delete(requireSecretKey(request).projectId, request.params.key),
+      (request: WithKey) => roles.delete(requireSecretKey(request).projectId, request.params.key, auditContext(request)),
     );
   };
 }

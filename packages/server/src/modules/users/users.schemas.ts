@@ -48,6 +48,32 @@ export const UserSchema = Type.Object(
 );
 export type User = Static<typeof UserSchema>;
 
+/** A provider account linked to the user: which provider and its subject, never a token. */
+export const IdentitySchema = Type.Object(
+  {
+    object: Type.Literal('identity'),
+    provider: Type.String({ description: '`google`, `github`, `apple`, or a generic OpenID Connect provider key.' }),
+    subject: Type.String({ description: "The provider's stable id of the account (`sub`, or GitHub's numeric id)." }),
+    email: Type.Union([Type.String(), Type.Null()], { description: 'The email the provider gave at the last sign-in.' }),
+    created_at: Time,
+    last_used_at: Time,
+  },
+  { $id: 'Identity' },
+);
+export type Identity = Static<typeof IdentitySchema>;
+
+/** `GET /v1/users/{id}`: the user and the provider accounts linked to it. */
+export const UserWithIdentitiesSchema = Type.Object(
+  { ...UserSchema.properties, identities: Type.Array(IdentitySchema) },
+  { $id: 'UserWithIdentities' },
+);
+export type UserWithIdentities = Static<typeof UserWithIdentitiesSchema>;
+
+export const IdentityParams = StrictObject({
+  id: UserId,
+  provider: Type.String({ minLength: 1, maxLength: 64 }),
+});
+
 export const UserListSchema = Type.Object(
   { object: Type.Literal('list'), data: Type.Array(UserSchema), has_more: Type.Boolean() },
   { $id: 'UserList' },

@@ -4,9 +4,13 @@ import { type Clock, isoTime } from '../../shared/clock.js';
 import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { recordEvent } from '../events/events.service.js';
+import type { AuditAction } from '../audit/audit.actions.js';
+import type { AuditContext } from '../audit/audit.context.js';
+import type { AuditService } from '../audit/audit.service.js';
 import type { SessionsService } from '../sessions/sessions.service.js';
 import type { RolesService } from './roles.service.js';
-import type { ListUsersQuery, UpdateUserBody, User } from './users.schemas.js';
+import * as identities from './identities.store.js';
+import type { Identity, ListUsersQuery, UpdateUserBody, User, UserWithIdentities } from './users.schemas.js';
 import * as store from './users.store.js';
 
 export type UserRecord = store.UserRow;
@@ -33,11 +37,22 @@ export function normalizeEmail(raw: string, param = 'email'): NormalizedEmail {
   return { email, emailKey: email.toLowerCase() };
 }
 
+/**
+ * Work another module does in the transaction that deletes a user, before its row goes (the
+ * organizations module removes the user's memberships). A refusal it throws stops the deletion.
+ */
+export type UserDeletionStep = (
+  trx: Transaction,
+  input: { projectId: string; userId: string; now: Date; context: AuditContext },
+) => Promise<void>;
+
 export interface UsersServiceOptions {
   readonly db: Db;
   readonly clock: Clock;
   readonly sessions: SessionsService;
   readonly roles: RolesService;
+  readonly audit: AuditService;
+  readonly deletionSteps?: readonly UserDeletionStep[];
 }
 
 /**
@@ -49,12 +64,16 @@ export class UsersService {
   readonly #clock: Clock;
   readonly #sessions: SessionsService;
   readonly #roles: RolesService;
+  readonly #audit: AuditService;
+  readonly #deletionSteps: readonly UserDeletionStep[];
 
   constructor(options: UsersServiceOptions) {
     this.#db = options.db;
     this.#clock = options.clock;
     this.#sessions = options.sessions;
     this.#roles = options.roles;
+    this.#audit = options.audit;
+    this.#deletionSteps = options.deletionSteps ?? [];
   }
 
   /** Creates a user in the caller's transaction with its `user.created` event; 409 `email_taken` if the address is in use. */
@@ -136,7 +155,11 @@ export class UsersService {
     return { object: 'list', data: rows.slice(0, limit).map(toUser), has_more: rows.length > limit };
   }
 
-  async update(projectId: string, userId: string, input: UpdateUserBody): Promise<User> {
+  async update(projectId: string, userId: string, input: UpdateUserBody, context: AuditContext): Promise<User> {
+    return this.#audited(context, projectId, userId, 'user.update', () => this.#update(projectId, userId, input, context));
+  }
+
+  async #update(projectId: string, userId: string, input: UpdateUserBody, context: AuditContext): Promise<User> {
     if (input.roles !== undefined) {
       const unknown = await this.#roles.unknownKeys(projectId, input.roles);
       const first = unknown[0];
@@ -156,40 +179,71 @@ export class UsersService {
       });
       if (row === undefined) throw new ApiError('resource_missing', `No user ${userId}.`, { param: 'id' });
       await recordEvent(trx, { projectId, type: 'user.updated', data: { user_id: row.id, email: row.email }, createdAt: now });
+      await this.#audit.record(trx, context, {
+        ...userRecord(projectId, userId, 'user.update'),
+        changes: { fields: Object.keys(input).sort().join(','), ...(input.roles === undefined ? {} : { roles: input.roles.join(',') }) },
+        createdAt: now,
+      });
       return toUser(row);
     });
   }
 
   /** Deletes a user: its sessions are revoked (reason `user_deleted`), then the row goes; event `user.deleted`. */
-  async delete(projectId: string, userId: string): Promise<{ id: string; object: 'user'; deleted: true }> {
-    await inTransaction(this.#db, async (trx) => {
-      const row = await this.getRecord(projectId, userId, trx);
-      const now = this.#clock.now();
-      await this.#sessions.revokeAllForUserInTransaction(trx, { projectId, userId, reason: 'user_deleted', now });
-      await store.deleteUser(trx, projectId, userId);
-      await recordEvent(trx, { projectId, type: 'user.deleted', data: { user_id: row.id, email: row.email }, createdAt: isoTime(now) });
-    });
+  async delete(projectId: string, userId: string, context: AuditContext): Promise<{ id: string; object: 'user'; deleted: true }> {
+    await this.#audited(context, projectId, userId, 'user.delete', () =>
+      inTransaction(this.#db, async (trx) => {
+        const row = await this.getRecord(projectId, userId, trx);
+        const now = this.#clock.now();
+        for (const step of this.#deletionSteps) await step(trx, { projectId, userId, now, context });
+        const revoked = await this.#sessions.revokeAllForUserInTransaction(trx, { projectId, userId, reason: 'user_deleted', now });
+        await store.deleteUser(trx, projectId, userId);
+        await recordEvent(trx, { projectId, type: 'user.deleted', data: { user_id: row.id, email: row.email }, createdAt: isoTime(now) });
+        await this.#audit.record(trx, context, {
+          ...userRecord(projectId, userId, 'user.delete'),
+          changes: { sessions_revoked: revoked.length },
+          createdAt: isoTime(now),
+        });
+      }),
+    );
     return { id: userId, object: 'user', deleted: true };
   }
 
   /** Bans a user: no more log in (403 `user_banned`), every session revoked (reason `user_banned`). */
-  async ban(projectId: string, userId: string): Promise<User> {
-    return inTransaction(this.#db, async (trx) => {
-      const current = await this.getRecord(projectId, userId, trx);
-      const now = this.#clock.now();
-      // Banning again revokes any session made since (there should be none) but changes nothing else.
-      await this.#sessions.revokeAllForUserInTransaction(trx, { projectId, userId, reason: 'user_banned', now });
-      if (current.banned_at !== null) return toUser(current);
-      return this.#changeInTransaction(trx, current, { banned_at: isoTime(now) }, now);
-    });
+  async ban(projectId: string, userId: string, context: AuditContext): Promise<User> {
+    return this.#audited(context, projectId, userId, 'user.ban', () =>
+      inTransaction(this.#db, async (trx) => {
+        const current = await this.getRecord(projectId, userId, trx);
+        const now = this.#clock.now();
+        // Banning again revokes any session made since (there should be none) but changes nothing else.
+        const revoked = await this.#sessions.revokeAllForUserInTransaction(trx, { projectId, userId, reason: 'user_banned', now });
+        await this.#audit.record(trx, context, {
+          ...userRecord(projectId, userId, 'user.ban'),
+          changes: { banned_before: current.banned_at !== null, sessions_revoked: revoked.length },
+          createdAt: isoTime(now),
+        });
+        if (current.banned_at !== null) return toUser(current);
+        return this.#changeInTransaction(trx, current, { banned_at: isoTime(now) }, now);
+      }),
+    );
   }
 
-  async unban(projectId: string, userId: string): Promise<User> {
-    return inTransaction(this.#db, async (trx) => {
-      const current = await this.getRecord(projectId, userId, trx);
-      if (current.banned_at === null) return toUser(current);
-      return this.#changeInTransaction(trx, current, { banned_at: null }, this.#clock.now());
-    });
+  async unban(projectId: string, userId: string, context: AuditContext): Promise<User> {
+    return this.#audited(context, projectId, userId, 'user.unban', () =>
+      inTransaction(this.#db, async (trx) => {
+        const current = await this.getRecord(projectId, userId, trx);
+        await this.#audit.record(trx, context, {
+          ...userRecord(projectId, userId, 'user.unban'),
+          changes: { banned_before: current.banned_at !== null },
+        });
+        if (current.banned_at === null) return toUser(current);
+        return this.#changeInTransaction(trx, current, { banned_at: null }, this.#clock.now());
+      }),
+    );
+  }
+
+  /** Runs a change of a user that records its own entry; a refusal is recorded on its own after the rollback. */
+  #audited<T>(context: AuditContext, projectId: string, userId: string, action: AuditAction, change: () => Promise<T>): Promise<T> {
+    return this.#audit.recordingRefusals(context, userRecord(projectId, userId, action), change);
   }
 
   /** Stores a new password hash in the caller's transaction (no event: a password is not part of the user object). */
@@ -212,6 +266,85 @@ export class UsersService {
     return row;
   }
 
+  /** The user with the provider accounts linked to it. */
+  async getWithIdentities(projectId: string, userId: string): Promise<UserWithIdentities> {
+    const user = await this.getRecord(projectId, userId);
+    const rows = await identities.listIdentities(this.#db.kysely, projectId, userId);
+    return { ...toUser(user), identities: rows.map(toIdentity) };
+  }
+
+  /** The user a provider account is linked to, in the caller's transaction. */
+  async findByIdentityInTransaction(
+    trx: Transaction,
+    input: { projectId: string; provider: string; subject: string },
+  ): Promise<UserRecord | undefined> {
+    const identity = await identities.findIdentity(trx, input.projectId, input.provider, input.subject);
+    return identity === undefined ? undefined : store.findUser(trx, input.projectId, identity.user_id);
+  }
+
+  /**
+   * Links a provider account to a user, or records its use when it is linked already. A user has at
+   * most one account per provider: another one → 409 `identity_already_linked`.
+   */
+  async linkIdentityInTransaction(
+    trx: Transaction,
+    input: { user: UserRecord; provider: string; subject: string; email: string | null; now: Date },
+  ): Promise<void> {
+    const { user, provider, subject } = input;
+    const nowIso = isoTime(input.now);
+    const existing = await identities.findIdentity(trx, user.project_id, provider, subject);
+    if (existing !== undefined) {
+      if (existing.user_id !== user.id) throw new Error(`identity ${provider}/${subject} belongs to another user`);
+      await identities.touchIdentity(trx, user.project_id, provider, subject, { email: input.email, last_used_at: nowIso });
+      return;
+    }
+    const taken = (await identities.listIdentities(trx, user.project_id, user.id)).some((row) => row.provider === provider);
+    if (taken) throw identityAlreadyLinked(provider);
+    try {
+      await identities.insertIdentity(trx, {
+        project_id: user.project_id,
+        provider,
+        subject,
+        user_id: user.id,
+        email: input.email,
+        created_at: nowIso,
+        last_used_at: nowIso,
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw identityAlreadyLinked(provider);
+      throw error;
+    }
+  }
+
+  /**
+   * Unlinks the user's account of `provider`, only when the user keeps another way to sign in (a
+   * password or another provider); otherwise 409 `identity_last_sign_in_method`. Serializable, so
+   * two unlinks at once cannot both take away the last two ways.
+   */
+  async unlinkIdentity(projectId: string, userId: string, provider: string): Promise<UserWithIdentities> {
+    return inTransaction(
+      this.#db,
+      async (trx) => {
+        const user = await this.getRecord(projectId, userId, trx);
+        const rows = await identities.listIdentities(trx, projectId, userId);
+        if (!rows.some((row) => row.provider === provider)) {
+          throw new ApiError('resource_missing', `User ${userId} has no ${provider} identity.`, { param: 'provider' });
+        }
+        const others = rows.filter((row) => row.provider !== provider);
+        if (user.password_hash === null && others.length === 0) {
+          throw new ApiError(
+            'identity_last_sign_in_method',
+            `The ${provider} identity is the only way user ${userId} can sign in; set a password or link another provider first.`,
+            { param: 'provider' },
+          );
+        }
+        await identities.deleteIdentity(trx, projectId, userId, provider);
+        return { ...toUser(user), identities: others.map(toIdentity) };
+      },
+      { isolation: 'serializable' },
+    );
+  }
+
   async #changeInTransaction(trx: Transaction, current: UserRecord, changes: store.UserChanges, now: Date): Promise<User> {
     const nowIso = isoTime(now);
     const row = await store.updateUser(trx, current.project_id, current.id, { ...changes, updated_at: nowIso });
@@ -224,6 +357,25 @@ export class UsersService {
     });
     return toUser(row);
   }
+}
+
+function identityAlreadyLinked(provider: string): ApiError {
+  return new ApiError('identity_already_linked', `This user already has another ${provider} account linked.`);
+}
+
+function toIdentity(row: identities.IdentityRow): Identity {
+  return {
+    object: 'identity',
+    provider: row.provider,
+    subject: row.subject,
+    email: row.email,
+    created_at: row.created_at,
+    last_used_at: row.last_used_at,
+  };
+}
+
+function userRecord(projectId: string, userId: string, action: AuditAction) {
+  return { projectId, action, resource: { type: 'user', id: userId } };
 }
 
 function emailTaken(): ApiError {

@@ -31,9 +31,9 @@ describeEachDialect('users', (dialect) => {
   });
 
   describe('GET /v1/users/{id} and GET /v1/users', () => {
-    it('retrieves a user; an unknown or malformed id is 404', async () => {
+    it('retrieves a user with its linked identities (none after a password sign-up); an unknown or malformed id is 404', async () => {
       const account = await signup(call, ctx().secretKey);
-      expect((await api('GET', `/v1/users/${account.userId}`)).json()).toEqual(account.body.user);
+      expect((await api('GET', `/v1/users/${account.userId}`)).json()).toEqual({ ...account.body.user, identities: [] });
       expectError(await api('GET', '/v1/users/usr_0000000000000000000000'), 404, 'resource_missing', 'id');
       expectError(await api('GET', '/v1/users/nope'), 404, 'resource_missing');
     });

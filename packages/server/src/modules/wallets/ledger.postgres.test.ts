@@ -41,6 +41,7 @@ describe.skipIf(inject('postgresAdminUrl') === '')('moveManyInOneStatement (Post
       lowBalanceEventId: type === 'debit' ? newId('evt') : undefined,
       idempotency:
         claim === undefined ? undefined : { claim, response: jsonWithOpenNumber({ id: transactionId, balance_after: 0 }, 'balance_after') },
+      audit: undefined,
     };
   }
 

@@ -3,6 +3,8 @@ import type { Database } from '../../db/schema.js';
 import { PREPARED_STATEMENT } from '../../db/database.js';
 import { completedKeyRow, type IdempotencyClaim } from '../../http/idempotency.store.js';
 import { assert } from '../../shared/assert.js';
+import { auditEntryCtes, type StatementAuditContext } from '../audit/audit.postgres.js';
+import type { AuditRow } from '../audit/audit.store.js';
 import { type BalanceAfterChange, ISSUANCE_ACCOUNT_PREFIX } from './ledger.store.js';
 import { BALANCE_MAX } from './wallets.schemas.js';
 import type { WalletRow } from './wallets.store.js';
@@ -58,6 +60,20 @@ export interface OneStatementMovement {
   readonly lowBalanceEventId: string | undefined;
   /** The request's key and the response to store with it, balance_after open. */
   readonly idempotency: { readonly claim: IdempotencyClaim; readonly response: JsonWithOpenNumber } | undefined;
+  /** The movement's audit entry (`wallet.credit` or `wallet.debit`), or undefined when audit recording is off. */
+  readonly audit: ({ readonly id: string } & StatementAuditContext) | undefined;
+}
+
+/**
+ * The `changes` of a movement's audit entry with both balances open: the text before the balance
+ * before, between the two, and after the balance after.
+ */
+function movementChangesParts(transactionId: string, amount: number): { before: string; between: string; after: string } {
+  return {
+    before: `{"transaction_id":${JSON.stringify(transactionId)},"amount":${amount},"balance_before":`,
+    between: ',"balance_after":',
+    after: '}',
+  };
 }
 
 /**
@@ -140,10 +156,22 @@ export async function moveInOneStatement(db: Kysely<Database>, input: OneStateme
              ${`${input.transactionId}.${input.event.type}`}::text, ${input.createdAt}::text
       from changed
       ${lowBalanceEvent}
-    ) ${storeKey}
+    ) ${storeKey} ${movementAudit(input, delta)}
     select balance, currency, low_balance_threshold from changed
   `.execute(db);
   return result.rows[0];
+}
+
+/** The audit entry of `moveInOneStatement`, from the changed row; nothing when recording is off. */
+function movementAudit(input: OneStatementMovement, delta: number) {
+  const audit = input.audit;
+  if (audit === undefined) return sql``;
+  const changes = movementChangesParts(input.transactionId, input.amount);
+  return auditEntryCtes(sql`select ${audit.id}::text, ${input.projectId}::text, ${input.createdAt}::text, ${`wallet.${input.type}`}::text,
+      ${audit.actorType}::text, ${audit.actorId}::text, ${audit.actorUserId}::text, 'wallet', ${input.walletId}::text,
+      ${audit.requestId}::text, ${audit.ip}::text, ${audit.userAgent}::text, 'success',
+      ${changes.before}::text || (balance - ${String(delta)}::bigint) || ${changes.between}::text || balance || ${changes.after}::text
+    from changed`);
 }
 
 /** One credit or debit of a batch on one wallet (`moveManyInOneStatement`). */
@@ -188,10 +216,15 @@ export async function moveManyInOneStatement(
         ${column((m) => m.lowBalanceEventId ?? null)}::text[],
         ${column((m) => m.idempotency?.claim.key ?? null)}::text[], ${column((m) => m.idempotency?.claim.requestHash ?? null)}::text[],
         ${column((m) => (m.idempotency === undefined ? null : JSON.stringify(m.idempotency.claim.fields)))}::text[],
-        ${column((m) => m.idempotency?.response.before ?? null)}::text[], ${column((m) => m.idempotency?.response.after ?? null)}::text[]
+        ${column((m) => m.idempotency?.response.before ?? null)}::text[], ${column((m) => m.idempotency?.response.after ?? null)}::text[],
+        ${column((m) => m.audit?.id ?? null)}::text[], ${column((m) => m.audit?.actorType ?? null)}::text[],
+        ${column((m) => m.audit?.actorId ?? null)}::text[], ${column((m) => m.audit?.actorUserId ?? null)}::text[],
+        ${column((m) => m.audit?.requestId ?? null)}::text[], ${column((m) => m.audit?.ip ?? null)}::text[],
+        ${column((m) => m.audit?.userAgent ?? null)}::text[]
       ) with ordinality as movement(transaction_id, type, amount, description, metadata, created_at, event_id, event_type,
                                 event_before, event_after, low_event_id, key, request_hash, request_fields,
-                                response_before, response_after, ord)
+                                response_before, response_after, audit_id, actor_type, actor_id, actor_user_id,
+                                request_id, ip, user_agent, ord)
     ), ordered as (
       select given.*, case when type = 'credit' then amount else -amount end as delta,
              row_number() over (order by type = 'debit', ord) as position
@@ -248,7 +281,7 @@ export async function moveManyInOneStatement(
       select ${projectId}::text, ${walletId}::text, key, request_hash, request_fields, 'completed', null, null, 201,
              response_before || balance_after || response_after, created_at, null
       from steps where key is not null
-    )
+    ) ${batchAudit(projectId, walletId, movements)}
     select ord, balance_after from steps
   `.execute(db);
   if (result.rows.length === 0) return undefined;
@@ -256,6 +289,16 @@ export async function moveManyInOneStatement(
   const balances = new Array<number>(movements.length);
   for (const row of result.rows) balances[Number(row.ord) - 1] = row.balance_after;
   return balances;
+}
+
+/** The audit entries of `moveManyInOneStatement`, one per step; nothing when recording is off. */
+function batchAudit(projectId: string, walletId: string, movements: readonly BatchedMovement[]) {
+  if (movements.some((movement) => movement.audit === undefined)) return sql``;
+  return auditEntryCtes(sql`select audit_id, ${projectId}::text, created_at, 'wallet.' || type, actor_type, actor_id, actor_user_id,
+      'wallet', ${walletId}::text, request_id, ip, user_agent, 'success',
+      '{"transaction_id":"' || transaction_id || '","amount":' || amount || ',"balance_before":' || (balance_after - delta)
+        || ',"balance_after":' || balance_after || '}'
+    from steps order by position`);
 }
 
 /**
@@ -290,6 +333,8 @@ export interface TransferWrites {
   readonly events: { readonly sentId: string; readonly receivedId: string; readonly dataJson: string };
   /** The id `wallet.balance.low` gets if this transfer takes the source below its threshold. */
   readonly lowBalanceEventId: string;
+  /** The transfer's audit entry, whole (the checked balances say what it changes); undefined when recording is off. */
+  readonly audit: AuditRow | undefined;
 }
 
 export interface TransferWritten {
@@ -340,8 +385,16 @@ export async function writeTransferInOneStatement(trx: Kysely<Database>, input: 
       from changed
       where id = ${fromWalletId}::text and low_balance_threshold is not null and balance < low_balance_threshold
         and balance + ${amount}::bigint >= low_balance_threshold
-    )
+    ) ${transferAudit(input.audit)}
     select id, balance, currency, low_balance_threshold from changed
   `.execute(trx);
   return { changed: result.rows };
+}
+
+/** A transfer's audit entry as a CTE of its statement; nothing when recording is off. */
+function transferAudit(row: AuditRow | undefined) {
+  if (row === undefined) return sql``;
+  return auditEntryCtes(sql`values (${row.id}, ${row.project_id}, ${row.created_at}, ${row.action}, ${row.actor_type}, ${row.actor_id},
+      ${row.actor_user_id}, ${row.resource_type}, ${row.resource_id}, ${row.request_id}, ${row.ip}, ${row.user_agent}, ${row.outcome},
+      ${row.changes})`);
 }

@@ -6,6 +6,10 @@ import { AssertionError, assert } from '../../shared/assert.js';
 import { type Clock, isoTime } from '../../shared/clock.js';
 import { ApiError, isApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
+import type { AuditContext } from '../audit/audit.context.js';
+import { statementAuditContext } from '../audit/audit.postgres.js';
+import type { AuditRow } from '../audit/audit.store.js';
+import { type AuditRecord, type AuditService, isRefusal } from '../audit/audit.service.js';
 import { recordEvents } from '../events/events.service.js';
 import { GroupCommit } from './group-commit.js';
 import { type BatchOutcome, WalletBatches } from './wallet-batches.js';
@@ -36,6 +40,7 @@ import * as wallets from './wallets.store.js';
 export interface LedgerServiceOptions {
   readonly db: Db;
   readonly clock: Clock;
+  readonly audit: AuditService;
 }
 
 export interface LedgerRequestOptions {
@@ -45,10 +50,18 @@ export interface LedgerRequestOptions {
    * the answer or runs the operation for the first time.
    */
   readonly idempotency?: IdempotencyClaim | undefined;
+  /** Who asked, for the movement's audit entry (written in the movement's transaction, or alone when refused). */
+  readonly audit: AuditContext;
 }
 
 /** A ledger request's answer: what it made, or what an earlier request with its key answered. */
 export type LedgerAnswer<T> = { readonly replayed: false; readonly value: T } | { readonly replayed: true; readonly stored: StoredAnswer };
+
+/** What a ledger operation records when it is refused: its request's context and entry. */
+interface RefusalAudit {
+  readonly context: AuditContext;
+  readonly record: AuditRecord;
+}
 
 /** What a keyed operation's transaction ends with; a refusal is thrown once it has committed. */
 type Settled<T> = { readonly kind: 'answer'; readonly answer: LedgerAnswer<T> } | { readonly kind: 'refused'; readonly error: ApiError };
@@ -85,6 +98,18 @@ interface Movement {
   readonly metadata: Readonly<Record<string, string>>;
   readonly createdAt: string;
   readonly idempotency: IdempotencyClaim | undefined;
+  readonly audit: AuditContext;
+}
+
+/** A movement's audit entry when refused, and the head of its entry when done. */
+function movementAuditRecord(movement: Movement): AuditRecord {
+  return {
+    projectId: movement.projectId,
+    action: movement.type === 'credit' ? 'wallet.credit' : 'wallet.debit',
+    resource: { type: 'wallet', id: movement.walletId },
+    changes: { transaction_id: movement.transactionId, amount: movement.amount },
+    createdAt: movement.createdAt,
+  };
 }
 
 /**
@@ -98,6 +123,7 @@ interface Movement {
 export class LedgerService {
   readonly #db: Db;
   readonly #clock: Clock;
+  readonly #audit: AuditService;
   readonly #groupCommit: GroupCommit | undefined;
   readonly #walletQueue: WalletQueue | undefined;
   readonly #movementBatches: WalletBatches<Movement, LedgerAnswer<Transaction>> | undefined;
@@ -105,6 +131,7 @@ export class LedgerService {
   constructor(options: LedgerServiceOptions) {
     this.#db = options.db;
     this.#clock = options.clock;
+    this.#audit = options.audit;
     this.#groupCommit = options.db.dialect === 'sqlite' ? new GroupCommit(options.db) : undefined;
     this.#walletQueue = options.db.dialect === 'postgres' ? new WalletQueue({ perWalletMax: TRANSFERS_PER_WALLET_MAX }) : undefined;
     this.#movementBatches =
@@ -121,22 +148,17 @@ export class LedgerService {
     projectId: string,
     walletId: string,
     input: MovementBody,
-    options: LedgerRequestOptions = {},
+    options: LedgerRequestOptions,
   ): Promise<LedgerAnswer<Transaction>> {
     return this.#move(this.#movement('credit', projectId, walletId, input, options));
   }
 
   /** Takes credits; refuses with `insufficient_credits` (and changes nothing) when the balance is short. */
-  async debit(
-    projectId: string,
-    walletId: string,
-    input: MovementBody,
-    options: LedgerRequestOptions = {},
-  ): Promise<LedgerAnswer<Transaction>> {
+  async debit(projectId: string, walletId: string, input: MovementBody, options: LedgerRequestOptions): Promise<LedgerAnswer<Transaction>> {
     return this.#move(this.#movement('debit', projectId, walletId, input, options));
   }
 
-  async transfer(projectId: string, input: TransferBody, options: LedgerRequestOptions = {}): Promise<LedgerAnswer<Transfer>> {
+  async transfer(projectId: string, input: TransferBody, options: LedgerRequestOptions): Promise<LedgerAnswer<Transfer>> {
     assertAmount(input.amount);
     const { from_wallet_id: fromWalletId, to_wallet_id: toWalletId, amount } = input;
     const transfer: Transfer = {
@@ -151,8 +173,15 @@ export class LedgerService {
       created_at: isoTime(this.#clock.now()),
     };
 
+    const audit: AuditRecord = {
+      projectId,
+      action: 'wallet.transfer',
+      resource: { type: 'wallet', id: fromWalletId },
+      changes: { transaction_id: transfer.id, to_wallet_id: toWalletId, amount },
+      createdAt: transfer.created_at,
+    };
     return this.#serialized([fromWalletId, toWalletId], () =>
-      this.#settle(options.idempotency, async (trx) => {
+      this.#settle(options.idempotency, { context: options.audit, record: audit }, async (trx) => {
         // Inside the settled transaction, so that a keyed retry replays this refusal like any other.
         if (fromWalletId === toWalletId)
           throw new ApiError('same_wallet', 'A transfer needs two different wallets.', { param: 'to_wallet_id' });
@@ -168,10 +197,24 @@ export class LedgerService {
           rows.find((row) => row.id === toWalletId),
           { fromWalletId, toWalletId, amount },
         );
+        const target = rows.find((row) => row.id === toWalletId);
+        assert(target !== undefined, 'a checked transfer has its target');
+        const done = this.#audit.recording
+          ? this.#audit.row(options.audit, {
+              ...audit,
+              changes: {
+                ...audit.changes,
+                from_balance_before: source.balance,
+                from_balance_after: source.balance - amount,
+                to_balance_before: target.balance,
+                to_balance_after: target.balance + amount,
+              },
+            })
+          : undefined;
         const sourceAfter =
           this.#db.dialect === 'postgres'
-            ? await this.#writeTransferPostgres(trx, projectId, transfer, source.currency)
-            : await this.#writeTransfer(trx, projectId, transfer, rows, source.currency);
+            ? await this.#writeTransferPostgres(trx, projectId, transfer, source.currency, done)
+            : await this.#writeTransfer(trx, projectId, transfer, rows, source.currency, done);
         assert(sourceAfter.balance === source.balance - amount, `transfer ${transfer.id} took exactly its amount`);
         return transfer;
       }),
@@ -217,12 +260,15 @@ export class LedgerService {
       metadata: input.metadata ?? {},
       createdAt: isoTime(this.#clock.now()),
       idempotency: options.idempotency,
+      audit: options.audit,
     };
   }
 
   async #move(movement: Movement): Promise<LedgerAnswer<Transaction>> {
     if (this.#movementBatches !== undefined) return this.#movementBatches.run(movement.walletId, movement);
-    return this.#settle(movement.idempotency, (trx) => this.#moveInTransaction(trx, movement));
+    return this.#settle(movement.idempotency, { context: movement.audit, record: movementAuditRecord(movement) }, (trx) =>
+      this.#moveInTransaction(trx, movement),
+    );
   }
 
   /**
@@ -260,7 +306,7 @@ export class LedgerService {
       const after = await moveInOneStatement(this.#db.kysely, {
         projectId: movement.projectId,
         walletId: movement.walletId,
-        ...statementMovement(movement),
+        ...this.#statementMovement(movement),
       });
       if (after !== undefined) {
         assert(after.balance >= 0 && after.balance <= BALANCE_MAX, 'a wallet balance is in range');
@@ -270,7 +316,9 @@ export class LedgerService {
       // A concurrent request with the same key committed first; the general path finds its answer.
       if (movement.idempotency === undefined || !isUniqueViolation(error)) throw error;
     }
-    return this.#settle(movement.idempotency, (trx) => this.#moveInTransaction(trx, movement));
+    return this.#settle(movement.idempotency, { context: movement.audit, record: movementAuditRecord(movement) }, (trx) =>
+      this.#moveInTransaction(trx, movement),
+    );
   }
 
   /** `moveManyInOneStatement`; undefined when it changed nothing, also when a key was taken meanwhile. */
@@ -286,7 +334,11 @@ export class LedgerService {
       'a batch is one wallet of one project, whose keys are per wallet',
     );
     try {
-      return await moveManyInOneStatement(this.#db.kysely, { projectId, walletId, movements: movements.map(statementMovement) });
+      return await moveManyInOneStatement(this.#db.kysely, {
+        projectId,
+        walletId,
+        movements: movements.map((movement) => this.#statementMovement(movement)),
+      });
     } catch (error) {
       if (isUniqueViolation(error)) return undefined;
       throw error;
@@ -321,7 +373,20 @@ export class LedgerService {
       walletEvent(projectId, transactionId, movementEventType(movement), movementEventData(movement, after.balance), createdAt),
       ...(movement.type === 'debit' ? lowBalanceEvents(projectId, transactionId, walletId, after, movement.amount, createdAt) : []),
     ]);
+    const audit = movementAuditRecord(movement);
+    await this.#audit.record(trx, movement.audit, {
+      ...audit,
+      changes: { ...audit.changes, balance_before: after.balance - delta, balance_after: after.balance },
+    });
     return transaction;
+  }
+
+  /** What the PostgreSQL statements write for a movement, with its audit entry's id and request columns. */
+  #statementMovement(movement: Movement): BatchedMovement {
+    return {
+      ...statementMovement(movement),
+      audit: this.#audit.recording ? { id: newId('aud'), ...statementAuditContext(movement.audit) } : undefined,
+    };
   }
 
   /**
@@ -348,6 +413,7 @@ export class LedgerService {
     transfer: Transfer,
     lockedInIdOrder: readonly wallets.WalletRow[],
     currency: string,
+    audit: AuditRow | undefined,
   ): Promise<ledger.BalanceAfterChange> {
     const { id: transactionId, from_wallet_id: fromWalletId, amount, created_at: createdAt } = transfer;
     const after = new Map<string, ledger.BalanceAfterChange>();
@@ -385,6 +451,7 @@ export class LedgerService {
       walletEvent(projectId, transactionId, 'wallet.transfer.received', data, createdAt),
       ...lowBalanceEvents(projectId, transactionId, fromWalletId, sourceAfter, amount, createdAt),
     ]);
+    if (audit !== undefined) await this.#audit.recordRow(trx, audit);
     return sourceAfter;
   }
 
@@ -394,6 +461,7 @@ export class LedgerService {
     projectId: string,
     transfer: Transfer,
     currency: string,
+    audit: AuditRow | undefined,
   ): Promise<ledger.BalanceAfterChange> {
     const written = await writeTransferInOneStatement(trx, {
       projectId,
@@ -407,6 +475,7 @@ export class LedgerService {
       createdAt: transfer.created_at,
       events: { sentId: newId('evt'), receivedId: newId('evt'), dataJson: JSON.stringify(transferEventData(transfer)) },
       lowBalanceEventId: newId('evt'),
+      audit,
     });
     assert(written.changed.length === 2, `transfer ${transfer.id} changed both locked wallets`);
     const sourceAfter = written.changed.find((row) => row.id === transfer.from_wallet_id);
@@ -423,12 +492,24 @@ export class LedgerService {
    * never keeps half a change. A bug (anything but a 4xx ApiError) rolls everything back, the key
    * included.
    */
-  async #settle<T>(claim: IdempotencyClaim | undefined, operation: (trx: DbTransaction) => Promise<T>): Promise<LedgerAnswer<T>> {
-    if (claim === undefined) return { replayed: false, value: await this.#write(operation) };
+  async #settle<T>(
+    claim: IdempotencyClaim | undefined,
+    audit: RefusalAudit,
+    operation: (trx: DbTransaction) => Promise<T>,
+  ): Promise<LedgerAnswer<T>> {
+    if (claim === undefined) {
+      try {
+        return { replayed: false, value: await this.#write(operation) };
+      } catch (error) {
+        // The refusal's transaction rolled back; its entry goes in a write of its own.
+        if (isRefusal(error)) await this.#write((trx) => this.#audit.record(trx, audit.context, { ...audit.record, outcome: error.code }));
+        throw error;
+      }
+    }
     for (let attempt = 1; ; attempt += 1) {
       let settled: Settled<T>;
       try {
-        settled = await this.#write((trx) => this.#settleInTransaction(trx, claim, operation));
+        settled = await this.#write((trx) => this.#settleInTransaction(trx, claim, audit, operation));
       } catch (error) {
         if (attempt < SETTLE_ATTEMPTS_MAX && isUniqueViolation(error)) continue;
         throw error;
@@ -441,6 +522,7 @@ export class LedgerService {
   async #settleInTransaction<T>(
     trx: DbTransaction,
     claim: IdempotencyClaim,
+    audit: RefusalAudit,
     operation: (trx: DbTransaction) => Promise<T>,
   ): Promise<Settled<T>> {
     const now = this.#clock.now();
@@ -452,6 +534,8 @@ export class LedgerService {
     } catch (error) {
       if (!isApiError(error) || error.status >= 500) throw error;
       await storeAnswer(trx, claim, { status: error.status, body: JSON.stringify(renderError(error, claim.requestId)) }, now);
+      // Stored with the key, so a replay answers the refusal without a second entry.
+      await this.#audit.record(trx, audit.context, { ...audit.record, outcome: error.code });
       return { kind: 'refused', error };
     }
     await storeAnswer(trx, claim, { status: CREATED, body: JSON.stringify(value) }, now);
@@ -490,7 +574,7 @@ function movementResponse(movement: Movement, balanceAfter: number): Transaction
 }
 
 /** What the PostgreSQL statements write for a movement; the balances are filled in by the database. */
-function statementMovement(movement: Movement): BatchedMovement {
+function statementMovement(movement: Movement): Omit<BatchedMovement, 'audit'> {
   const claim = movement.idempotency;
   return {
     transactionId: movement.transactionId,

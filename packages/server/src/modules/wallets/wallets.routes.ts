@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteModule } from '../../http/app.js';
 import { requireSecretKey } from '../../http/principal.js';
+import { auditContext } from '../audit/audit.context.js';
 import type { LedgerAnswer, LedgerService } from './ledger.service.js';
 import {
   BalanceSchema,
@@ -47,7 +48,7 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
         schema: { tags, security, summary: 'Create a wallet', body: CreateWalletBody, response: { 201: WalletSchema } },
       },
       async (request, reply) => {
-        const wallet = await wallets.create(requireSecretKey(request).projectId, request.body as CreateWalletBody);
+        const wallet = await wallets.create(requireSecretKey(request).projectId, request.body as CreateWalletBody, auditContext(request));
         return reply.code(201).send(wallet);
       },
     );
@@ -89,7 +90,8 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
           response: { 200: WalletSchema },
         },
       },
-      (request: WithParams) => wallets.update(requireSecretKey(request).projectId, request.params.id, request.body as UpdateWalletBody),
+      (request: WithParams) =>
+        wallets.update(requireSecretKey(request).projectId, request.params.id, request.body as UpdateWalletBody, auditContext(request)),
     );
 
     const transitions = [
@@ -104,7 +106,7 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
           config: { credential: 'secret' },
           schema: { tags, security, summary, params: WalletParams, response: { 200: WalletSchema } },
         },
-        (request: WithParams) => wallets[action](requireSecretKey(request).projectId, request.params.id),
+        (request: WithParams) => wallets[action](requireSecretKey(request).projectId, request.params.id, auditContext(request)),
       );
     }
 
@@ -130,7 +132,7 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
         async (request: WithParams, reply) => {
           const projectId = requireSecretKey(request).projectId;
           const body = request.body as MovementBody;
-          const options = { idempotency: request.idempotencyClaim };
+          const options = { idempotency: request.idempotencyClaim, audit: auditContext(request) };
           const answer =
             action === 'credits'
               ? await ledger.credit(projectId, request.params.id, body, options)
@@ -166,6 +168,7 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
       async (request, reply) => {
         const answer = await ledger.transfer(requireSecretKey(request).projectId, request.body as TransferBody, {
           idempotency: request.idempotencyClaim,
+          audit: auditContext(request),
         });
         return sendAnswer(reply, answer);
       },

@@ -4,6 +4,9 @@ import { assert } from '../../shared/assert.js';
 import { type Clock, isoTime } from '../../shared/clock.js';
 import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
+import type { AuditAction } from '../audit/audit.actions.js';
+import type { AuditContext } from '../audit/audit.context.js';
+import type { AuditService, AuditValue } from '../audit/audit.service.js';
 import type { UserDirectory } from './user-directory.js';
 import {
   type Balance,
@@ -22,6 +25,7 @@ export interface WalletsServiceOptions {
   readonly db: Db;
   readonly clock: Clock;
   readonly users: UserDirectory;
+  readonly audit: AuditService;
 }
 
 const LIST_LIMIT_DEFAULT = 20;
@@ -34,32 +38,45 @@ export class WalletsService {
   readonly #db: Db;
   readonly #clock: Clock;
   readonly #users: UserDirectory;
+  readonly #audit: AuditService;
 
   constructor(options: WalletsServiceOptions) {
     this.#db = options.db;
     this.#clock = options.clock;
     this.#users = options.users;
+    this.#audit = options.audit;
   }
 
-  async create(projectId: string, input: CreateWalletBody): Promise<Wallet> {
-    if (!(await this.#users.userExists(projectId, input.user_id))) {
-      throw new ApiError('resource_missing', `No user ${input.user_id}.`, { param: 'user_id' });
-    }
-    const now = isoTime(this.#clock.now());
-    const row: store.WalletRow = {
-      id: newId('wlt'),
-      project_id: projectId,
-      user_id: input.user_id,
-      currency: input.currency,
-      balance: 0,
-      status: 'active',
-      metadata: JSON.stringify(withoutEmptyValues(input.metadata ?? {})),
-      low_balance_threshold: input.low_balance_threshold ?? null,
-      created_at: now,
-      updated_at: now,
-    };
-    await store.insertWallet(this.#db.kysely, row);
-    return toWallet(row);
+  async create(projectId: string, input: CreateWalletBody, context: AuditContext): Promise<Wallet> {
+    const record = {
+      projectId,
+      action: 'wallet.create',
+      resource: { type: 'wallet', id: null },
+      changes: { user_id: input.user_id, currency: input.currency },
+    } as const;
+    return this.#audit.recordingRefusals(context, record, async () => {
+      if (!(await this.#users.userExists(projectId, input.user_id))) {
+        throw new ApiError('resource_missing', `No user ${input.user_id}.`, { param: 'user_id' });
+      }
+      const now = isoTime(this.#clock.now());
+      const row: store.WalletRow = {
+        id: newId('wlt'),
+        project_id: projectId,
+        user_id: input.user_id,
+        currency: input.currency,
+        balance: 0,
+        status: 'active',
+        metadata: JSON.stringify(withoutEmptyValues(input.metadata ?? {})),
+        low_balance_threshold: input.low_balance_threshold ?? null,
+        created_at: now,
+        updated_at: now,
+      };
+      await inTransaction(this.#db, async (trx) => {
+        await store.insertWallet(trx, row);
+        await this.#audit.record(trx, context, { ...record, resource: { type: 'wallet', id: row.id }, createdAt: now });
+      });
+      return toWallet(row);
+    });
   }
 
   async get(projectId: string, walletId: string): Promise<Wallet> {
@@ -86,9 +103,8 @@ export class WalletsService {
   }
 
   /** Merges metadata (a key set to "" is removed) and sets or clears the low-balance threshold. */
-  async update(projectId: string, walletId: string, input: UpdateWalletBody): Promise<Wallet> {
-    return inTransaction(this.#db, async (trx) => {
-      const current = await this.#find(trx, projectId, walletId, this.#lock());
+  async update(projectId: string, walletId: string, input: UpdateWalletBody, context: AuditContext): Promise<Wallet> {
+    return this.#change(context, projectId, walletId, 'wallet.update', async (trx, current) => {
       let metadata: string | undefined;
       if (input.metadata !== undefined) {
         const merged = withoutEmptyValues({ ...parseMetadata(current.metadata), ...input.metadata });
@@ -103,17 +119,24 @@ export class WalletsService {
         }
         metadata = JSON.stringify(merged);
       }
-      return this.#update(trx, projectId, walletId, {
+      const wallet = await this.#update(trx, projectId, walletId, {
         ...(metadata === undefined ? {} : { metadata }),
         ...(input.low_balance_threshold === undefined ? {} : { low_balance_threshold: input.low_balance_threshold }),
       });
+      return {
+        wallet,
+        changes: {
+          metadata_changed: metadata !== undefined && metadata !== current.metadata,
+          low_balance_threshold_before: current.low_balance_threshold,
+          low_balance_threshold_after: wallet.low_balance_threshold,
+        },
+      };
     });
   }
 
   /** active → frozen. Freezing a frozen wallet changes nothing; a closed wallet stays closed. */
-  async freeze(projectId: string, walletId: string): Promise<Wallet> {
-    return inTransaction(this.#db, async (trx) => {
-      const current = await this.#find(trx, projectId, walletId, this.#lock());
+  async freeze(projectId: string, walletId: string, context: AuditContext): Promise<Wallet> {
+    return this.#changeStatus(context, projectId, walletId, 'wallet.freeze', async (trx, current) => {
       if (current.status === 'closed') throw walletClosed(walletId);
       if (current.status === 'frozen') return toWallet(current);
       return this.#update(trx, projectId, walletId, { status: 'frozen' });
@@ -121,9 +144,8 @@ export class WalletsService {
   }
 
   /** frozen → active. Unfreezing an active wallet changes nothing; a closed wallet stays closed. */
-  async unfreeze(projectId: string, walletId: string): Promise<Wallet> {
-    return inTransaction(this.#db, async (trx) => {
-      const current = await this.#find(trx, projectId, walletId, this.#lock());
+  async unfreeze(projectId: string, walletId: string, context: AuditContext): Promise<Wallet> {
+    return this.#changeStatus(context, projectId, walletId, 'wallet.unfreeze', async (trx, current) => {
       if (current.status === 'closed') throw walletClosed(walletId);
       if (current.status === 'active') return toWallet(current);
       return this.#update(trx, projectId, walletId, { status: 'active' });
@@ -134,15 +156,49 @@ export class WalletsService {
    * Closes a wallet for good; only at balance 0. The row is locked while the balance is checked, so
    * no credit can land between the check and the close. Closing a closed wallet changes nothing.
    */
-  async close(projectId: string, walletId: string): Promise<Wallet> {
-    return inTransaction(this.#db, async (trx) => {
-      const current = await this.#find(trx, projectId, walletId, this.#lock());
+  async close(projectId: string, walletId: string, context: AuditContext): Promise<Wallet> {
+    return this.#changeStatus(context, projectId, walletId, 'wallet.close', async (trx, current) => {
       if (current.status === 'closed') return toWallet(current);
       if (current.balance !== 0) {
         throw new ApiError('wallet_not_empty', `Wallet ${walletId} holds ${current.balance} credits; only an empty wallet can be closed.`);
       }
       return this.#update(trx, projectId, walletId, { status: 'closed' });
     });
+  }
+
+  async #changeStatus(
+    context: AuditContext,
+    projectId: string,
+    walletId: string,
+    action: AuditAction,
+    change: (trx: DbTransaction, current: store.WalletRow) => Promise<Wallet>,
+  ): Promise<Wallet> {
+    return this.#change(context, projectId, walletId, action, async (trx, current) => {
+      const wallet = await change(trx, current);
+      return { wallet, changes: { status_before: current.status, status_after: wallet.status } };
+    });
+  }
+
+  /**
+   * One change of a wallet, with the row locked, and its audit entry in the same transaction; a
+   * refusal is recorded on its own after the rollback.
+   */
+  async #change(
+    context: AuditContext,
+    projectId: string,
+    walletId: string,
+    action: AuditAction,
+    change: (trx: DbTransaction, current: store.WalletRow) => Promise<{ wallet: Wallet; changes: Readonly<Record<string, AuditValue>> }>,
+  ): Promise<Wallet> {
+    const record = { projectId, action, resource: { type: 'wallet', id: walletId } } as const;
+    return this.#audit.recordingRefusals(context, record, () =>
+      inTransaction(this.#db, async (trx) => {
+        const current = await this.#find(trx, projectId, walletId, this.#lock());
+        const { wallet, changes } = await change(trx, current);
+        await this.#audit.record(trx, context, { ...record, changes });
+        return wallet;
+      }),
+    );
   }
 
   /** PostgreSQL takes the row lock; SQLite's transaction already holds the database's write lock. */

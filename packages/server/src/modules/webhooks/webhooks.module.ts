@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Config } from '../../config.js';
+import type { AuditService } from '../audit/audit.service.js';
 import type { Db } from '../../db/database.js';
 import type { RouteModule } from '../../http/app.js';
 import type { PeriodicJob } from '../../jobs/scheduler.js';
@@ -48,6 +49,7 @@ export function createWebhooks(
     readonly logger: Logger;
     /** Where the delivery metrics go (the registry of `GET /metrics`); none: not measured. */
     readonly metricsRegistry?: Registry;
+    readonly audit: AuditService;
   },
   options: WebhooksOptions = {},
 ): Webhooks {
@@ -66,7 +68,7 @@ export function createWebhooks(
           countPending: () => countPendingDeliveries(db.kysely),
           countUndispatched: () => countUndispatchedEvents(db),
         });
-  const service = new WebhooksService({ db, clock, outbound, retryScheduleSeconds, metrics });
+  const service = new WebhooksService({ db, clock, outbound, retryScheduleSeconds, metrics, audit: deps.audit });
   const events = new EventLogService({ db });
   const worker = new DeliveryWorker({
     db,

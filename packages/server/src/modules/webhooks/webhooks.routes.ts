@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RouteModule } from '../../http/app.js';
 import { requireSecretKey } from '../../http/principal.js';
+import { auditContext } from '../audit/audit.context.js';
 import {
   CreateEndpointBody,
   DeletedEndpointSchema,
@@ -46,7 +47,11 @@ export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
         },
       },
       async (request, reply) => {
-        const endpoint = await webhooks.createEndpoint(requireSecretKey(request).projectId, request.body as CreateEndpointBody);
+        const endpoint = await webhooks.createEndpoint(
+          requireSecretKey(request).projectId,
+          request.body as CreateEndpointBody,
+          auditContext(request),
+        );
         return reply.code(201).send(endpoint);
       },
     );
@@ -89,7 +94,12 @@ export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
         },
       },
       (request: WithEndpoint) =>
-        webhooks.updateEndpoint(requireSecretKey(request).projectId, request.params.id, request.body as UpdateEndpointBody),
+        webhooks.updateEndpoint(
+          requireSecretKey(request).projectId,
+          request.params.id,
+          request.body as UpdateEndpointBody,
+          auditContext(request),
+        ),
     );
 
     app.delete(
@@ -104,7 +114,7 @@ export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
           response: { 200: DeletedEndpointSchema },
         },
       },
-      (request: WithEndpoint) => webhooks.deleteEndpoint(requireSecretKey(request).projectId, request.params.id),
+      (request: WithEndpoint) => webhooks.deleteEndpoint(requireSecretKey(request).projectId, request.params.id, auditContext(request)),
     );
 
     app.post(
@@ -119,7 +129,7 @@ export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
           response: { 200: EndpointWithSecretSchema },
         },
       },
-      (request: WithEndpoint) => webhooks.rotateSecret(requireSecretKey(request).projectId, request.params.id),
+      (request: WithEndpoint) => webhooks.rotateSecret(requireSecretKey(request).projectId, request.params.id, auditContext(request)),
     );
 
     app.post(
@@ -135,7 +145,7 @@ export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
         },
       },
       async (request: WithEndpoint, reply) => {
-        const delivery = await webhooks.sendTestEvent(requireSecretKey(request).projectId, request.params.id);
+        const delivery = await webhooks.sendTestEvent(requireSecretKey(request).projectId, request.params.id, auditContext(request));
         return reply.code(201).send(delivery);
       },
     );
@@ -184,7 +194,8 @@ export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
           response: { 200: DeliverySchema },
         },
       },
-      (request: WithDelivery) => webhooks.retryDelivery(requireSecretKey(request).projectId, request.params.id, request.params.delivery_id),
+      (request: WithDelivery) =>
+        webhooks.retryDelivery(requireSecretKey(request).projectId, request.params.id, request.params.delivery_id, auditContext(request)),
     );
   };
 }

@@ -4,6 +4,8 @@ import { addMilliseconds, type Clock, isoTime } from '../../shared/clock.js';
 import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import type { OutboundHttp } from '../../shared/outbound-http.js';
+import type { AuditContext } from '../audit/audit.context.js';
+import type { AuditRecord, AuditService } from '../audit/audit.service.js';
 import { isEventType, markEventsDispatched } from '../events/event-log.service.js';
 import { recordEvent } from '../events/events.service.js';
 import { attemptDelivery, type DeliveryDependencies, loadDeliveryTargets } from './webhooks.delivery.js';
@@ -62,7 +64,7 @@ export interface ListOf<T> {
   readonly has_more: boolean;
 }
 
-export type WebhooksServiceOptions = DeliveryDependencies;
+export type WebhooksServiceOptions = DeliveryDependencies & { readonly audit: AuditService };
 
 /** The endpoints API and the delivery log (CONTRACT.md section 4, "Webhooks and events"). */
 export class WebhooksService {
@@ -71,33 +73,45 @@ export class WebhooksService {
   readonly #outbound: OutboundHttp;
   /** What a manual attempt needs (the same as the worker's). */
   readonly #delivery: DeliveryDependencies;
+  readonly #audit: AuditService;
 
   constructor(options: WebhooksServiceOptions) {
     this.#db = options.db;
+    this.#audit = options.audit;
     this.#clock = options.clock;
     this.#outbound = options.outbound;
     this.#delivery = options;
   }
 
-  async createEndpoint(projectId: string, input: CreateEndpointBody): Promise<WebhookEndpointWithSecret> {
-    const events = checkEventTypes(input.events);
-    const url = await this.#checkUrl(input.url);
-    const now = isoTime(this.#clock.now());
-    const row: store.EndpointRow = {
-      id: newId('we'),
-      project_id: projectId,
-      url,
-      events: JSON.stringify(events),
-      description: input.description ?? null,
-      enabled: 1,
-      secret: generateWebhookSecret(),
-      previous_secret: null,
-      previous_secret_expires_at: null,
-      created_at: now,
-      updated_at: now,
-    };
-    await store.insertEndpoint(this.#db.kysely, row);
-    return { ...toEndpoint(row), secret: row.secret };
+  async createEndpoint(projectId: string, input: CreateEndpointBody, context: AuditContext): Promise<WebhookEndpointWithSecret> {
+    const record = endpointRecord(projectId, 'webhook_endpoint.create', null);
+    return this.#audit.recordingRefusals(context, record, async () => {
+      const events = checkEventTypes(input.events);
+      const url = await this.#checkUrl(input.url);
+      const now = isoTime(this.#clock.now());
+      const row: store.EndpointRow = {
+        id: newId('we'),
+        project_id: projectId,
+        url,
+        events: JSON.stringify(events),
+        description: input.description ?? null,
+        enabled: 1,
+        secret: generateWebhookSecret(),
+        previous_secret: null,
+        previous_secret_expires_at: null,
+        created_at: now,
+        updated_at: now,
+      };
+      await inTransaction(this.#db, async (trx) => {
+        await store.insertEndpoint(trx, row);
+        await this.#audit.record(trx, context, {
+          ...endpointRecord(projectId, 'webhook_endpoint.create', row.id),
+          changes: { url_host: new URL(url).host, events: events.join(',') },
+          createdAt: now,
+        });
+      });
+      return { ...toEndpoint(row), secret: row.secret };
+    });
   }
 
   async listEndpoints(projectId: string, query: PageQuery): Promise<ListOf<WebhookEndpoint>> {
@@ -117,23 +131,48 @@ export class WebhooksService {
     return toEndpoint(await this.#endpoint(projectId, endpointId));
   }
 
-  async updateEndpoint(projectId: string, endpointId: string, input: UpdateEndpointBody): Promise<WebhookEndpoint> {
-    await this.#endpoint(projectId, endpointId);
-    const changes: store.EndpointChanges = {
-      updated_at: isoTime(this.#clock.now()),
-      ...(input.events === undefined ? {} : { events: JSON.stringify(checkEventTypes(input.events)) }),
-      ...(input.url === undefined ? {} : { url: await this.#checkUrl(input.url) }),
-      ...(input.description === undefined ? {} : { description: input.description }),
-      ...(input.enabled === undefined ? {} : { enabled: input.enabled ? 1 : 0 }),
-    };
-    const row = await store.updateEndpoint(this.#db.kysely, projectId, endpointId, changes);
-    if (row === undefined) throw endpointMissing(endpointId);
-    return toEndpoint(row);
+  async updateEndpoint(projectId: string, endpointId: string, input: UpdateEndpointBody, context: AuditContext): Promise<WebhookEndpoint> {
+    const record = endpointRecord(projectId, 'webhook_endpoint.update', endpointId);
+    return this.#audit.recordingRefusals(context, record, async () => {
+      await this.#endpoint(projectId, endpointId);
+      const changes: store.EndpointChanges = {
+        updated_at: isoTime(this.#clock.now()),
+        ...(input.events === undefined ? {} : { events: JSON.stringify(checkEventTypes(input.events)) }),
+        ...(input.url === undefined ? {} : { url: await this.#checkUrl(input.url) }),
+        ...(input.description === undefined ? {} : { description: input.description }),
+        ...(input.enabled === undefined ? {} : { enabled: input.enabled ? 1 : 0 }),
+      };
+      const row = await inTransaction(this.#db, async (trx) => {
+        const updated = await store.updateEndpoint(trx, projectId, endpointId, changes);
+        if (updated === undefined) throw endpointMissing(endpointId);
+        // The URL's host only: a path or query string may carry a receiver's token.
+        await this.#audit.record(trx, context, {
+          ...record,
+          changes: {
+            fields: Object.keys(input).sort().join(','),
+            ...(input.url === undefined ? {} : { url_host: new URL(updated.url).host }),
+            ...(input.enabled === undefined ? {} : { enabled: input.enabled }),
+          },
+        });
+        return updated;
+      });
+      return toEndpoint(row);
+    });
   }
 
-  async deleteEndpoint(projectId: string, endpointId: string): Promise<{ id: string; object: 'webhook_endpoint'; deleted: true }> {
-    if (!(await store.deleteEndpoint(this.#db.kysely, projectId, endpointId))) throw endpointMissing(endpointId);
-    return { id: endpointId, object: 'webhook_endpoint', deleted: true };
+  async deleteEndpoint(
+    projectId: string,
+    endpointId: string,
+    context: AuditContext,
+  ): Promise<{ id: string; object: 'webhook_endpoint'; deleted: true }> {
+    const record = endpointRecord(projectId, 'webhook_endpoint.delete', endpointId);
+    return this.#audit.recordingRefusals(context, record, () =>
+      inTransaction(this.#db, async (trx) => {
+        if (!(await store.deleteEndpoint(trx, projectId, endpointId))) throw endpointMissing(endpointId);
+        await this.#audit.record(trx, context, record);
+        return { id: endpointId, object: 'webhook_endpoint' as const, deleted: true as const };
+      }),
+    );
   }
 
   /**
@@ -141,19 +180,28 @@ export class WebhooksService {
    * for 24 hours, so receivers can switch without dropping deliveries; a previous secret that was
    * still live is dropped (at most two secrets sign at once).
    */
-  async rotateSecret(projectId: string, endpointId: string): Promise<WebhookEndpointWithSecret> {
+  async rotateSecret(projectId: string, endpointId: string, context: AuditContext): Promise<WebhookEndpointWithSecret> {
     const now = this.#clock.now();
-    const row = await inTransaction(this.#db, async (trx) => {
-      const current = await store.findEndpoint(trx, projectId, endpointId);
-      if (current === undefined) throw endpointMissing(endpointId);
-      return store.updateEndpoint(trx, projectId, endpointId, {
-        secret: generateWebhookSecret(),
-        previous_secret: current.secret,
-        previous_secret_expires_at: isoTime(addMilliseconds(now, SECRET_ROTATION_OVERLAP_MS)),
-        updated_at: isoTime(now),
-      });
-    });
-    if (row === undefined) throw endpointMissing(endpointId);
+    const record = endpointRecord(projectId, 'webhook_endpoint.rotate_secret', endpointId);
+    const row = await this.#audit.recordingRefusals(context, record, () =>
+      inTransaction(this.#db, async (trx) => {
+        const current = await store.findEndpoint(trx, projectId, endpointId);
+        if (current === undefined) throw endpointMissing(endpointId);
+        const updated = await store.updateEndpoint(trx, projectId, endpointId, {
+          secret: generateWebhookSecret(),
+          previous_secret: current.secret,
+          previous_secret_expires_at: isoTime(addMilliseconds(now, SECRET_ROTATION_OVERLAP_MS)),
+          updated_at: isoTime(now),
+        });
+        if (updated === undefined) throw endpointMissing(endpointId);
+        await this.#audit.record(trx, context, {
+          ...record,
+          changes: { previous_secret_expires_at: updated.previous_secret_expires_at },
+          createdAt: isoTime(now),
+        });
+        return updated;
+      }),
+    );
     return { ...toEndpoint(row), secret: row.secret };
   }
 
@@ -161,32 +209,36 @@ export class WebhooksService {
    * A `webhook.test` event for this endpoint alone: the event is written to the log already marked
    * as fanned out, with its one delivery, so no other endpoint receives it. The worker sends it.
    */
-  async sendTestEvent(projectId: string, endpointId: string): Promise<WebhookDelivery> {
-    const row = await inTransaction(this.#db, async (trx) => {
-      const endpoint = await store.findEndpoint(trx, projectId, endpointId);
-      if (endpoint === undefined) throw endpointMissing(endpointId);
-      const now = isoTime(this.#clock.now());
-      const eventId = await recordEvent(trx, { projectId, type: 'webhook.test', data: { endpoint_id: endpointId }, createdAt: now });
-      await markEventsDispatched(trx, [eventId], now);
-      const delivery: store.DeliveryRow = {
-        id: newId('del'),
-        project_id: projectId,
-        endpoint_id: endpointId,
-        event_id: eventId,
-        event_type: 'webhook.test',
-        status: 'pending',
-        attempt_count: 0,
-        scheduled_attempt_count: 0,
-        next_attempt_at: isoTime(addMilliseconds(new Date(now), (this.#delivery.retryScheduleSeconds[0] ?? 0) * 1000)),
-        lease_id: null,
-        leased_until: null,
-        last_attempt_at: null,
-        created_at: now,
-        updated_at: now,
-      };
-      await store.insertDeliveries(trx, [delivery]);
-      return delivery;
-    });
+  async sendTestEvent(projectId: string, endpointId: string, context: AuditContext): Promise<WebhookDelivery> {
+    const record = endpointRecord(projectId, 'webhook_endpoint.test', endpointId);
+    const row = await this.#audit.recordingRefusals(context, record, () =>
+      inTransaction(this.#db, async (trx) => {
+        const endpoint = await store.findEndpoint(trx, projectId, endpointId);
+        if (endpoint === undefined) throw endpointMissing(endpointId);
+        const now = isoTime(this.#clock.now());
+        const eventId = await recordEvent(trx, { projectId, type: 'webhook.test', data: { endpoint_id: endpointId }, createdAt: now });
+        await markEventsDispatched(trx, [eventId], now);
+        const delivery: store.DeliveryRow = {
+          id: newId('del'),
+          project_id: projectId,
+          endpoint_id: endpointId,
+          event_id: eventId,
+          event_type: 'webhook.test',
+          status: 'pending',
+          attempt_count: 0,
+          scheduled_attempt_count: 0,
+          next_attempt_at: isoTime(addMilliseconds(new Date(now), (this.#delivery.retryScheduleSeconds[0] ?? 0) * 1000)),
+          lease_id: null,
+          leased_until: null,
+          last_attempt_at: null,
+          created_at: now,
+          updated_at: now,
+        };
+        await store.insertDeliveries(trx, [delivery]);
+        await this.#audit.record(trx, context, { ...record, changes: { delivery_id: delivery.id, event_id: eventId }, createdAt: now });
+        return delivery;
+      }),
+    );
     return toDelivery(row, []);
   }
 
@@ -218,13 +270,29 @@ export class WebhooksService {
    * does not move the automatic schedule: on success the delivery is `succeeded`; on failure a
    * failed delivery stays failed and a pending one keeps its next scheduled attempt.
    */
-  async retryDelivery(projectId: string, endpointId: string, deliveryId: string): Promise<WebhookDelivery> {
-    const row = await store.findDelivery(this.#db.kysely, projectId, endpointId, deliveryId);
-    if (row === undefined) throw deliveryMissing(deliveryId);
-    const [target] = await loadDeliveryTargets(this.#db, [row.id], this.#clock.now());
-    if (target === undefined) throw deliveryMissing(deliveryId);
-    await attemptDelivery(this.#delivery, target, { kind: 'manual', leaseId: null });
-    return this.getDelivery(projectId, endpointId, deliveryId);
+  async retryDelivery(projectId: string, endpointId: string, deliveryId: string, context: AuditContext): Promise<WebhookDelivery> {
+    const record: AuditRecord = {
+      projectId,
+      action: 'webhook_delivery.retry',
+      resource: { type: 'webhook_delivery', id: deliveryId },
+      changes: { endpoint_id: endpointId },
+    };
+    return this.#audit.recordingRefusals(context, record, async () => {
+      const row = await store.findDelivery(this.#db.kysely, projectId, endpointId, deliveryId);
+      if (row === undefined) throw deliveryMissing(deliveryId);
+      const [target] = await loadDeliveryTargets(this.#db, [row.id], this.#clock.now());
+      if (target === undefined) throw deliveryMissing(deliveryId);
+      await attemptDelivery(this.#delivery, target, { kind: 'manual', leaseId: null });
+      const delivery = await this.getDelivery(projectId, endpointId, deliveryId);
+      // The attempt is recorded by the delivery code in its own transaction, after a network call
+      // that must not hold one open; the entry follows it with what the attempt came to.
+      const attempt = delivery.attempts[delivery.attempts.length - 1];
+      await this.#audit.recordAlone(context, {
+        ...record,
+        changes: { endpoint_id: endpointId, status: delivery.status, status_code: attempt?.status_code ?? null },
+      });
+      return delivery;
+    });
   }
 
   async #endpoint(projectId: string, endpointId: string): Promise<store.EndpointRow> {
@@ -265,6 +333,10 @@ function checkEventTypes(types: readonly string[]): string[] {
     }
   });
   return [...new Set(types)];
+}
+
+function endpointRecord(projectId: string, action: AuditRecord['action'], endpointId: string | null): AuditRecord {
+  return { projectId, action, resource: { type: 'webhook_endpoint', id: endpointId } };
 }
 
 function endpointMissing(endpointId: string): ApiError {

@@ -1,0 +1,184 @@
+import { useState } from 'react';
+import { post } from '../api.js';
+import { formatCredits, formatDateTime, formatRelative } from '../format.js';
+import type { SessionInfo, User, Wallet } from '../types.js';
+import { Empty, ErrorBox, Link, Loaded, Page, Pager, SearchBox, StatusBadge, useAction, usePagedList, useResource } from '../ui.js';
+
+export function UsersPage() {
+  const [email, setEmail] = useState('');
+  const list = usePagedList<User>('/v1/users', { email });
+  return (
+    <Page title="Users">
+      <SearchBox label="Search by email" placeholder="ada@example.com" value={email} onSearch={setEmail} />
+      <Loaded resource={list.resource}>
+        {({ data }) =>
+          data.length === 0 ? (
+            <Empty>{email === '' ? 'No users yet. They appear here once they sign up.' : `No user with the email ${email}.`}</Empty>
+          ) : (
+            <div className="table-wrap">
+              <table>
+                <caption className="visually-hidden">Users</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Email</th>
+                    <th scope="col">Name</th>
+                    <th scope="col">Roles</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Created</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.map((user) => (
+                    <tr key={user.id}>
+                      <td>
+                        <Link to={`/users/${user.id}`}>{user.email}</Link>
+                      </td>
+                      <td>{user.name}</td>
+                      <td>{user.roles.join(', ') || '—'}</td>
+                      <td>{user.banned ? <StatusBadge status="banned" /> : user.email_verified ? 'verified' : 'unverified'}</td>
+                      <td title={formatDateTime(user.created_at)}>{formatRelative(user.created_at)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )
+        }
+      </Loaded>
+      <Pager {...list} />
+    </Page>
+  );
+}
+
+export function UserPage(props: { id: string }) {
+  const user = useResource<User>(`/v1/users/${props.id}`);
+  const sessions = usePagedList<SessionInfo>(`/v1/users/${props.id}/sessions`, {});
+  const wallets = usePagedList<Wallet>('/v1/wallets', { user_id: props.id });
+  const action = useAction();
+  const act = (path: string, after: () => void) => void action.run(() => post(path)).then((ok) => ok && after());
+  return (
+    <Page title="User">
+      <p>
+        <Link to="/users">← Users</Link>
+      </p>
+      {action.error === undefined ? null : <ErrorBox error={action.error} />}
+      <Loaded resource={user}>
+        {(data) => (
+          <section className="panel" aria-labelledby="profile">
+            <h2 id="profile">{data.email}</h2>
+            <dl className="facts">
+              <dt>Id</dt>
+              <dd>
+                <code>{data.id}</code>
+              </dd>
+              <dt>Name</dt>
+              <dd>{data.name || '—'}</dd>
+              <dt>Email</dt>
+              <dd>{data.email_verified ? 'verified' : 'not verified'}</dd>
+              <dt>Roles</dt>
+              <dd>{data.roles.join(', ') || '—'}</dd>
+              <dt>Status</dt>
+              <dd>{data.banned ? <StatusBadge status="banned" /> : 'active'}</dd>
+              <dt>Created</dt>
+              <dd>{formatDateTime(data.created_at)}</dd>
+            </dl>
+            <div className="actions">
+              {data.banned ? (
+                <button type="button" disabled={action.pending} onClick={() => act(`/v1/users/${data.id}/unban`, user.reload)}>
+                  Unban
+                </button>
+              ) : (
+                <button
+                  type="button"
+                  className="danger"
+                  disabled={action.pending}
+                  onClick={() => act(`/v1/users/${data.id}/ban`, () => (user.reload(), sessions.resource.reload()))}
+                >
+                  Ban (ends every session)
+                </button>
+              )}
+            </div>
+            <h3>Identities</h3>
+            {data.identities === undefined || data.identities.length === 0 ? (
+              <Empty>No linked provider accounts.</Empty>
+            ) : (
+              <ul className="plain">
+                {data.identities.map((identity) => (
+                  <li key={`${identity.provider}:${identity.subject}`}>
+                    <strong>{identity.provider}</strong> {identity.email ?? identity.subject} · last used{' '}
+                    {formatRelative(identity.last_used_at)}
+                  </li>
+                ))}
+              </ul>
+            )}
+          </section>
+        )}
+      </Loaded>
+
+      <section className="panel" aria-labelledby="sessions">
+        <div className="panel-header">
+          <h2 id="sessions">Active sessions</h2>
+          <button
+            type="button"
+            className="danger"
+            disabled={action.pending || sessions.resource.data?.data.length === 0}
+            onClick={() => act(`/v1/users/${props.id}/sessions/revoke`, sessions.resource.reload)}
+          >
+            Revoke all
+          </button>
+        </div>
+        <Loaded resource={sessions.resource}>
+          {({ data }) =>
+            data.length === 0 ? (
+              <Empty>No active sessions.</Empty>
+            ) : (
+              <ul className="rows" data-testid="session-list">
+                {data.map((session) => (
+                  <li key={session.id} className="row">
+                    <div>
+                      <code>{session.id}</code>
+                      <div className="muted">
+                        {session.ip ?? 'unknown IP'} · {session.user_agent ?? 'unknown client'} · last used{' '}
+                        {formatRelative(session.last_used_at)} · expires {formatDateTime(session.expires_at)}
+                      </div>
+                    </div>
+                    <button
+                      type="button"
+                      aria-label={`Revoke session ${session.id}`}
+                      disabled={action.pending}
+                      onClick={() => act(`/v1/sessions/${session.id}/revoke`, sessions.resource.reload)}
+                    >
+                      Revoke
+                    </button>
+                  </li>
+                ))}
+              </ul>
+            )
+          }
+        </Loaded>
+        <Pager {...sessions} />
+      </section>
+
+      <section className="panel" aria-labelledby="wallets">
+        <h2 id="wallets">Wallets</h2>
+        <Loaded resource={wallets.resource}>
+          {({ data }) =>
+            data.length === 0 ? (
+              <Empty>No wallets.</Empty>
+            ) : (
+              <ul className="plain">
+                {data.map((wallet) => (
+                  <li key={wallet.id}>
+                    <Link to={`/wallets/${wallet.id}`}>{wallet.id}</Link> · {formatCredits(wallet.balance)} {wallet.currency} ·{' '}
+                    {wallet.status}
+                  </li>
+                ))}
+              </ul>
+            )
+          }
+        </Loaded>
+        <Pager {...wallets} />
+      </section>
+    </Page>
+  );
+}

@@ -1,0 +1,347 @@
+import { useId, useState } from 'react';
+import { newIdempotencyKey, post } from '../api.js';
+import { Chart } from '../chart.js';
+import { balanceSeries, formatCredits, formatDateTime, formatDelta, formatRelative, parseAmount, resultingBalance } from '../format.js';
+import { navigate } from '../router.js';
+import type { List } from '../api.js';
+import type { Transaction, Wallet } from '../types.js';
+import { Dialog, Empty, ErrorBox, Link, Loaded, Page, Pager, SearchBox, StatusBadge, useAction, usePagedList, useResource } from '../ui.js';
+
+export function WalletsPage() {
+  const [userId, setUserId] = useState('');
+  const list = usePagedList<Wallet>('/v1/wallets', { user_id: userId });
+  return (
+    <Page title="Wallets">
+      <SearchBox
+        label="Search by user id, or open a wallet by its id"
+        placeholder="usr_… or wlt_…"
+        value={userId}
+        onSearch={(value) => (value.startsWith('wlt_') ? navigate(`/wallets/${value}`) : setUserId(value))}
+      />
+      <Loaded resource={list.resource}>
+        {({ data }) =>
+          data.length === 0 ? (
+            <Empty>{userId === '' ? 'No wallets yet.' : `No wallets for ${userId}.`}</Empty>
+          ) : (
+            <div className="table-wrap">
+              <table>
+                <caption className="visually-hidden">Wallets</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Wallet</th>
+                    <th scope="col" className="number">
+                      Balance
+                    </th>
+                    <th scope="col">Status</th>
+                    <th scope="col">User</th>
+                    <th scope="col">Created</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.map((wallet) => (
+                    <tr key={wallet.id}>
+                      <td>
+                        <Link to={`/wallets/${wallet.id}`}>{wallet.id}</Link>
+                      </td>
+                      <td className="number">
+                        {formatCredits(wallet.balance)} {wallet.currency}
+                      </td>
+                      <td>
+                        <StatusBadge status={wallet.status} />
+                      </td>
+                      <td>
+                        <Link to={`/users/${wallet.user_id}`}>{wallet.user_id}</Link>
+                      </td>
+                      <td title={formatDateTime(wallet.created_at)}>{formatRelative(wallet.created_at)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )
+        }
+      </Loaded>
+      <Pager {...list} />
+    </Page>
+  );
+}
+
+type Operation = 'add' | 'deduct' | 'transfer';
+const OPERATION_LABELS: Record<Operation, string> = { add: 'Add credits', deduct: 'Deduct credits', transfer: 'Transfer credits' };
+
+export function WalletPage(props: { id: string }) {
+  const wallet = useResource<Wallet>(`/v1/wallets/${props.id}`);
+  const history = useResource<List<Transaction>>(`/v1/wallets/${props.id}/transactions?limit=100`);
+  const transactions = usePagedList<Transaction>(`/v1/wallets/${props.id}/transactions`, {});
+  const [operation, setOperation] = useState<Operation | undefined>(undefined);
+  const status = useAction();
+  const reload = () => {
+    wallet.reload();
+    history.reload();
+    transactions.resource.reload();
+  };
+  return (
+    <Page title="Wallet">
+      <p>
+        <Link to="/wallets">← Wallets</Link>
+      </p>
+      <Loaded resource={wallet}>
+        {(data) => (
+          <section className="panel" aria-labelledby="wallet-title">
+            <h2 id="wallet-title">
+              <code>{data.id}</code> <StatusBadge status={data.status} />
+            </h2>
+            <p className="balance" data-testid="wallet-balance">
+              {formatCredits(data.balance)} <span className="muted">{data.currency}</span>
+            </p>
+            <dl className="facts">
+              <dt>User</dt>
+              <dd>
+                <Link to={`/users/${data.user_id}`}>{data.user_id}</Link>
+              </dd>
+              <dt>Low-balance alert</dt>
+              <dd>{data.low_balance_threshold === null ? 'none' : `below ${formatCredits(data.low_balance_threshold)}`}</dd>
+              <dt>Created</dt>
+              <dd>{formatDateTime(data.created_at)}</dd>
+            </dl>
+            {status.error === undefined ? null : <ErrorBox error={status.error} />}
+            <div className="actions">
+              {(['add', 'deduct', 'transfer'] as const).map((kind) => (
+                <button key={kind} type="button" disabled={data.status !== 'active'} onClick={() => setOperation(kind)}>
+                  {OPERATION_LABELS[kind]}
+                </button>
+              ))}
+              {data.status === 'active' ? (
+                <button
+                  type="button"
+                  className="danger"
+                  disabled={status.pending}
+                  onClick={() => void status.run(() => post(`/v1/wallets/${data.id}/freeze`)).then(reload)}
+                >
+                  Freeze
+                </button>
+              ) : data.status === 'frozen' ? (
+                <button
+                  type="button"
+                  disabled={status.pending}
+                  onClick={() => void status.run(() => post(`/v1/wallets/${data.id}/unfreeze`)).then(reload)}
+                >
+                  Unfreeze
+                </button>
+              ) : null}
+            </div>
+            {operation === undefined ? null : (
+              <OperationDialog
+                wallet={data}
+                operation={operation}
+                onClose={() => setOperation(undefined)}
+                onDone={() => {
+                  setOperation(undefined);
+                  reload();
+                }}
+              />
+            )}
+          </section>
+        )}
+      </Loaded>
+
+      <section className="panel" aria-labelledby="balance-chart">
+        <h2 id="balance-chart">Balance over time</h2>
+        <Loaded resource={history}>
+          {({ data }) => {
+            const series = balanceSeries(data);
+            if (series.times.length === 0) return <Empty>No transactions yet: the balance has not moved.</Empty>;
+            return (
+              <Chart
+                testId="chart-balance"
+                summary={`Balance over the last ${series.times.length} transactions, now ${formatCredits(series.balances.at(-1) ?? 0)}.`}
+                x={series.times}
+                series={[{ label: 'Balance', values: series.balances, color: '#1c7ed6' }]}
+                formatValue={formatCredits}
+              />
+            );
+          }}
+        </Loaded>
+      </section>
+
+      <section className="panel" aria-labelledby="transactions">
+        <h2 id="transactions">Transactions</h2>
+        <Loaded resource={transactions.resource}>
+          {({ data }) =>
+            data.length === 0 ? (
+              <Empty>No transactions yet.</Empty>
+            ) : (
+              <div className="table-wrap">
+                <table data-testid="transactions">
+                  <caption className="visually-hidden">Transactions, newest first</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">When</th>
+                      <th scope="col">Type</th>
+                      <th scope="col" className="number">
+                        Amount
+                      </th>
+                      <th scope="col" className="number">
+                        Balance after
+                      </th>
+                      <th scope="col">Description</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {data.map((transaction) => (
+                      <tr key={`${transaction.id}:${transaction.type}`}>
+                        <td title={formatDateTime(transaction.created_at)}>{formatRelative(transaction.created_at)}</td>
+                        <td>
+                          {transaction.type.replace('_', ' ')}
+                          {transaction.counterparty_wallet_id === undefined ? null : (
+                            <>
+                              {' '}
+                              <Link to={`/wallets/${transaction.counterparty_wallet_id}`}>{transaction.counterparty_wallet_id}</Link>
+                            </>
+                          )}
+                        </td>
+                        <td className="number">
+                          {formatDelta(
+                            transaction.type === 'credit' || transaction.type === 'transfer_in' ? transaction.amount : -transaction.amount,
+                          )}
+                        </td>
+                        <td className="number">{transaction.balance_after === null ? '—' : formatCredits(transaction.balance_after)}</td>
+                        <td>{transaction.description ?? ''}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )
+          }
+        </Loaded>
+        <Pager {...transactions} />
+      </section>
+    </Page>
+  );
+}
+
+/**
+ * Two steps: the form, then a confirmation that repeats the amount and shows the resulting
+ * balance. The Idempotency-Key is made when the dialog opens, so pressing Confirm again after a
+ * network error cannot apply the operation twice.
+ */
+function OperationDialog(props: { wallet: Wallet; operation: Operation; onClose: () => void; onDone: () => void }) {
+  const [idempotencyKey] = useState(newIdempotencyKey);
+  const [amountText, setAmountText] = useState('');
+  const [description, setDescription] = useState('');
+  const [toWalletId, setToWalletId] = useState('');
+  const [confirming, setConfirming] = useState<number | undefined>(undefined);
+  const [formError, setFormError] = useState<string | undefined>(undefined);
+  const action = useAction();
+  const ids = { amount: useId(), description: useId(), to: useId() };
+  const direction = props.operation === 'add' ? 'add' : 'deduct';
+  const label = OPERATION_LABELS[props.operation];
+
+  const submit = () => {
+    const parsed = parseAmount(amountText);
+    if ('error' in parsed) return setFormError(parsed.error);
+    if (props.operation === 'transfer' && !toWalletId.trim().startsWith('wlt_'))
+      return setFormError('Enter the id of the wallet that receives the credits (wlt_…).');
+    if (resultingBalance(props.wallet.balance, parsed.amount, direction) === undefined)
+      return setFormError(
+        `The wallet holds ${formatCredits(props.wallet.balance)} credits; it cannot give ${formatCredits(parsed.amount)}.`,
+      );
+    setFormError(undefined);
+    setConfirming(parsed.amount);
+  };
+
+  const confirm = (amount: number) => {
+    const body = { amount, ...(description.trim() === '' ? {} : { description: description.trim() }) };
+    const path =
+      props.operation === 'add'
+        ? `/v1/wallets/${props.wallet.id}/credits`
+        : props.operation === 'deduct'
+          ? `/v1/wallets/${props.wallet.id}/debits`
+          : '/v1/wallets/transfer';
+    const payload = props.operation === 'transfer' ? { ...body, from_wallet_id: props.wallet.id, to_wallet_id: toWalletId.trim() } : body;
+    void action.run(() => post(path, payload, idempotencyKey)).then((ok) => ok && props.onDone());
+  };
+
+  return (
+    <Dialog title={label} open onClose={props.onClose}>
+      {confirming === undefined ? (
+        <form
+          onSubmit={(event) => {
+            event.preventDefault();
+            submit();
+          }}
+        >
+          <label htmlFor={ids.amount}>Amount (credits)</label>
+          <input
+            id={ids.amount}
+            inputMode="numeric"
+            autoComplete="off"
+            value={amountText}
+            onChange={(event) => setAmountText(event.target.value)}
+            required
+            autoFocus
+          />
+          {props.operation === 'transfer' ? (
+            <>
+              <label htmlFor={ids.to}>To wallet</label>
+              <input
+                id={ids.to}
+                placeholder="wlt_…"
+                autoComplete="off"
+                value={toWalletId}
+                onChange={(event) => setToWalletId(event.target.value)}
+                required
+              />
+            </>
+          ) : null}
+          <label htmlFor={ids.description}>Description (optional)</label>
+          <input id={ids.description} value={description} maxLength={500} onChange={(event) => setDescription(event.target.value)} />
+          {formError === undefined ? null : (
+            <p className="field-error" role="alert">
+              {formError}
+            </p>
+          )}
+          <div className="actions">
+            <button type="submit" className="primary">
+              Review
+            </button>
+            <button type="button" onClick={props.onClose}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      ) : (
+        <div data-testid="confirmation">
+          <p>
+            {props.operation === 'add' ? 'Add' : props.operation === 'deduct' ? 'Deduct' : 'Transfer'}{' '}
+            <strong>{formatCredits(confirming)}</strong> credits {props.operation === 'add' ? 'to' : 'from'} <code>{props.wallet.id}</code>
+            {props.operation === 'transfer' ? (
+              <>
+                {' '}
+                to <code>{toWalletId.trim()}</code>
+              </>
+            ) : null}
+            .
+          </p>
+          <p>
+            Balance: {formatCredits(props.wallet.balance)} →{' '}
+            <strong data-testid="resulting-balance">
+              {formatCredits(resultingBalance(props.wallet.balance, confirming, direction) ?? 0)}
+            </strong>{' '}
+            {props.wallet.currency}
+          </p>
+          {action.error === undefined ? null : <ErrorBox error={action.error} />}
+          <div className="actions">
+            <button type="button" className="primary" disabled={action.pending} onClick={() => confirm(confirming)} autoFocus>
+              {action.pending ? 'Working…' : `Confirm: ${label.toLowerCase()}`}
+            </button>
+            <button type="button" disabled={action.pending} onClick={() => setConfirming(undefined)}>
+              Back
+            </button>
+          </div>
+        </div>
+      )}
+    </Dialog>
+  );
+}

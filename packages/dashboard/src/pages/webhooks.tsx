@@ -1,0 +1,345 @@
+import { useId, useState } from 'react';
+import { patch, post } from '../api.js';
+import { formatDateTime, formatLatency, formatRelative } from '../format.js';
+import { navigate } from '../router.js';
+import { type Delivery, type Endpoint, EVENT_TYPES } from '../types.js';
+import {
+  Dialog,
+  Empty,
+  ErrorBox,
+  Link,
+  Loaded,
+  Page,
+  Pager,
+  SearchBox,
+  SecretOnce,
+  StatusBadge,
+  useAction,
+  usePagedList,
+  useResource,
+} from '../ui.js';
+
+function EventPicker(props: { selected: readonly string[]; onChange: (events: string[]) => void }) {
+  const all = props.selected.includes('*');
+  const toggle = (type: string, on: boolean) =>
+    props.onChange(on ? [...props.selected.filter((item) => item !== type), type] : props.selected.filter((item) => item !== type));
+  return (
+    <fieldset className="event-picker">
+      <legend>Events</legend>
+      <label className="check">
+        <input type="checkbox" checked={all} onChange={(event) => props.onChange(event.target.checked ? ['*'] : [])} /> All events (*)
+      </label>
+      {EVENT_TYPES.map((type) => (
+        <label key={type} className="check">
+          <input
+            type="checkbox"
+            disabled={all}
+            checked={all || props.selected.includes(type)}
+            onChange={(event) => toggle(type, event.target.checked)}
+          />{' '}
+          {type}
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
+export function WebhooksPage() {
+  const [filter, setFilter] = useState('');
+  const list = usePagedList<Endpoint>('/v1/webhooks', {});
+  const [creating, setCreating] = useState(false);
+  const [created, setCreated] = useState<Endpoint | undefined>(undefined);
+  return (
+    <Page
+      title="Webhooks"
+      actions={
+        <button type="button" className="primary" onClick={() => setCreating(true)}>
+          Add endpoint
+        </button>
+      }
+    >
+      {created?.secret === undefined ? null : (
+        <div className="panel">
+          <p>
+            Endpoint <Link to={`/webhooks/${created.id}`}>{created.url}</Link> created.
+          </p>
+          <SecretOnce label="Signing secret" value={created.secret} />
+        </div>
+      )}
+      <SearchBox label="Filter by URL or description" value={filter} onSearch={setFilter} />
+      <Loaded resource={list.resource}>
+        {({ data }) => {
+          const shown = data.filter((endpoint) =>
+            `${endpoint.url} ${endpoint.description ?? ''}`.toLowerCase().includes(filter.toLowerCase()),
+          );
+          if (shown.length === 0)
+            return (
+              <Empty>
+                {data.length === 0 ? 'No endpoints yet. Add one to receive signed events.' : 'No endpoint on this page matches.'}
+              </Empty>
+            );
+          return (
+            <ul className="rows" data-testid="endpoint-list">
+              {shown.map((endpoint) => (
+                <li key={endpoint.id} className="row">
+                  <div>
+                    <Link to={`/webhooks/${endpoint.id}`}>{endpoint.url}</Link>
+                    <div className="muted">
+                      {endpoint.description ?? ''} {endpoint.events.join(', ')}
+                    </div>
+                  </div>
+                  <StatusBadge status={endpoint.enabled ? 'enabled' : 'disabled'} />
+                </li>
+              ))}
+            </ul>
+          );
+        }}
+      </Loaded>
+      <Pager {...list} />
+      {creating ? (
+        <CreateEndpointDialog
+          onClose={() => setCreating(false)}
+          onCreated={(endpoint) => {
+            setCreating(false);
+            setCreated(endpoint);
+            list.resource.reload();
+          }}
+        />
+      ) : null}
+    </Page>
+  );
+}
+
+function CreateEndpointDialog(props: { onClose: () => void; onCreated: (endpoint: Endpoint) => void }) {
+  const [url, setUrl] = useState('https://');
+  const [description, setDescription] = useState('');
+  const [events, setEvents] = useState<string[]>(['*']);
+  const action = useAction();
+  const ids = { url: useId(), description: useId() };
+  return (
+    <Dialog title="Add a webhook endpoint" open onClose={props.onClose}>
+      <form
+        onSubmit={(event) => {
+          event.preventDefault();
+          void action.run(async () => {
+            const endpoint = await post<Endpoint>('/v1/webhooks', {
+              url: url.trim(),
+              events,
+              ...(description.trim() === '' ? {} : { description: description.trim() }),
+            });
+            props.onCreated(endpoint);
+          });
+        }}
+      >
+        <label htmlFor={ids.url}>URL</label>
+        <input id={ids.url} type="url" value={url} onChange={(event) => setUrl(event.target.value)} required autoFocus />
+        <label htmlFor={ids.description}>Description (optional)</label>
+        <input id={ids.description} value={description} onChange={(event) => setDescription(event.target.value)} />
+        <EventPicker selected={events} onChange={setEvents} />
+        {action.error === undefined ? null : <ErrorBox error={action.error} />}
+        <div className="actions">
+          <button type="submit" className="primary" disabled={action.pending || events.length === 0}>
+            Create
+          </button>
+          <button type="button" onClick={props.onClose}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+export function WebhookPage(props: { id: string }) {
+  const endpoint = useResource<Endpoint>(`/v1/webhooks/${props.id}`);
+  const [status, setStatus] = useState('');
+  const deliveries = usePagedList<Delivery>(`/v1/webhooks/${props.id}/deliveries`, { status });
+  const [secret, setSecret] = useState<string | undefined>(undefined);
+  const [editing, setEditing] = useState<string[] | undefined>(undefined);
+  const [notice, setNotice] = useState<string | undefined>(undefined);
+  const action = useAction();
+  const statusId = useId();
+  const run = (work: () => Promise<unknown>, message: string) =>
+    void action.run(work).then((ok) => {
+      if (ok) setNotice(message);
+      endpoint.reload();
+      deliveries.resource.reload();
+    });
+  return (
+    <Page title="Webhook endpoint">
+      <p>
+        <Link to="/webhooks">← Webhooks</Link>
+      </p>
+      {action.error === undefined ? null : <ErrorBox error={action.error} />}
+      {notice === undefined ? null : (
+        <p className="notice" role="status">
+          {notice}
+        </p>
+      )}
+      <Loaded resource={endpoint}>
+        {(data) => (
+          <section className="panel" aria-labelledby="endpoint-title">
+            <h2 id="endpoint-title" className="break">
+              {data.url} <StatusBadge status={data.enabled ? 'enabled' : 'disabled'} />
+            </h2>
+            <dl className="facts">
+              <dt>Id</dt>
+              <dd>
+                <code>{data.id}</code>
+              </dd>
+              <dt>Description</dt>
+              <dd>{data.description ?? '—'}</dd>
+              <dt>Events</dt>
+              <dd>{data.events.join(', ')}</dd>
+              <dt>Created</dt>
+              <dd>{formatDateTime(data.created_at)}</dd>
+            </dl>
+            {secret === undefined ? null : <SecretOnce label="New signing secret (the old one keeps signing for 24 h)" value={secret} />}
+            {editing === undefined ? null : (
+              <form
+                onSubmit={(event) => {
+                  event.preventDefault();
+                  run(() => patch(`/v1/webhooks/${data.id}`, { events: editing }).then(() => setEditing(undefined)), 'Events saved.');
+                }}
+              >
+                <EventPicker selected={editing} onChange={setEditing} />
+                <div className="actions">
+                  <button type="submit" className="primary" disabled={editing.length === 0 || action.pending}>
+                    Save events
+                  </button>
+                  <button type="button" onClick={() => setEditing(undefined)}>
+                    Cancel
+                  </button>
+                </div>
+              </form>
+            )}
+            <div className="actions">
+              <button
+                type="button"
+                disabled={action.pending}
+                onClick={() => run(() => post(`/v1/webhooks/${data.id}/test`), 'Test event sent; its delivery appears below.')}
+              >
+                Send test event
+              </button>
+              <button type="button" disabled={action.pending || editing !== undefined} onClick={() => setEditing(data.events)}>
+                Edit events
+              </button>
+              <button
+                type="button"
+                disabled={action.pending}
+                onClick={() =>
+                  run(
+                    () => patch(`/v1/webhooks/${data.id}`, { enabled: !data.enabled }),
+                    data.enabled ? 'Endpoint disabled.' : 'Endpoint enabled.',
+                  )
+                }
+              >
+                {data.enabled ? 'Disable' : 'Enable'}
+              </button>
+              <button
+                type="button"
+                disabled={action.pending}
+                onClick={() =>
+                  run(
+                    () => post<Endpoint>(`/v1/webhooks/${data.id}/rotate-secret`).then((rotated) => setSecret(rotated.secret)),
+                    'Secret rotated.',
+                  )
+                }
+              >
+                Rotate secret
+              </button>
+            </div>
+          </section>
+        )}
+      </Loaded>
+
+      <section className="panel" aria-labelledby="deliveries">
+        <div className="panel-header">
+          <h2 id="deliveries">Deliveries</h2>
+          <div className="inline-field">
+            <label htmlFor={statusId}>Status</label>
+            <select id={statusId} value={status} onChange={(event) => setStatus(event.target.value)}>
+              <option value="">All</option>
+              <option value="pending">Pending</option>
+              <option value="succeeded">Succeeded</option>
+              <option value="failed">Failed</option>
+            </select>
+            <button type="button" onClick={deliveries.resource.reload}>
+              Refresh
+            </button>
+          </div>
+        </div>
+        <Loaded resource={deliveries.resource}>
+          {({ data }) =>
+            data.length === 0 ? (
+              <Empty>No deliveries{status === '' ? '' : ` with status ${status}`}. Send a test event to see one.</Empty>
+            ) : (
+              <ul className="rows" data-testid="delivery-list">
+                {data.map((delivery) => (
+                  <li key={delivery.id} className="delivery" data-testid="delivery" data-status={delivery.status}>
+                    <div className="row">
+                      <div>
+                        <StatusBadge status={delivery.status} /> <strong>{delivery.event_type}</strong>{' '}
+                        <Link to={`/events/${delivery.event_id}`}>{delivery.event_id}</Link>
+                        <div className="muted">
+                          {delivery.attempt_count} attempt{delivery.attempt_count === 1 ? '' : 's'} · {formatRelative(delivery.created_at)}
+                          {delivery.next_attempt_at === null ? '' : ` · next ${formatRelative(delivery.next_attempt_at)}`}
+                        </div>
+                      </div>
+                      <button
+                        type="button"
+                        aria-label={`Retry delivery ${delivery.id}`}
+                        disabled={action.pending}
+                        onClick={() =>
+                          run(() => post(`/v1/webhooks/${props.id}/deliveries/${delivery.id}/retry`), 'Retried; the new attempt is listed.')
+                        }
+                      >
+                        Retry
+                      </button>
+                    </div>
+                    {delivery.attempts.length === 0 ? null : (
+                      <div className="table-wrap">
+                        <table className="attempts">
+                          <caption className="visually-hidden">Attempts of {delivery.id}</caption>
+                          <thead>
+                            <tr>
+                              <th scope="col">#</th>
+                              <th scope="col">When</th>
+                              <th scope="col">Status</th>
+                              <th scope="col">Latency</th>
+                              <th scope="col">Response</th>
+                            </tr>
+                          </thead>
+                          <tbody>
+                            {delivery.attempts.map((attempt) => (
+                              <tr key={attempt.attempt}>
+                                <td>
+                                  {attempt.attempt}
+                                  {attempt.kind === 'manual' ? ' (manual)' : ''}
+                                </td>
+                                <td title={formatDateTime(attempt.created_at)}>{formatRelative(attempt.created_at)}</td>
+                                <td data-testid="attempt-status">{attempt.status_code ?? 'no answer'}</td>
+                                <td>{formatLatency(attempt.latency_ms)}</td>
+                                <td className="excerpt">{attempt.response_body?.slice(0, 200) ?? attempt.error ?? ''}</td>
+                              </tr>
+                            ))}
+                          </tbody>
+                        </table>
+                      </div>
+                    )}
+                  </li>
+                ))}
+              </ul>
+            )
+          }
+        </Loaded>
+        <Pager {...deliveries} />
+      </section>
+      <p>
+        <button type="button" className="link" onClick={() => navigate('/events')}>
+          All events →
+        </button>
+      </p>
+    </Page>
+  );
+}

@@ -1,0 +1,168 @@
+/** The shapes of the /v1 objects the page shows (CONTRACT.md section 4), as far as it reads them. */
+
+export interface User {
+  id: string;
+  email: string;
+  name: string;
+  email_verified: boolean;
+  roles: string[];
+  metadata: Record<string, string>;
+  banned: boolean;
+  created_at: string;
+  updated_at: string;
+  identities?: Identity[];
+}
+
+export interface Identity {
+  provider: string;
+  subject: string;
+  email: string | null;
+  created_at: string;
+  last_used_at: string;
+}
+
+export interface SessionInfo {
+  id: string;
+  user_id: string;
+  ip: string | null;
+  user_agent: string | null;
+  created_at: string;
+  last_used_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+}
+
+export interface Wallet {
+  id: string;
+  user_id: string;
+  currency: string;
+  balance: number;
+  status: 'active' | 'frozen' | 'closed';
+  metadata: Record<string, string>;
+  low_balance_threshold: number | null;
+  created_at: string;
+}
+
+export interface Transaction {
+  id: string;
+  type: 'credit' | 'debit' | 'transfer_in' | 'transfer_out';
+  amount: number;
+  balance_after: number | null;
+  description: string | null;
+  counterparty_wallet_id?: string;
+  created_at: string;
+}
+
+export interface Endpoint {
+  id: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  enabled: boolean;
+  created_at: string;
+  secret?: string;
+}
+
+export interface Attempt {
+  attempt: number;
+  kind: 'scheduled' | 'manual';
+  created_at: string;
+  status_code: number | null;
+  latency_ms: number;
+  error: string | null;
+  response_body: string | null;
+}
+
+export interface Delivery {
+  id: string;
+  event_id: string;
+  event_type: string;
+  status: 'pending' | 'succeeded' | 'failed';
+  attempt_count: number;
+  next_attempt_at: string | null;
+  created_at: string;
+  attempts: Attempt[];
+}
+
+export interface ServiceEvent {
+  id: string;
+  type: string;
+  created_at: string;
+  data: Record<string, unknown>;
+  idempotency_key: string;
+}
+
+export interface ApiKey {
+  id: string;
+  name: string | null;
+  prefix: string;
+  last4: string;
+  created_at: string;
+  revoked_at: string | null;
+  secret_key?: string;
+}
+
+export interface Provider {
+  provider: string;
+  kind: string;
+  client_id: string;
+  issuer: string | null;
+  scopes: string[];
+  redirect_uris: string[];
+  updated_at: string;
+}
+
+export interface Organization {
+  id: string;
+  name: string;
+  slug: string;
+  created_at: string;
+}
+
+export interface Member {
+  user_id: string;
+  role: string;
+  created_at: string;
+  user?: { email?: string; name?: string };
+  email?: string;
+}
+
+export interface Invitation {
+  id: string;
+  email: string;
+  role: string;
+  status: string;
+  expires_at: string;
+  created_at: string;
+}
+
+export interface AuditEntry {
+  id: string;
+  created_at: string;
+  action: string;
+  actor: { type: string; id?: string; key_id?: string; user_id?: string };
+  resource: { type: string; id: string | null };
+  outcome: string;
+  changes?: unknown;
+  ip?: string | null;
+  request_id?: string | null;
+}
+
+export const EVENT_TYPES = [
+  'wallet.credit.added',
+  'wallet.credit.deducted',
+  'wallet.transfer.sent',
+  'wallet.transfer.received',
+  'wallet.balance.low',
+  'user.created',
+  'user.updated',
+  'user.deleted',
+  'user.email_verified',
+  'session.created',
+  'session.revoked',
+  'organization.created',
+  'organization.member.added',
+  'organization.member.removed',
+  'organization.invitation.accepted',
+  'webhook.test',
+] as const;

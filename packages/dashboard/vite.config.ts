@@ -1,0 +1,18 @@
+import { defineConfig } from 'vite';
+
+// The service serves dist/ at /dashboard: hashed files under assets/ are cached for a year,
+// index.html is revalidated on every load (packages/server/src/modules/dashboard/dashboard.routes.ts).
+// eslint-disable-next-line no-restricted-syntax -- Vite reads its configuration from the default export.
+export default defineConfig({
+  base: '/dashboard/',
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    target: 'es2022',
+    sourcemap: false,
+    // index.html loads one script; the CSP forbids inline scripts, so Vite must not inline any.
+    assetsInlineLimit: 0,
+    modulePreload: { polyfill: false },
+  },
+  oxc: { jsx: { runtime: 'automatic' } },
+});

@@ -1,0 +1,110 @@
+import { Api } from './api.js';
+import { Auth } from './resources/auth.js';
+import { Sessions } from './resources/sessions.js';
+import { Roles, Users } from './resources/users.js';
+import { Wallets } from './resources/wallets.js';
+import { Events, Webhooks } from './resources/webhooks.js';
+import { type RequestOptions, Transport, type TransportOptions } from './transport.js';
+import type { ChangePasswordParams, Project, SessionBalance, SessionBalanceParams, User } from './types.js';
+
+export interface SvcClientOptions extends TransportOptions {
+  /** The project's secret key, `svc_sk_…`. Keep it on your servers. */
+  readonly apiKey: string;
+  /**
+   * A secret key in a web page is readable by anyone who opens it, so the client refuses to start
+   * where `document` exists. Use `SvcSessionClient` with the user's session token in browsers.
+   */
+  readonly dangerouslyAllowBrowser?: boolean;
+}
+
+export interface SvcSessionClientOptions extends TransportOptions {
+  /** The end user's session token, `svc_ses_…` (from sign-up, log in, refresh or OAuth). */
+  readonly sessionToken: string;
+}
+
+/**
+ * The client for your servers, holding the project's secret key. Every namespace mirrors a part of
+ * the API (CONTRACT.md section 4); `withSession(token)` makes the end-user client.
+ *
+ * ```ts
+ * const svc = new SvcClient({ apiKey: process.env.SVC_SECRET_KEY!, baseUrl: 'https://api.example.com' });
+ * const wallet = await svc.wallets.create({ user_id: user.id, currency: 'USD' });
+ * ```
+ */
+export class SvcClient {
+  readonly wallets: Wallets;
+  readonly auth: Auth;
+  readonly sessions: Sessions;
+  readonly users: Users;
+  readonly roles: Roles;
+  readonly webhooks: Webhooks;
+  readonly events: Events;
+  readonly project: { get(options?: RequestOptions): Promise<Project> };
+  readonly #api: Api;
+
+  constructor(options: SvcClientOptions) {
+    if (typeof options.apiKey !== 'string' || options.apiKey === '') throw new TypeError('apiKey is required: the secret key "svc_sk_…".');
+    if (typeof (globalThis as { document?: unknown }).document !== 'undefined' && options.dangerouslyAllowBrowser !== true) {
+      throw new Error(
+        'SvcClient holds a secret key and refuses to run in a browser. Use SvcSessionClient with the user’s session token there.',
+      );
+    }
+    const api = new Api(new Transport(options), { kind: 'secret', key: options.apiKey });
+    this.#api = api;
+    this.wallets = new Wallets(api);
+    this.auth = new Auth(api);
+    this.sessions = new Sessions(api);
+    this.users = new Users(api);
+    this.roles = new Roles(api);
+    this.webhooks = new Webhooks(api);
+    this.events = new Events(api);
+    this.project = { get: (requestOptions) => api.call('GET /v1/project', {}, requestOptions) };
+  }
+
+  /** The end-user client for this session token, with this client's address, fetch and retry settings. */
+  withSession(sessionToken: string): SvcSessionClient {
+    return SvcSessionClient.fromApi(this.#api.withSession(sessionToken));
+  }
+}
+
+/**
+ * The client for one end user, holding their session token: safe in a browser (the service must
+ * list the page's origin in `CORS_ORIGINS`), in a mobile app, or on a server acting for the user.
+ */
+export class SvcSessionClient {
+  readonly wallet: {
+    /** `GET /v1/wallet/balance`: `{ balance: { credits, currency }, transactions }` of the user's oldest active wallet, or of `wallet_id`. */
+    getBalance(params?: SessionBalanceParams, options?: RequestOptions): Promise<SessionBalance>;
+  };
+  readonly users: {
+    /** `GET /v1/users/me`. */
+    me(options?: RequestOptions): Promise<User>;
+  };
+  readonly auth: {
+    /** `POST /v1/auth/password/change`; the user's other sessions are revoked, this one stays. */
+    changePassword(params: ChangePasswordParams, options?: RequestOptions): Promise<User>;
+    /** `POST /v1/auth/logout`: ends this session; the token is refused from then on. */
+    logout(options?: RequestOptions): Promise<void>;
+  };
+
+  constructor(options: SvcSessionClientOptions) {
+    if (typeof options.sessionToken !== 'string' || options.sessionToken === '') throw new TypeError('sessionToken is required.');
+    const api = new Api(new Transport(options), { kind: 'session', token: options.sessionToken });
+    this.wallet = {
+      getBalance: (params = {}, requestOptions) => api.call('GET /v1/wallet/balance', { query: params }, requestOptions),
+    };
+    this.users = { me: (requestOptions) => api.call('GET /v1/users/me', {}, requestOptions) };
+    this.auth = {
+      changePassword: (params, requestOptions) => api.call('POST /v1/auth/password/change', { body: params }, requestOptions),
+      logout: async (requestOptions) => {
+        await api.call('POST /v1/auth/logout', { body: {} }, requestOptions);
+      },
+    };
+  }
+
+  /** @internal */
+  static fromApi(api: Api): SvcSessionClient {
+    if (api.credential.kind !== 'session') throw new TypeError('a session client needs a session credential');
+    return new SvcSessionClient({ ...api.transport.options, sessionToken: api.credential.token });
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * What the SDK throws. `SvcError` is an error answer from the service (it has an HTTP status and a
+ * stable `code` from docs/errors.md); `SvcConnectionError` means no answer arrived at all, and
+ * `SvcTimeoutError` that none arrived in time. A call the caller aborted rejects with the
+ * signal's own reason (an `AbortError` DOMException unless the caller gave another), as `fetch` does.
+ */
+
+/** The error body of every refusal (CONTRACT.md section 2). */
+export interface ErrorBody {
+  readonly type: string;
+  readonly code: string;
+  readonly message: string;
+  readonly param?: string;
+  readonly request_id?: string;
+}
+
+export class SvcError extends Error {
+  override readonly name = 'SvcError';
+  /** The HTTP status: 400, 401, 403, 404, 409, 413, 415, 422, 429, 500 or 503. */
+  readonly status: number;
+  /** `invalid_request_error`, `authentication_error`, `permission_error`, `rate_limit_error` or `api_error`. */
+  readonly type: string;
+  /** Stable snake_case code, e.g. `insufficient_credits`; the catalog is docs/errors.md. */
+  readonly code: string;
+  /** The request field the error is about, when there is one (e.g. `amount`, `events[1]`). */
+  readonly param: string | undefined;
+  /** `req_…`, from the body or else the `Request-Id` header: quote it when asking for support. */
+  readonly requestId: string | undefined;
+  /** Seconds the service asked to wait (`Retry-After`), on 429 and some 503 answers. */
+  readonly retryAfterSeconds: number | undefined;
+  readonly headers: Headers;
+
+  constructor(init: { status: number; body: ErrorBody; headers: Headers; retryAfterSeconds?: number | undefined }) {
+    super(init.body.message);
+    this.status = init.status;
+    this.type = init.body.type;
+    this.code = init.body.code;
+    this.param = init.body.param;
+    this.requestId = init.body.request_id ?? init.headers.get('request-id') ?? undefined;
+    this.retryAfterSeconds = init.retryAfterSeconds;
+    this.headers = init.headers;
+  }
+}
+
+/** No answer: the connection failed or was cut before a response arrived, after every retry. */
+export class SvcConnectionError extends Error {
+  override readonly name: string = 'SvcConnectionError';
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, options);
+  }
+}
+
+/** No answer within `timeoutMs`, after every retry. */
+export class SvcTimeoutError extends SvcConnectionError {
+  override readonly name: string = 'SvcTimeoutError';
+  readonly timeoutMs: number;
+  constructor(timeoutMs: number) {
+    super(`No answer within ${timeoutMs} ms.`);
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** Why `verifyWebhook` refused a delivery. */
+export type SignatureVerificationReason =
+  'header_missing' | 'header_invalid' | 'signature_mismatch' | 'timestamp_outside_tolerance' | 'body_invalid';
+
+/** A webhook delivery that is not proven to come from the service: answer it with 401. */
+export class SignatureVerificationError extends Error {
+  override readonly name = 'SignatureVerificationError';
+  readonly reason: SignatureVerificationReason;
+  constructor(reason: SignatureVerificationReason, message: string) {
+    super(message);
+    this.reason = reason;
+  }
+}

@@ -1,0 +1,1774 @@
+/*
+ * Generated from the service's OpenAPI document (GET /v1/openapi.json) by
+ * packages/sdk/scripts/openapi-types.ts. Do not edit by hand: run `npm run generate -w @svc/sdk`.
+ * packages/sdk/test/openapi-types.test.ts fails whenever this file and the server's routes differ.
+ */
+
+/** Every refusal; see docs/errors.md for the codes. */
+export interface ErrorResponse {
+  error: {
+    type: string;
+    code: string;
+    message: string;
+    param?: string;
+    request_id: string;
+  };
+}
+
+export interface ApiKey {
+  /** Begins with `key_`. */
+  id: string;
+  object: 'api_key';
+  project_id: string;
+  name: string | null;
+  /** The first characters of the key, e.g. `svc_sk_Ab3d`. */
+  prefix: string;
+  /** The last four characters of the key. */
+  last4: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface Wallet {
+  /** Begins with `wlt_`. */
+  id: string;
+  object: 'wallet';
+  user_id: string;
+  currency: string;
+  balance: number;
+  status: 'active' | 'frozen' | 'closed';
+  metadata: Record<string, string>;
+  low_balance_threshold: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WalletTransaction {
+  /** Begins with `txn_`. */
+  id: string;
+  object: 'transaction';
+  type: 'credit' | 'debit' | 'transfer_out' | 'transfer_in';
+  wallet_id: string;
+  /** Credits, a whole number from 1 to 10^12. */
+  amount: number;
+  /** The wallet's balance after the movement. */
+  balance_after: number;
+  description: string | null;
+  metadata: Record<string, string>;
+  idempotency_key: string | null;
+  status: 'completed';
+  created_at: string;
+  /** The other wallet of a transfer; transfers only. */
+  counterparty_wallet_id?: string;
+}
+
+export interface Transaction {
+  /** Begins with `txn_`. */
+  id: string;
+  object: 'transaction';
+  type: 'credit' | 'debit';
+  wallet_id: string;
+  /** Credits, a whole number from 1 to 10^12. */
+  amount: number;
+  /** The wallet's balance after the movement. */
+  balance_after: number;
+  description: string | null;
+  metadata: Record<string, string>;
+  idempotency_key: string | null;
+  status: 'completed';
+  created_at: string;
+}
+
+export interface Transfer {
+  /** Begins with `txn_`. */
+  id: string;
+  object: 'transfer';
+  status: 'completed';
+  from_wallet_id: string;
+  to_wallet_id: string;
+  /** Credits, a whole number from 1 to 10^12. */
+  amount: number;
+  description: string | null;
+  idempotency_key: string | null;
+  created_at: string;
+}
+
+export interface User {
+  /** Begins with `usr_`. */
+  id: string;
+  object: 'user';
+  email: string;
+  name: string;
+  email_verified: boolean;
+  /** Role keys. */
+  roles: string[];
+  metadata: Record<string, string>;
+  banned: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface IssuedSession {
+  /** The session token, `svc_ses_<ref>.<secret>`: send it as `Authorization: Bearer`. */
+  id: string;
+  expires_at: string;
+  /** `svc_rt_…`; single use: `POST /v1/sessions/refresh` returns a new one. */
+  refresh_token: string;
+  refresh_expires_at: string;
+}
+
+export interface UserAndSession {
+  user: User;
+  session: IssuedSession;
+}
+
+export interface LoginTokenResponse {
+  /** The session token. */
+  session: string;
+  user: {
+    id: string;
+    email: string;
+  };
+  expires_at: string;
+  refresh_token: string;
+}
+
+export interface Session {
+  /** `svc_ses_<ref>`, the session token up to the dot. */
+  id: string;
+  object: 'session';
+  user_id: string;
+  ip: string | null;
+  user_agent: string | null;
+  created_at: string;
+  last_used_at: string;
+  expires_at: string;
+  refresh_expires_at: string;
+  revoked_at: string | null;
+  revoked_reason: string | null;
+}
+
+export interface Identity {
+  object: 'identity';
+  /** `google`, `github`, `apple`, or a generic OpenID Connect provider key. */
+  provider: string;
+  /** The provider's stable id of the account (`sub`, or GitHub's numeric id). */
+  subject: string;
+  /** The email the provider gave at the last sign-in. */
+  email: string | null;
+  created_at: string;
+  last_used_at: string;
+}
+
+export interface Role {
+  object: 'role';
+  key: string;
+  name: string;
+  permissions: string[];
+  /** `owner`, `admin` and `member` exist in every project and cannot be changed. */
+  built_in: boolean;
+  created_at: string | null;
+  updated_at: string | null;
+}
+
+/** A configured provider. Its client secret (or Apple private key) is never returned. */
+export interface OAuthProvider {
+  object: 'oauth_provider';
+  provider: string;
+  kind: 'google' | 'apple' | 'github' | 'oidc';
+  client_id: string;
+  /** Generic OpenID Connect providers; null for the built-in ones. */
+  issuer: string | null;
+  scopes: string[];
+  redirect_uris: string[];
+  apple: {
+    team_id: string;
+    key_id: string;
+  } | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Organization {
+  /** Begins with `org_`. */
+  id: string;
+  object: 'organization';
+  name: string;
+  slug: string;
+  metadata: Record<string, string>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface OrganizationMembership {
+  object: 'organization_membership';
+  organization_id: string;
+  user_id: string;
+  /** The key of one of the project's roles. */
+  role: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Invitation {
+  /** Begins with `inv_`. */
+  id: string;
+  object: 'invitation';
+  organization_id: string;
+  email: string;
+  role: string;
+  status: 'pending' | 'accepted' | 'revoked' | 'replaced' | 'expired';
+  expires_at: string;
+  accepted_at: string | null;
+  accepted_user_id: string | null;
+  revoked_at: string | null;
+  created_at: string;
+}
+
+export interface UserOrganizationMembership {
+  object: 'organization_membership';
+  organization_id: string;
+  user_id: string;
+  /** The key of one of the project's roles. */
+  role: string;
+  created_at: string;
+  updated_at: string;
+  organization: Organization;
+}
+
+/** An organization's SSO connection. The OIDC client secret is never returned. */
+export interface SsoConnection {
+  id: string;
+  object: 'sso_connection';
+  organization_id: string;
+  type: 'oidc' | 'saml';
+  domains: string[];
+  redirect_uris: string[];
+  default_role: string;
+  allow_idp_initiated: boolean;
+  oidc: {
+    issuer: string;
+    client_id: string;
+    /** The service's callback to register at the identity provider. */
+    redirect_uri: string;
+  } | null;
+  saml: {
+    idp_entity_id: string;
+    idp_sso_url: string;
+    idp_certificate: string;
+    /** This service's entity id for the connection (also its metadata URL). */
+    sp_entity_id: string;
+    /** The AssertionConsumerService URL (HTTP-POST binding). */
+    acs_url: string;
+    metadata_url: string;
+  } | null;
+  created_at: string;
+}
+
+export interface Balance {
+  credits: number;
+  currency: string;
+}
+
+export interface WebhookEndpoint {
+  /** Begins with `we_`. */
+  id: string;
+  object: 'webhook_endpoint';
+  url: string;
+  events: string[];
+  description: string | null;
+  enabled: boolean;
+  created_at: string;
+}
+
+export interface WebhookAttempt {
+  /** 1, 2, … within the delivery. */
+  attempt: number;
+  kind: 'scheduled' | 'manual';
+  /** When the request was sent. */
+  created_at: string;
+  status_code: number | null;
+  latency_ms: number;
+  error: string | null;
+  response_body: string | null;
+}
+
+export interface WebhookDelivery {
+  /** Begins with `del_`. */
+  id: string;
+  object: 'webhook_delivery';
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  /** `failed`: every scheduled attempt failed; no more automatic attempts (retry by hand). */
+  status: 'pending' | 'succeeded' | 'failed';
+  attempt_count: number;
+  next_attempt_at: string | null;
+  created_at: string;
+  updated_at: string;
+  /** Oldest first; the most recent 50. */
+  attempts: WebhookAttempt[];
+}
+
+export interface Event {
+  /** Begins with `evt_`. */
+  id: string;
+  object: 'event';
+  /** One of the event types of the catalog (CONTRACT.md section 5). */
+  type: string;
+  created_at: string;
+  /** The payload; its fields depend on `type`. */
+  data: Record<string, unknown>;
+  /** Unique per event and the same on every delivery attempt: receivers de-duplicate by it. */
+  idempotency_key: string;
+}
+
+export interface AuditLogEntry {
+  /** Begins with `aud_`. */
+  id: string;
+  object: 'audit_log';
+  created_at: string;
+  /** `<resource>.<verb>`, e.g. `wallet.credit`, `session.refresh_token_reused`. */
+  action: string;
+  /** Who made the request: a secret key, a session, the dashboard, the service or an operator (system), or a public link. */
+  actor:
+    | {
+        type: 'secret_key';
+        /** The key, `key_…`. */
+        id: string;
+      }
+    | {
+        type: 'session';
+        /** The session, `svc_ses_<ref>`: its name, never the token. */
+        id: string;
+        user_id: string;
+      }
+    | {
+        type: 'dashboard';
+        key_id: string;
+      }
+    | {
+        type: 'system';
+      }
+    | {
+        type: 'anonymous';
+      };
+  resource: {
+    type: string;
+    id: string | null;
+  };
+  request_id: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  /** `success`, or the error code the request was refused with. */
+  outcome: string;
+  /** What changed, e.g. the amount and the balances before and after. Never a secret. */
+  changes: Record<string, string | number | boolean | null>;
+  /** SHA-256 of `prev_hash` and this entry's content; null until sealed (within seconds). */
+  hash: string | null;
+  /** The previous link's hash in the project's chain; null until sealed. */
+  prev_hash: string | null;
+}
+
+/** Every operation of the API, keyed by method and path template. */
+export interface Operations {
+  /** The project the secret key belongs to */
+  'GET /v1/project': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      /** Begins with `prj_`. */
+      id: string;
+      object: 'project';
+      name: string;
+      created_at: string;
+    };
+  };
+  /** The project's secret keys, newest first, by prefix and last four characters */
+  'GET /v1/api-keys': {
+    path: Record<string, never>;
+    query: {
+      limit?: number;
+      starting_after?: string;
+    };
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'list';
+      data: ApiKey[];
+      has_more: boolean;
+    };
+  };
+  /** Create a secret key; the response carries the key, shown only here */
+  'POST /v1/api-keys': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      name?: string;
+    };
+    status: 201;
+    response: {
+      /** Begins with `key_`. */
+      id: string;
+      object: 'api_key';
+      project_id: string;
+      name: string | null;
+      /** The first characters of the key, e.g. `svc_sk_Ab3d`. */
+      prefix: string;
+      /** The last four characters of the key. */
+      last4: string;
+      created_at: string;
+      revoked_at: string | null;
+      /** `svc_sk_…`: shown only here, at creation. */
+      secret_key: string;
+    };
+  };
+  /** Revoke a secret key at once; its dashboard sessions end with it. Not the key making the request */
+  'POST /v1/api-keys/{id}/revoke': {
+    path: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: ApiKey;
+  };
+  /** List wallets, newest first */
+  'GET /v1/wallets': {
+    path: Record<string, never>;
+    query: {
+      limit?: number;
+      starting_after?: string;
+      /** Only the wallets of this user. */
+      user_id?: string;
+    };
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'list';
+      data: Wallet[];
+      has_more: boolean;
+    };
+  };
+  /** Create a wallet */
+  'POST /v1/wallets': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      /** The owner, a user of the project. */
+      user_id: string;
+      /** Three upper-case letters, e.g. `USD`. */
+      currency: string;
+      /** Free-form key/value pairs. Up to 50 keys of 1 to 40 characters, each a string of at most 500 characters. */
+      metadata?: Record<string, string>;
+      low_balance_threshold?: number | null;
+    };
+    status: 201;
+    response: Wallet;
+  };
+  /** Retrieve a wallet */
+  'GET /v1/wallets/{id}': {
+    path: {
+      /** Begins with `wlt_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: Wallet;
+  };
+  /** Update metadata or the low-balance threshold */
+  'PATCH /v1/wallets/{id}': {
+    path: {
+      /** Begins with `wlt_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      /** Merged into the stored metadata; a key set to "" is removed. Up to 50 keys of 1 to 40 characters, each a string of at most 500 characters. */
+      metadata?: Record<string, string>;
+      low_balance_threshold?: number | null;
+    };
+    status: 200;
+    response: Wallet;
+  };
+  /** Freeze a wallet: it refuses credits, debits and transfers */
+  'POST /v1/wallets/{id}/freeze': {
+    path: {
+      /** Begins with `wlt_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: Wallet;
+  };
+  /** Unfreeze a frozen wallet */
+  'POST /v1/wallets/{id}/unfreeze': {
+    path: {
+      /** Begins with `wlt_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: Wallet;
+  };
+  /** Close an empty wallet for good */
+  'POST /v1/wallets/{id}/close': {
+    path: {
+      /** Begins with `wlt_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: Wallet;
+  };
+  /** A wallet's balance */
+  'GET /v1/wallets/{id}/balance': {
+    path: {
+      /** Begins with `wlt_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: Balance;
+  };
+  /** Add credits */
+  'POST /v1/wallets/{id}/credits': {
+    path: {
+      /** Begins with `wlt_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      /** Credits, a whole number from 1 to 10^12. */
+      amount: number;
+      description?: string;
+      /** Same as the `Idempotency-Key` header; send one or the other, or the same in both. */
+      idempotency_key?: string;
+      /** Free-form key/value pairs. Up to 50 keys of 1 to 40 characters, each a string of at most 500 characters. */
+      metadata?: Record<string, string>;
+    };
+    status: 201;
+    response: Transaction;
+  };
+  /** Deduct credits */
+  'POST /v1/wallets/{id}/debits': {
+    path: {
+      /** Begins with `wlt_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      /** Credits, a whole number from 1 to 10^12. */
+      amount: number;
+      description?: string;
+      /** Same as the `Idempotency-Key` header; send one or the other, or the same in both. */
+      idempotency_key?: string;
+      /** Free-form key/value pairs. Up to 50 keys of 1 to 40 characters, each a string of at most 500 characters. */
+      metadata?: Record<string, string>;
+    };
+    status: 201;
+    response: Transaction;
+  };
+  /** A wallet's transactions, newest first */
+  'GET /v1/wallets/{id}/transactions': {
+    path: {
+      /** Begins with `wlt_`. */
+      id: string;
+    };
+    query: {
+      limit?: number;
+      starting_after?: string;
+    };
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'list';
+      data: WalletTransaction[];
+      has_more: boolean;
+    };
+  };
+  /** Move credits between two wallets */
+  'POST /v1/wallets/transfer': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      /** Begins with `wlt_`. */
+      from_wallet_id: string;
+      /** Begins with `wlt_`. */
+      to_wallet_id: string;
+      /** Credits, a whole number from 1 to 10^12. */
+      amount: number;
+      description?: string;
+      /** Same as the `Idempotency-Key` header; send one or the other, or the same in both. */
+      idempotency_key?: string;
+    };
+    status: 201;
+    response: Transfer;
+  };
+  /** Retrieve a credit, debit or transfer */
+  'GET /v1/transactions/{id}': {
+    path: {
+      /** Begins with `txn_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: Transaction | Transfer;
+  };
+  /** Sign up with email and password; sends the verification email */
+  'POST /v1/auth/signup': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      email: string;
+      /** 8 to 128 characters; not a common breached password. */
+      password: string;
+      /** Display name, at most 200 characters after trimming. */
+      name?: string;
+    };
+    status: 201;
+    response: UserAndSession;
+  };
+  /** Log in with email and password */
+  'POST /v1/auth/login': {
+    path: Record<string, never>;
+    query: {
+      /** `token` answers in shape B: `{session, user: {id, email}, expires_at, refresh_token}`. */
+      format?: 'token';
+    };
+    body: {
+      email: string;
+      password: string;
+    };
+    status: 200;
+    response: UserAndSession | LoginTokenResponse;
+  };
+  /** End a session: the presented one, or with a secret key the one in `session_id` */
+  'POST /v1/auth/logout': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      /** With a secret key: the session to end, as its token or `svc_ses_<ref>`. Ignored with a session token. */
+      session_id?: string;
+    };
+    status: 204;
+    response: undefined;
+  };
+  /** The link in the verification email: verifies, then shows a small page or redirects */
+  'GET /v1/auth/verify-email': {
+    path: Record<string, never>;
+    query: {
+      /** The token from the email. */
+      token: string;
+    };
+    body: undefined;
+    status: 200;
+    response: unknown;
+  };
+  /** Verify an email address with the token from the email */
+  'POST /v1/auth/verify-email': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      /** The token from the email. */
+      token: string;
+    };
+    status: 200;
+    response: User;
+  };
+  /** Send the verification email again (rate limited) */
+  'POST /v1/auth/verify-email/send': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      user_id: string;
+    };
+    status: 202;
+    response: {
+      accepted: true;
+    };
+  };
+  /** Send a password reset email; answers 202 whether or not the account exists */
+  'POST /v1/auth/password/forgot': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      email: string;
+    };
+    status: 202;
+    response: {
+      accepted: true;
+    };
+  };
+  /** Set a new password with the reset email's token; revokes every session of the user */
+  'POST /v1/auth/password/reset': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      /** The token from the email. */
+      token: string;
+      /** 8 to 128 characters; not a common breached password. */
+      password: string;
+    };
+    status: 200;
+    response: User;
+  };
+  /** Change the session user's password, given the current one; the user's other sessions are revoked */
+  'POST /v1/auth/password/change': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      current_password: string;
+      /** 8 to 128 characters; not a common breached password. */
+      new_password: string;
+    };
+    status: 200;
+    response: User;
+  };
+  /** Check a session token: `{valid: true, user, session}` or `{valid: false, reason}`; never 404 */
+  'POST /v1/sessions/validate': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      /** The whole session token. */
+      session_id: string;
+    };
+    status: 200;
+    response:
+      | {
+          valid: true;
+          user: User;
+          session: Session;
+        }
+      | {
+          valid: false;
+          reason: 'expired' | 'revoked' | 'not_found';
+        };
+  };
+  /** Exchange a refresh token (single use) for a new session */
+  'POST /v1/sessions/refresh': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      refresh_token: string;
+    };
+    status: 200;
+    response: UserAndSession;
+  };
+  /** Revoke a session (reason `revoked`) */
+  'POST /v1/sessions/{id}/revoke': {
+    path: {
+      /** `svc_ses_<ref>`, or the whole token. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: Session;
+  };
+  /** A user's sessions that can still be used or refreshed, newest first */
+  'GET /v1/users/{id}/sessions': {
+    path: {
+      /** Begins with `usr_`. */
+      id: string;
+    };
+    query: {
+      limit?: number;
+      starting_after?: string;
+    };
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'list';
+      data: Session[];
+      has_more: boolean;
+    };
+  };
+  /** Revoke every session of a user (reason `revoked`) */
+  'POST /v1/users/{id}/sessions/revoke': {
+    path: {
+      /** Begins with `usr_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'list';
+      /** The sessions this call revoked. */
+      data: Session[];
+      has_more: false;
+    };
+  };
+  /** The session's user */
+  'GET /v1/users/me': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: User;
+  };
+  /** List users, newest first; `?email=` finds one by address */
+  'GET /v1/users': {
+    path: Record<string, never>;
+    query: {
+      limit?: number;
+      starting_after?: string;
+      /** Exact address, compared case-insensitively. */
+      email?: string;
+    };
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'list';
+      data: User[];
+      has_more: boolean;
+    };
+  };
+  /** Retrieve a user, with the provider accounts linked to it */
+  'GET /v1/users/{id}': {
+    path: {
+      /** Begins with `usr_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      /** Begins with `usr_`. */
+      id: string;
+      object: 'user';
+      email: string;
+      name: string;
+      email_verified: boolean;
+      /** Role keys. */
+      roles: string[];
+      metadata: Record<string, string>;
+      banned: boolean;
+      created_at: string;
+      updated_at: string;
+      identities: Identity[];
+    };
+  };
+  /** Update a user's name, metadata or roles */
+  'PATCH /v1/users/{id}': {
+    path: {
+      /** Begins with `usr_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      name?: string;
+      /** Free-form key/value pairs. Up to 50 keys of 1 to 40 characters, each a string of at most 500 characters. */
+      metadata?: Record<string, string>;
+      /** Replaces the role list. */
+      roles?: string[];
+    };
+    status: 200;
+    response: User;
+  };
+  /** Delete a user; its sessions are revoked */
+  'DELETE /v1/users/{id}': {
+    path: {
+      /** Begins with `usr_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      id: string;
+      object: 'user';
+      deleted: true;
+    };
+  };
+  /** Unlink a provider account; refused when it is the last way the user can sign in */
+  'DELETE /v1/users/{id}/identities/{provider}': {
+    path: {
+      /** Begins with `usr_`. */
+      id: string;
+      provider: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      /** Begins with `usr_`. */
+      id: string;
+      object: 'user';
+      email: string;
+      name: string;
+      email_verified: boolean;
+      /** Role keys. */
+      roles: string[];
+      metadata: Record<string, string>;
+      banned: boolean;
+      created_at: string;
+      updated_at: string;
+      identities: Identity[];
+    };
+  };
+  /** Ban a user: no log in, every session revoked */
+  'POST /v1/users/{id}/ban': {
+    path: {
+      /** Begins with `usr_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: User;
+  };
+  /** Lift a ban */
+  'POST /v1/users/{id}/unban': {
+    path: {
+      /** Begins with `usr_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: User;
+  };
+  /** Every role: custom ones newest first, then the built-in ones */
+  'GET /v1/roles': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'list';
+      data: Role[];
+      has_more: boolean;
+    };
+  };
+  /** Create a role with permissions */
+  'POST /v1/roles': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      /** Lower-case letters, digits, `_`, `:` and `-`, starting with a letter; at most 64 characters. */
+      key: string;
+      name: string;
+      permissions: string[];
+    };
+    status: 201;
+    response: Role;
+  };
+  /** Retrieve a role */
+  'GET /v1/roles/{key}': {
+    path: {
+      key: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: Role;
+  };
+  /** Change a custom role's name or permissions */
+  'PATCH /v1/roles/{key}': {
+    path: {
+      key: string;
+    };
+    query: Record<string, never>;
+    body: {
+      name?: string;
+      permissions?: string[];
+    };
+    status: 200;
+    response: Role;
+  };
+  /** Delete a custom role; users lose it */
+  'DELETE /v1/roles/{key}': {
+    path: {
+      key: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      key: string;
+      object: 'role';
+      deleted: true;
+    };
+  };
+  /** Configure a sign-in provider: google, github, apple, or a generic OpenID Connect provider by key */
+  'PUT /v1/auth/providers/{provider}': {
+    path: {
+      /** `google`, `github`, `apple`, or a generic provider key. */
+      provider: string;
+    };
+    query: Record<string, never>;
+    body: {
+      client_id: string;
+      /** Required when the provider is first configured (except Apple); omitted later, the stored one is kept. Never returned. */
+      client_secret?: string;
+      /** Generic OpenID Connect providers only: the issuer URL, discovered at `/.well-known/openid-configuration`. */
+      issuer?: string;
+      /** Default: `openid email profile` (Google, generic), `openid email name` (Apple), `read:user user:email` (GitHub). */
+      scopes?: string[];
+      /** The only redirect URIs a sign-in may use, compared exactly. `https://`, or `http://` on a loopback host; no query or fragment. */
+      redirect_uris: string[];
+      /** Apple only: the client secret is an ES256 JWT made from these for each exchange. */
+      apple?: {
+        team_id: string;
+        key_id: string;
+        /** PEM of the `.p8` key; required the first time; never returned. */
+        private_key?: string;
+      };
+    };
+    status: 200;
+    response: OAuthProvider;
+  };
+  /** Remove a provider's configuration; linked identities stay */
+  'DELETE /v1/auth/providers/{provider}': {
+    path: {
+      /** `google`, `github`, `apple`, or a generic provider key. */
+      provider: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'oauth_provider';
+      provider: string;
+      deleted: true;
+    };
+  };
+  /** The project's configured providers (never their secrets) */
+  'GET /v1/auth/providers': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'list';
+      data: OAuthProvider[];
+      has_more: boolean;
+    };
+  };
+  /** Start a sign-in: the provider's URL (PKCE S256, single-use state, nonce for OpenID Connect) */
+  'POST /v1/auth/oauth/{provider}': {
+    path: {
+      /** `google`, `github`, `apple`, or a generic provider key. */
+      provider: string;
+    };
+    query: Record<string, never>;
+    body: {
+      redirect_uri: string;
+      /** Your own state value (16 to 512 URL-safe characters), used once; a random one is made when omitted. */
+      state?: string;
+    };
+    status: 200;
+    response: {
+      /** The provider's authorization URL: send the browser there. */
+      url: string;
+      /** Comes back on the redirect URI with the code; valid once, for 10 minutes. */
+      state: string;
+    };
+  };
+  /** Finish a sign-in with the code and state from the redirect: the user and a new session */
+  'POST /v1/auth/oauth/{provider}/callback': {
+    path: {
+      /** `google`, `github`, `apple`, or a generic provider key. */
+      provider: string;
+    };
+    query: Record<string, never>;
+    body: {
+      code: string;
+      state: string;
+      /** When the redirect carried it (RFC 9207). */
+      iss?: string;
+    };
+    status: 200;
+    response: {
+      user: User;
+      session: IssuedSession;
+      /** True when this sign-in created the user. */
+      created: boolean;
+    };
+  };
+  /** List organizations, newest first */
+  'GET /v1/organizations': {
+    path: Record<string, never>;
+    query: {
+      limit?: number;
+      starting_after?: string;
+    };
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'list';
+      data: Organization[];
+      has_more: boolean;
+    };
+  };
+  /** Create an organization; the slug is derived from the name when absent */
+  'POST /v1/organizations': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      name: string;
+      /** Lower-case letters and digits in groups joined by single hyphens, at most 64 characters; unique in the project. */
+      slug?: string;
+      /** Free-form key/value pairs. Up to 50 keys of 1 to 40 characters, each a string of at most 500 characters. */
+      metadata?: Record<string, string>;
+    };
+    status: 201;
+    response: Organization;
+  };
+  /** Retrieve an organization */
+  'GET /v1/organizations/{id}': {
+    path: {
+      /** Begins with `org_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: Organization;
+  };
+  /** Change an organization's name, slug or metadata */
+  'PATCH /v1/organizations/{id}': {
+    path: {
+      /** Begins with `org_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      name?: string;
+      /** Lower-case letters and digits in groups joined by single hyphens, at most 64 characters; unique in the project. */
+      slug?: string;
+      /** Free-form key/value pairs. Up to 50 keys of 1 to 40 characters, each a string of at most 500 characters. */
+      metadata?: Record<string, string>;
+    };
+    status: 200;
+    response: Organization;
+  };
+  /** Delete an organization with its memberships and invitations */
+  'DELETE /v1/organizations/{id}': {
+    path: {
+      /** Begins with `org_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      id: string;
+      object: 'organization';
+      deleted: true;
+    };
+  };
+  /** List the members, newest first; `starting_after` is a user id */
+  'GET /v1/organizations/{id}/members': {
+    path: {
+      /** Begins with `org_`. */
+      id: string;
+    };
+    query: {
+      limit?: number;
+      starting_after?: string;
+    };
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'list';
+      data: OrganizationMembership[];
+      has_more: boolean;
+    };
+  };
+  /** Add a user of the project as a member with a role (default `member`) */
+  'POST /v1/organizations/{id}/members': {
+    path: {
+      /** Begins with `org_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      /** Begins with `usr_`. */
+      user_id: string;
+      /** Lower-case letters, digits, `_`, `:` and `-`, starting with a letter; at most 64 characters. */
+      role?: string;
+    };
+    status: 201;
+    response: OrganizationMembership;
+  };
+  /** Change a member's role; the last owner cannot be demoted */
+  'PATCH /v1/organizations/{id}/members/{user_id}': {
+    path: {
+      /** Begins with `org_`. */
+      id: string;
+      /** Begins with `usr_`. */
+      user_id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      /** Lower-case letters, digits, `_`, `:` and `-`, starting with a letter; at most 64 characters. */
+      role: string;
+    };
+    status: 200;
+    response: OrganizationMembership;
+  };
+  /** Remove a member; the last owner cannot be removed */
+  'DELETE /v1/organizations/{id}/members/{user_id}': {
+    path: {
+      /** Begins with `org_`. */
+      id: string;
+      /** Begins with `usr_`. */
+      user_id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'organization_membership';
+      organization_id: string;
+      user_id: string;
+      deleted: true;
+    };
+  };
+  /** Whether a user's role in the organization grants a permission, read from the database on every call */
+  'POST /v1/organizations/{id}/authorize': {
+    path: {
+      /** Begins with `org_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      /** Begins with `usr_`. */
+      user_id: string;
+      /** e.g. `invoices:read`. */
+      permission: string;
+    };
+    status: 200;
+    response: {
+      allowed: boolean;
+      /** The user's role in the organization; null when not a member. */
+      role: string | null;
+    };
+  };
+  /** List the invitations, newest first, whatever their status */
+  'GET /v1/organizations/{id}/invitations': {
+    path: {
+      /** Begins with `org_`. */
+      id: string;
+    };
+    query: {
+      limit?: number;
+      starting_after?: string;
+    };
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'list';
+      data: Invitation[];
+      has_more: boolean;
+    };
+  };
+  /** Invite an email address with a role; sends the invitation email. Replaces a pending invitation of the same address */
+  'POST /v1/organizations/{id}/invitations': {
+    path: {
+      /** Begins with `org_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      email: string;
+      /** Lower-case letters, digits, `_`, `:` and `-`, starting with a letter; at most 64 characters. */
+      role?: string;
+    };
+    status: 201;
+    response: Invitation;
+  };
+  /** Revoke a pending invitation; its token stops working */
+  'DELETE /v1/organizations/{id}/invitations/{invitation_id}': {
+    path: {
+      /** Begins with `org_`. */
+      id: string;
+      /** Begins with `inv_`. */
+      invitation_id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: Invitation;
+  };
+  /** Accept an invitation: the session user's verified email must be the invited address */
+  'POST /v1/invitations/accept': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      /** The token from the invitation email. */
+      token: string;
+    };
+    status: 200;
+    response: UserOrganizationMembership;
+  };
+  /** The session user's memberships, newest first, each with its organization; `starting_after` is an organization id */
+  'GET /v1/users/me/organizations': {
+    path: Record<string, never>;
+    query: {
+      limit?: number;
+      starting_after?: string;
+    };
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'list';
+      data: UserOrganizationMembership[];
+      has_more: boolean;
+    };
+  };
+  /** The organization's SSO connections */
+  'GET /v1/organizations/{id}/sso-connections': {
+    path: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'list';
+      data: SsoConnection[];
+      has_more: boolean;
+    };
+  };
+  /** Create the organization's SSO connection (OIDC or SAML) with its email domains */
+  'POST /v1/organizations/{id}/sso-connections': {
+    path: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      type: 'oidc' | 'saml';
+      /** Email domains whose users sign in through this connection; a domain belongs to one connection of the project. */
+      domains: string[];
+      /** Where a sign-in may send the browser back with its code, compared exactly: `https://`, or `http://` on a loopback host; no query or fragment. The first is where IdP-initiated sign-ins go unless their RelayState names another one of the list. */
+      redirect_uris: string[];
+      oidc?: {
+        /** Discovered at `/.well-known/openid-configuration`. */
+        issuer: string;
+        client_id: string;
+        /** Sealed at rest; never returned. */
+        client_secret: string;
+      };
+      saml?: {
+        idp_entity_id: string;
+        /** The HTTP-Redirect SingleSignOnService URL. */
+        idp_sso_url: string;
+        /** The X.509 signing certificate (PEM or base64): the only key whose signatures are accepted. */
+        idp_certificate: string;
+      };
+      /** The role of members created at their first sign-in; default `member`. */
+      default_role?: string;
+      /** SAML only: accept sign-ins the identity provider starts (no AuthnRequest). Default false. */
+      allow_idp_initiated?: boolean;
+    };
+    status: 201;
+    response: SsoConnection;
+  };
+  /** Delete an SSO connection */
+  'DELETE /v1/organizations/{id}/sso-connections/{connection_id}': {
+    path: {
+      id: string;
+      connection_id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      id: string;
+      object: 'sso_connection';
+      deleted: true;
+    };
+  };
+  /** Start an SSO sign-in by email domain or organization: the identity provider's URL */
+  'POST /v1/auth/sso': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      /** Routes by the address's domain. */
+      email?: string;
+      organization_id?: string;
+      redirect_uri: string;
+      /** Handed back unchanged on the redirect with the code. */
+      state?: string;
+    };
+    status: 200;
+    response: {
+      /** The identity provider's URL: send the browser there. */
+      url: string;
+    };
+  };
+  /** Exchange the one-time code from the redirect for the user, a session and the organization */
+  'POST /v1/auth/sso/callback': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      code: string;
+    };
+    status: 200;
+    response: {
+      user: User;
+      session: IssuedSession;
+      organization_id: string;
+    };
+  };
+  /** Where OpenID Connect identity providers send the browser back (public) */
+  'GET /v1/auth/sso/oidc/callback': {
+    path: Record<string, never>;
+    query: {
+      state?: string;
+      code?: string;
+      iss?: string;
+      error?: string;
+      error_description?: string;
+      session_state?: string;
+    };
+    body: undefined;
+    status: 200;
+    response: unknown;
+  };
+  /** A SAML connection's service provider metadata (public, stable URL) */
+  'GET /v1/auth/sso/saml/{connection_id}/metadata': {
+    path: {
+      connection_id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: unknown;
+  };
+  /** The session user's balance and last 20 transactions */
+  'GET /v1/wallet/balance': {
+    path: Record<string, never>;
+    query: {
+      /** Another wallet of the session user; default: their oldest active wallet. */
+      wallet_id?: string;
+    };
+    body: undefined;
+    status: 200;
+    response: {
+      balance: Balance;
+      /** The last 20 transactions of the wallet, newest first. */
+      transactions: WalletTransaction[];
+    };
+  };
+  /** List webhook endpoints, newest first */
+  'GET /v1/webhooks': {
+    path: Record<string, never>;
+    query: {
+      limit?: number;
+      starting_after?: string;
+    };
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'list';
+      data: WebhookEndpoint[];
+      has_more: boolean;
+    };
+  };
+  /** Create a webhook endpoint; the response carries its secret, shown only here and at rotation */
+  'POST /v1/webhooks': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      /** An https:// URL whose host is public: not loopback, private, link-local, CGNAT, multicast or a metadata address. */
+      url: string;
+      /** Event types from the catalog, or `["*"]` for every type. */
+      events: string[];
+      description?: string;
+    };
+    status: 201;
+    response: {
+      /** Begins with `we_`. */
+      id: string;
+      object: 'webhook_endpoint';
+      url: string;
+      events: string[];
+      description: string | null;
+      enabled: boolean;
+      created_at: string;
+      /** `whsec_…`: shown only here, at creation and at rotation. Verify signatures with it. */
+      secret: string;
+    };
+  };
+  /** Retrieve a webhook endpoint */
+  'GET /v1/webhooks/{id}': {
+    path: {
+      /** Begins with `we_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: WebhookEndpoint;
+  };
+  /** Change the URL, event types, description, or switch the endpoint off and on */
+  'PATCH /v1/webhooks/{id}': {
+    path: {
+      /** Begins with `we_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      /** An https:// URL whose host is public: not loopback, private, link-local, CGNAT, multicast or a metadata address. */
+      url?: string;
+      /** Event types from the catalog, or `["*"]` for every type. */
+      events?: string[];
+      description?: string | null;
+      /** false stops deliveries to this endpoint; true resumes them. */
+      enabled?: boolean;
+    };
+    status: 200;
+    response: WebhookEndpoint;
+  };
+  /** Delete a webhook endpoint and its delivery log */
+  'DELETE /v1/webhooks/{id}': {
+    path: {
+      /** Begins with `we_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      id: string;
+      object: 'webhook_endpoint';
+      deleted: true;
+    };
+  };
+  /** A new secret; the old one keeps signing beside it for 24 hours */
+  'POST /v1/webhooks/{id}/rotate-secret': {
+    path: {
+      /** Begins with `we_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      /** Begins with `we_`. */
+      id: string;
+      object: 'webhook_endpoint';
+      url: string;
+      events: string[];
+      description: string | null;
+      enabled: boolean;
+      created_at: string;
+      /** `whsec_…`: shown only here, at creation and at rotation. Verify signatures with it. */
+      secret: string;
+    };
+  };
+  /** Send a webhook.test event to this endpoint alone */
+  'POST /v1/webhooks/{id}/test': {
+    path: {
+      /** Begins with `we_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 201;
+    response: WebhookDelivery;
+  };
+  /** The endpoint's deliveries with their attempts, newest first */
+  'GET /v1/webhooks/{id}/deliveries': {
+    path: {
+      /** Begins with `we_`. */
+      id: string;
+    };
+    query: {
+      limit?: number;
+      starting_after?: string;
+      status?: 'pending' | 'succeeded' | 'failed';
+    };
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'list';
+      data: WebhookDelivery[];
+      has_more: boolean;
+    };
+  };
+  /** Retrieve a delivery with its attempts */
+  'GET /v1/webhooks/{id}/deliveries/{delivery_id}': {
+    path: {
+      /** Begins with `we_`. */
+      id: string;
+      /** Begins with `del_`. */
+      delivery_id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: WebhookDelivery;
+  };
+  /** Send a delivery again now, also one that failed; answers with the delivery and the new attempt */
+  'POST /v1/webhooks/{id}/deliveries/{delivery_id}/retry': {
+    path: {
+      /** Begins with `we_`. */
+      id: string;
+      /** Begins with `del_`. */
+      delivery_id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: WebhookDelivery;
+  };
+  /** List events, newest first */
+  'GET /v1/events': {
+    path: Record<string, never>;
+    query: {
+      limit?: number;
+      starting_after?: string;
+      /** Only events of this type. */
+      type?: string;
+    };
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'list';
+      data: Event[];
+      has_more: boolean;
+    };
+  };
+  /** Retrieve an event */
+  'GET /v1/events/{id}': {
+    path: {
+      /** Begins with `evt_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: Event;
+  };
+  /** List audit log entries, newest first */
+  'GET /v1/audit-logs': {
+    path: Record<string, never>;
+    query: {
+      limit?: number;
+      starting_after?: string;
+      /** Only this action, e.g. `wallet.credit`. */
+      action?: string;
+      /** Only this key (`key_…`) or session (`svc_ses_…`). */
+      actor_id?: string;
+      /** Only entries about this wallet, user, endpoint… */
+      resource_id?: string;
+      /** Entries created at or after this time. */
+      since?: string;
+      /** Entries created before this time. */
+      until?: string;
+    };
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'list';
+      data: AuditLogEntry[];
+      has_more: boolean;
+    };
+  };
+  /** Export audit log entries as JSON lines (application/x-ndjson), oldest first, streamed */
+  'GET /v1/audit-logs/export': {
+    path: Record<string, never>;
+    query: {
+      /** Entries created at or after this time. */
+      since?: string;
+      /** Entries created before this time. */
+      until?: string;
+    };
+    body: undefined;
+    status: 200;
+    response: unknown;
+  };
+  /** Retrieve an audit log entry */
+  'GET /v1/audit-logs/{id}': {
+    path: {
+      /** Begins with `aud_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: AuditLogEntry;
+  };
+  /** Users, wallets, credits in circulation, events today */
+  'GET /v1/stats/overview': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'stats.overview';
+      users: number;
+      wallets: number;
+      /** The sum of every wallet balance. */
+      credits_in_circulation: number;
+      /** Events since 00:00 UTC. */
+      events_today: number;
+      as_of: string;
+    };
+  };
+  /** Credits added and deducted per UTC day, oldest first */
+  'GET /v1/stats/credits': {
+    path: Record<string, never>;
+    query: {
+      days?: number;
+    };
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'list';
+      data: Array<{
+        day: string;
+        added: number;
+        deducted: number;
+        credit_count: number;
+        debit_count: number;
+      }>;
+      has_more: false;
+    };
+  };
+  /** Webhook attempts per UTC day: success rate and latency, oldest first */
+  'GET /v1/stats/webhooks': {
+    path: Record<string, never>;
+    query: {
+      days?: number;
+    };
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'list';
+      data: Array<{
+        day: string;
+        attempts: number;
+        succeeded: number;
+        success_rate: number | null;
+        latency_ms_avg: number | null;
+        latency_ms_max: number | null;
+      }>;
+      has_more: false;
+    };
+  };
+  /** A SAML connection's AssertionConsumerService (HTTP-POST binding, public) */
+  'POST /v1/auth/sso/saml/{connection_id}/acs': {
+    path: {
+      connection_id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: unknown;
+  };
+}

@@ -1,0 +1,15 @@
+export { SvcClient, type SvcClientOptions, SvcSessionClient, type SvcSessionClientOptions } from './client.js';
+export {
+  type ErrorBody,
+  SignatureVerificationError,
+  type SignatureVerificationReason,
+  SvcConnectionError,
+  SvcError,
+  SvcTimeoutError,
+} from './errors.js';
+export { type ListPage, PagedList } from './pagination.js';
+export type { LoginOptions } from './resources/auth.js';
+export type { RequestOptions, ResponseInfo, TransportOptions } from './transport.js';
+export type * from './types.js';
+export type * from './webhook-events.js';
+export { type VerifyWebhookOptions, type WebhookHeaders, verifyWebhook } from './webhook-signature.js';

@@ -1,0 +1,92 @@
+import { type Api, byId } from '../api.js';
+import type { PagedList } from '../pagination.js';
+import type { RequestOptions } from '../transport.js';
+import type {
+  AddCreditsParams,
+  Balance,
+  CreateWalletParams,
+  DeductCreditsParams,
+  ListWalletsParams,
+  ListWalletTransactionsParams,
+  Transaction,
+  Transfer,
+  TransferParams,
+  UpdateWalletParams,
+  Wallet,
+  WalletTransaction,
+} from '../types.js';
+
+/** `/v1/wallets`, `/v1/transactions`: wallets and their double-entry ledger. Secret key. */
+export class Wallets {
+  readonly #api: Api;
+  constructor(api: Api) {
+    this.#api = api;
+  }
+
+  /** `POST /v1/wallets` → 201 wallet with balance 0. */
+  create(params: CreateWalletParams, options?: RequestOptions): Promise<Wallet> {
+    return this.#api.call('POST /v1/wallets', { body: params }, options);
+  }
+
+  get(id: string, options?: RequestOptions): Promise<Wallet> {
+    return this.#api.call('GET /v1/wallets/{id}', { path: { id } }, options);
+  }
+
+  /** Newest first; `user_id` narrows to one user's wallets. */
+  list(params: ListWalletsParams = {}, options?: RequestOptions): PagedList<Wallet> {
+    return this.#api.list('GET /v1/wallets', { query: params }, options, byId);
+  }
+
+  /** `metadata` and `low_balance_threshold`. */
+  update(id: string, params: UpdateWalletParams, options?: RequestOptions): Promise<Wallet> {
+    return this.#api.call('PATCH /v1/wallets/{id}', { path: { id }, body: params }, options);
+  }
+
+  /** A frozen wallet refuses credits, debits and transfers (409 `wallet_frozen`). */
+  freeze(id: string, options?: RequestOptions): Promise<Wallet> {
+    return this.#api.call('POST /v1/wallets/{id}/freeze', { path: { id } }, options);
+  }
+
+  unfreeze(id: string, options?: RequestOptions): Promise<Wallet> {
+    return this.#api.call('POST /v1/wallets/{id}/unfreeze', { path: { id } }, options);
+  }
+
+  /** Final; only at balance 0 (409 `wallet_not_empty` otherwise). */
+  close(id: string, options?: RequestOptions): Promise<Wallet> {
+    return this.#api.call('POST /v1/wallets/{id}/close', { path: { id } }, options);
+  }
+
+  /**
+   * `POST /v1/wallets/{id}/credits`. `idempotency_key` (or `options.idempotencyKey`) makes a repeat
+   * return the first answer instead of adding again; without one, the SDK makes one per call, so
+   * its own retries never add twice.
+   */
+  addCredits(id: string, params: AddCreditsParams, options?: RequestOptions): Promise<Transaction> {
+    return this.#api.call('POST /v1/wallets/{id}/credits', { path: { id }, body: params }, options);
+  }
+
+  /** `POST /v1/wallets/{id}/debits`; more than the balance → 422 `insufficient_credits`, nothing changes. */
+  deductCredits(id: string, params: DeductCreditsParams, options?: RequestOptions): Promise<Transaction> {
+    return this.#api.call('POST /v1/wallets/{id}/debits', { path: { id }, body: params }, options);
+  }
+
+  /** `{ credits, currency }`. */
+  getBalance(id: string, options?: RequestOptions): Promise<Balance> {
+    return this.#api.call('GET /v1/wallets/{id}/balance', { path: { id } }, options);
+  }
+
+  /** `POST /v1/wallets/transfer` → 201 transfer with status `completed`. */
+  transfer(params: TransferParams, options?: RequestOptions): Promise<Transfer> {
+    return this.#api.call('POST /v1/wallets/transfer', { body: params }, options);
+  }
+
+  /** The wallet's ledger, newest first; transfers appear as `transfer_out` / `transfer_in`. */
+  transactions(id: string, params: ListWalletTransactionsParams = {}, options?: RequestOptions): PagedList<WalletTransaction> {
+    return this.#api.list('GET /v1/wallets/{id}/transactions', { path: { id }, query: params }, options, byId);
+  }
+
+  /** `GET /v1/transactions/{id}`: a credit, a debit (`object: "transaction"`) or a transfer (`object: "transfer"`). */
+  getTransaction(id: string, options?: RequestOptions): Promise<Transaction | Transfer> {
+    return this.#api.call('GET /v1/transactions/{id}', { path: { id } }, options);
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * Every request and response type of the API. The shapes come from `generated/openapi.ts`, which a
+ * test regenerates from the server's OpenAPI document; the names below are the SDK's vocabulary
+ * for them. Field names are the API's own (snake_case), so the HTTP reference reads the same.
+ */
+import type { Operations as GeneratedOperations, IssuedSession, User } from './generated/openapi.js';
+
+export type {
+  Balance,
+  ErrorResponse,
+  Event,
+  IssuedSession,
+  LoginTokenResponse,
+  Role,
+  Session,
+  Transaction,
+  Transfer,
+  User,
+  UserAndSession,
+  Wallet,
+  WalletTransaction,
+  WebhookAttempt,
+  WebhookDelivery,
+  WebhookEndpoint,
+} from './generated/openapi.js';
+
+/**
+ * Operations CONTRACT.md defines that the server's OpenAPI document does not list yet (OAuth is
+ * being built). Once the document has an operation, its generated type replaces the one here.
+ */
+export interface ContractOperations {
+  'POST /v1/auth/oauth/{provider}': {
+    path: { provider: string };
+    query: Record<string, never>;
+    body: { redirect_uri: string; state?: string };
+    status: 200;
+    response: { url: string; state: string };
+  };
+  'POST /v1/auth/oauth/{provider}/callback': {
+    path: { provider: string };
+    query: Record<string, never>;
+    body: { code: string; state: string; iss?: string };
+    status: 200;
+    response: { user: User; session: IssuedSession; created: boolean };
+  };
+}
+
+/** Every operation the SDK can call, keyed `"METHOD /path"`. */
+export type Operations = GeneratedOperations & Omit<ContractOperations, keyof GeneratedOperations>;
+export type OperationKey = keyof Operations;
+export type PathParams<K extends OperationKey> = Operations[K]['path'];
+export type QueryParams<K extends OperationKey> = Operations[K]['query'];
+export type RequestBody<K extends OperationKey> = Operations[K]['body'];
+export type ResponseBody<K extends OperationKey> = Operations[K]['response'];
+
+// Wallets
+export type CreateWalletParams = RequestBody<'POST /v1/wallets'>;
+export type UpdateWalletParams = RequestBody<'PATCH /v1/wallets/{id}'>;
+export type ListWalletsParams = QueryParams<'GET /v1/wallets'>;
+export type AddCreditsParams = RequestBody<'POST /v1/wallets/{id}/credits'>;
+export type DeductCreditsParams = RequestBody<'POST /v1/wallets/{id}/debits'>;
+export type TransferParams = RequestBody<'POST /v1/wallets/transfer'>;
+export type ListWalletTransactionsParams = QueryParams<'GET /v1/wallets/{id}/transactions'>;
+export type SessionBalanceParams = QueryParams<'GET /v1/wallet/balance'>;
+export type SessionBalance = ResponseBody<'GET /v1/wallet/balance'>;
+
+// Authentication and sessions
+export type SignUpParams = RequestBody<'POST /v1/auth/signup'>;
+export type LoginParams = RequestBody<'POST /v1/auth/login'>;
+export type LogoutParams = RequestBody<'POST /v1/auth/logout'>;
+export type OAuthStartParams = RequestBody<'POST /v1/auth/oauth/{provider}'>;
+export type OAuthStartResult = ResponseBody<'POST /v1/auth/oauth/{provider}'>;
+export type OAuthCallbackParams = RequestBody<'POST /v1/auth/oauth/{provider}/callback'>;
+export type OAuthCallbackResult = ResponseBody<'POST /v1/auth/oauth/{provider}/callback'>;
+export type VerifyEmailParams = RequestBody<'POST /v1/auth/verify-email'>;
+export type SendVerificationEmailParams = RequestBody<'POST /v1/auth/verify-email/send'>;
+export type ForgotPasswordParams = RequestBody<'POST /v1/auth/password/forgot'>;
+export type ResetPasswordParams = RequestBody<'POST /v1/auth/password/reset'>;
+export type ChangePasswordParams = RequestBody<'POST /v1/auth/password/change'>;
+/** The answer of calls that queue an email: `{ accepted: true }`. */
+export type Accepted = ResponseBody<'POST /v1/auth/password/forgot'>;
+export type ValidateSessionParams = RequestBody<'POST /v1/sessions/validate'>;
+export type ValidateSessionResult = ResponseBody<'POST /v1/sessions/validate'>;
+export type RefreshSessionParams = RequestBody<'POST /v1/sessions/refresh'>;
+
+// Users and roles
+export type ListUsersParams = QueryParams<'GET /v1/users'>;
+export type UpdateUserParams = RequestBody<'PATCH /v1/users/{id}'>;
+export type DeletedUser = ResponseBody<'DELETE /v1/users/{id}'>;
+export type ListUserSessionsParams = QueryParams<'GET /v1/users/{id}/sessions'>;
+export type RevokedSessions = ResponseBody<'POST /v1/users/{id}/sessions/revoke'>;
+export type CreateRoleParams = RequestBody<'POST /v1/roles'>;
+export type UpdateRoleParams = RequestBody<'PATCH /v1/roles/{key}'>;
+export type DeletedRole = ResponseBody<'DELETE /v1/roles/{key}'>;
+
+// Webhooks, events, project
+export type CreateWebhookParams = RequestBody<'POST /v1/webhooks'>;
+export type UpdateWebhookParams = RequestBody<'PATCH /v1/webhooks/{id}'>;
+export type ListWebhooksParams = QueryParams<'GET /v1/webhooks'>;
+/** An endpoint with its `secret`: only the answers of create and rotate-secret carry it. */
+export type WebhookEndpointWithSecret = ResponseBody<'POST /v1/webhooks'>;
+export type DeletedWebhookEndpoint = ResponseBody<'DELETE /v1/webhooks/{id}'>;
+export type ListDeliveriesParams = QueryParams<'GET /v1/webhooks/{id}/deliveries'>;
+export type ListEventsParams = QueryParams<'GET /v1/events'>;
+export type Project = ResponseBody<'GET /v1/project'>;

@@ -1,0 +1,91 @@
+/**
+ * The events a webhook delivery carries (CONTRACT.md section 5), as a union discriminated by
+ * `type`: `switch (event.type)` narrows `event.data`. New types may be added to the service over
+ * time; a receiver should answer 200 to types it does not know and ignore them.
+ */
+
+interface Envelope<Type extends string, Data> {
+  /** `evt_…`, the same id as the `webhook-id` header. */
+  readonly id: string;
+  readonly type: Type;
+  readonly created_at: string;
+  readonly data: Data;
+  /** The same on every attempt to every endpoint: de-duplicate by it. */
+  readonly idempotency_key: string;
+}
+
+export interface WalletMovementEventData {
+  readonly wallet_id: string;
+  readonly transaction_id: string;
+  readonly amount: number;
+  /** The wallet's balance after the movement. */
+  readonly balance: number;
+  readonly description: string | null;
+}
+
+export interface WalletTransferEventData {
+  readonly transfer_id: string;
+  /** The source wallet's id. */
+  readonly from: string;
+  /** The destination wallet's id. */
+  readonly to: string;
+  readonly amount: number;
+  readonly status: 'completed';
+}
+
+export interface WalletBalanceLowEventData {
+  readonly wallet_id: string;
+  readonly balance: number;
+  readonly threshold: number;
+  readonly currency: string;
+}
+
+export interface UserEventData {
+  readonly user_id: string;
+  readonly email: string;
+}
+
+export interface SessionCreatedEventData {
+  /** `svc_ses_<ref>`: the session token up to the dot, never the token itself. */
+  readonly session_id: string;
+  readonly user_id: string;
+}
+
+export type SessionRevokedReason =
+  'logout' | 'revoked' | 'refreshed' | 'refresh_token_reuse' | 'password_reset' | 'user_banned' | 'user_deleted';
+
+export interface SessionRevokedEventData {
+  readonly session_id: string;
+  readonly user_id: string;
+  readonly reason: SessionRevokedReason;
+}
+
+export interface OrganizationEventData {
+  readonly organization_id: string;
+  readonly user_id?: string;
+  readonly invitation_id?: string;
+}
+
+export interface WebhookTestEventData {
+  readonly endpoint_id: string;
+}
+
+export type WebhookEvent =
+  | Envelope<'wallet.credit.added', WalletMovementEventData>
+  | Envelope<'wallet.credit.deducted', WalletMovementEventData>
+  | Envelope<'wallet.transfer.sent', WalletTransferEventData>
+  | Envelope<'wallet.transfer.received', WalletTransferEventData>
+  | Envelope<'wallet.balance.low', WalletBalanceLowEventData>
+  | Envelope<'user.created', UserEventData>
+  | Envelope<'user.updated', UserEventData>
+  | Envelope<'user.deleted', UserEventData>
+  | Envelope<'user.email_verified', UserEventData>
+  | Envelope<'session.created', SessionCreatedEventData>
+  | Envelope<'session.revoked', SessionRevokedEventData>
+  | Envelope<'organization.created', OrganizationEventData>
+  | Envelope<'organization.member.added', OrganizationEventData>
+  | Envelope<'organization.member.removed', OrganizationEventData>
+  | Envelope<'organization.invitation.accepted', OrganizationEventData>
+  | Envelope<'webhook.test', WebhookTestEventData>;
+
+export type WebhookEventType = WebhookEvent['type'];

@@ -1,0 +1,362 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { type ResponseInfo, SvcError, SvcSessionClient } from '../src/index.js';
+import { PASSWORD, uniqueEmail, useSdkService } from './harness.js';
+
+/** Every operation the SDK called in this file, as `METHOD /path-template`, for the coverage check at the end. */
+const called = new Set<string>();
+/** Every operation the SDK's source calls: the `'METHOD /v1/…'` keys it passes to `Api.call` and `Api.list`. */
+const sourceFiles = [
+  ...readdirSync(new URL('../src/resources/', import.meta.url)).map((file) => new URL(`../src/resources/${file}`, import.meta.url)),
+  new URL('../src/client.ts', import.meta.url),
+];
+const sdkOperations = [
+  ...new Set(
+    sourceFiles.flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/'((?:GET|POST|PATCH|PUT|DELETE) \/v1\/[^']*)'/g)].map((match) => match[1]!),
+    ),
+  ),
+];
+function record(info: ResponseInfo): void {
+  // A fixed path wins over a template that also matches it (GET /v1/users/me, not /v1/users/{id}).
+  const template = [...sdkOperations]
+    .sort((a, b) => Number(a.includes('{')) - Number(b.includes('{')))
+    .find((candidate) => {
+      const [method, path] = candidate.split(' ') as [string, string];
+      const pattern = new RegExp(`^${path.replace(/\{\w+\}/g, '[^/]+')}$`);
+      return method === info.method && pattern.test(info.path);
+    });
+  if (template !== undefined) called.add(template);
+}
+
+describe('SvcClient against the real server', () => {
+  const ctx = useSdkService();
+  const client = () => ctx().client({ onResponse: record });
+
+  async function newUser(name = 'Ada') {
+    const email = uniqueEmail();
+    const signedUp = await client().auth.signUp({ email, password: PASSWORD, name });
+    return { email, ...signedUp };
+  }
+
+  it('project.get', async () => {
+    expect(await client().project.get()).toMatchObject({ id: ctx().projectId, object: 'project' });
+  });
+
+  it('wallets: create, get, list, update, credits, debits, balance, transfer, transactions, getTransaction, freeze, unfreeze, close', async () => {
+    const svc = client();
+    const { user } = await newUser();
+    const wallet = await svc.wallets.create({ user_id: user.id, currency: 'USD', metadata: { plan: 'pro' } });
+    expect(wallet).toMatchObject({
+      object: 'wallet',
+      user_id: user.id,
+      currency: 'USD',
+      balance: 0,
+      status: 'active',
+      metadata: { plan: 'pro' },
+    });
+    expect(wallet.id).toMatch(/^wlt_/);
+    expect(await svc.wallets.get(wallet.id)).toEqual(wallet);
+    const other = await svc.wallets.create({ user_id: user.id, currency: 'USD' });
+    const page = await svc.wallets.list({ user_id: user.id });
+    expect(page).toMatchObject({ object: 'list', has_more: false });
+    expect(page.data.map((item) => item.id)).toEqual([other.id, wallet.id]);
+
+    const updated = await svc.wallets.update(wallet.id, { metadata: { plan: 'team' }, low_balance_threshold: 10 });
+    expect(updated).toMatchObject({ metadata: { plan: 'team' }, low_balance_threshold: 10 });
+
+    const credit = await svc.wallets.addCredits(wallet.id, { amount: 100, description: 'Top-up', idempotency_key: 'order-1' });
+    expect(credit).toMatchObject({ object: 'transaction', type: 'credit', amount: 100, balance_after: 100, idempotency_key: 'order-1' });
+    // The same key again: the first answer, applied once.
+    expect(await svc.wallets.addCredits(wallet.id, { amount: 100, description: 'Top-up', idempotency_key: 'order-1' })).toEqual(credit);
+    const debit = await svc.wallets.deductCredits(wallet.id, { amount: 30, description: 'Usage' });
+    expect(debit).toMatchObject({ type: 'debit', amount: 30, balance_after: 70 });
+    expect(debit.idempotency_key).toMatch(/^sdk_[0-9a-f-]{36}$/);
+    expect(await svc.wallets.getBalance(wallet.id)).toEqual({ credits: 70, currency: 'USD' });
+
+    const transfer = await svc.wallets.transfer({ from_wallet_id: wallet.id, to_wallet_id: other.id, amount: 20, description: 'Gift' });
+    expect(transfer).toMatchObject({
+      object: 'transfer',
+      status: 'completed',
+      from_wallet_id: wallet.id,
+      to_wallet_id: other.id,
+      amount: 20,
+    });
+    expect(await svc.wallets.getTransaction(transfer.id)).toEqual(transfer);
+    expect(await svc.wallets.getTransaction(credit.id)).toEqual(credit);
+    const ledger = await svc.wallets.transactions(wallet.id);
+    expect(ledger.data.map((item) => [item.type, item.amount, item.balance_after])).toEqual([
+      ['transfer_out', 20, 50],
+      ['debit', 30, 70],
+      ['credit', 100, 100],
+    ]);
+    expect(ledger.data[0]?.counterparty_wallet_id).toBe(other.id);
+
+    expect(await svc.wallets.freeze(wallet.id)).toMatchObject({ status: 'frozen' });
+    await expect(svc.wallets.addCredits(wallet.id, { amount: 1 })).rejects.toMatchObject({ status: 409, code: 'wallet_frozen' });
+    expect(await svc.wallets.unfreeze(wallet.id)).toMatchObject({ status: 'active' });
+    await expect(svc.wallets.close(wallet.id)).rejects.toMatchObject({ status: 409, code: 'wallet_not_empty' });
+    await svc.wallets.deductCredits(wallet.id, { amount: 50 });
+    expect(await svc.wallets.close(wallet.id)).toMatchObject({ status: 'closed', balance: 0 });
+  });
+
+  it('maps every error answer to SvcError with status, type, code, message, param and requestId', async () => {
+    const svc = client();
+    const { user } = await newUser();
+    const wallet = await svc.wallets.create({ user_id: user.id, currency: 'USD' });
+    const refused = await svc.wallets.deductCredits(wallet.id, { amount: 100 }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(SvcError);
+    const error = refused as SvcError;
+    expect({ status: error.status, type: error.type, code: error.code, param: error.param }).toEqual({
+      status: 422,
+      type: 'invalid_request_error',
+      code: 'insufficient_credits',
+      param: 'amount',
+    });
+    expect(error.message).toMatch(/0 credits/);
+    expect(error.requestId).toMatch(/^req_/);
+    expect(error.requestId).toBe(error.headers.get('request-id'));
+
+    await expect(svc.wallets.get('wlt_0000000000000000000000')).rejects.toMatchObject({ status: 404, code: 'resource_missing' });
+    await expect(svc.wallets.create({ user_id: user.id, currency: 'usd' })).rejects.toMatchObject({
+      status: 400,
+      code: 'parameter_invalid',
+      param: 'currency',
+    });
+    await expect(ctx().client({ apiKey: 'svc_sk_nope' }).wallets.list()).rejects.toMatchObject({
+      status: 401,
+      type: 'authentication_error',
+      code: 'invalid_api_key',
+    });
+    // A session token on a secret-key route.
+    const { session } = await newUser();
+    await expect(ctx().client({ apiKey: session.id }).wallets.list()).rejects.toMatchObject({ status: 403, code: 'secret_key_required' });
+    // The same key with another body.
+    await svc.wallets.addCredits(wallet.id, { amount: 5, idempotency_key: 'reused' });
+    await expect(svc.wallets.addCredits(wallet.id, { amount: 6, idempotency_key: 'reused' })).rejects.toMatchObject({
+      status: 422,
+      code: 'idempotency_key_reused',
+      param: 'amount',
+    });
+    // An empty id never reaches the server (GET /v1/wallets/ would be the list).
+    expect(() => svc.wallets.get('')).toThrow(TypeError);
+  });
+
+  it('auth: signUp, login in both shapes, logout, verifyEmail, sendVerificationEmail, forgotPassword, resetPassword, changePassword', async () => {
+    const svc = client();
+    const email = uniqueEmail();
+    const signedUp = await svc.auth.signUp({ email, password: PASSWORD, name: 'Grace' });
+    expect(signedUp.user).toMatchObject({ object: 'user', email, name: 'Grace', email_verified: false });
+    expect(Object.keys(signedUp.session).sort()).toEqual(['expires_at', 'id', 'refresh_expires_at', 'refresh_token']);
+    expect(signedUp.session.id).toMatch(/^svc_ses_/);
+
+    // Shape A (default) and shape B (format: 'token').
+    const shapeA = await svc.auth.login({ email, password: PASSWORD });
+    expect(Object.keys(shapeA).sort()).toEqual(['session', 'user']);
+    expect(shapeA.user).toMatchObject({ id: signedUp.user.id, email });
+    expect(shapeA.session.id).toMatch(/^svc_ses_/);
+    const shapeB = await svc.auth.login({ email, password: PASSWORD }, { format: 'token' });
+    expect(Object.keys(shapeB).sort()).toEqual(['expires_at', 'refresh_token', 'session', 'user']);
+    expect(shapeB.user).toEqual({ id: signedUp.user.id, email });
+    expect(shapeB.session).toMatch(/^svc_ses_/);
+    await expect(svc.auth.login({ email, password: 'wrong password here' })).rejects.toMatchObject({
+      status: 401,
+      code: 'invalid_credentials',
+    });
+
+    // Logout with the secret key and session_id.
+    await expect(svc.auth.logout({ session_id: shapeB.session })).resolves.toBeUndefined();
+    expect(await svc.sessions.validate({ session_id: shapeB.session })).toEqual({ valid: false, reason: 'revoked' });
+
+    await ctx().drainEmails();
+    expect(await svc.auth.sendVerificationEmail({ user_id: signedUp.user.id })).toEqual({ accepted: true });
+    const verified = await svc.auth.verifyEmail({ token: await ctx().emailToken(email) });
+    expect(verified).toMatchObject({ id: signedUp.user.id, email_verified: true });
+
+    expect(await svc.auth.forgotPassword({ email })).toEqual({ accepted: true });
+    expect(await svc.auth.forgotPassword({ email: uniqueEmail() })).toEqual({ accepted: true });
+    const newPassword = `${PASSWORD}-reset`;
+    expect(await svc.auth.resetPassword({ token: await ctx().emailToken(email), password: newPassword })).toMatchObject({ email });
+    // The reset revoked every session.
+    expect(await svc.sessions.validate({ session_id: shapeA.session.id })).toEqual({ valid: false, reason: 'revoked' });
+
+    const { session } = await svc.auth.login({ email, password: newPassword });
+    const changed = await svc.auth.changePassword(session.id, { current_password: newPassword, new_password: `${newPassword}-2` });
+    expect(changed).toMatchObject({ email });
+    await expect(svc.auth.login({ email, password: `${newPassword}-2` })).resolves.toMatchObject({ user: { email } });
+  });
+
+  it('sessions: validate, refresh (single use), revoke', async () => {
+    const svc = client();
+    const { user, session } = await newUser();
+    const valid = await svc.sessions.validate({ session_id: session.id });
+    expect(valid).toMatchObject({ valid: true, user: { id: user.id } });
+    if (!valid.valid) throw new Error('expected a valid session');
+    expect(valid.session.id).toBe(session.id.split('.')[0]);
+    expect(await svc.sessions.validate({ session_id: 'svc_ses_nope.nope' })).toEqual({ valid: false, reason: 'not_found' });
+
+    const refreshed = await svc.sessions.refresh({ refresh_token: session.refresh_token });
+    expect(refreshed.user.id).toBe(user.id);
+    expect(refreshed.session.id).not.toBe(session.id);
+    await svc.sessions.refresh({ refresh_token: refreshed.session.refresh_token });
+    // The first token again, two refreshes later (outside the server's grace for a racing repeat).
+    await expect(svc.sessions.refresh({ refresh_token: session.refresh_token })).rejects.toMatchObject({
+      status: 401,
+      code: 'refresh_token_reused',
+    });
+
+    const { session: another } = await newUser();
+    const name = another.id.split('.')[0]!;
+    expect(await svc.sessions.revoke(name)).toMatchObject({ id: name, object: 'session', revoked_reason: 'revoked' });
+  });
+
+  it('users and roles: list by email, get, update, sessions, revokeSessions, ban, unban, me, delete; roles CRUD', async () => {
+    const svc = client();
+    const { email, user, session } = await newUser('Linus');
+    const found = await svc.users.list({ email });
+    expect(found.data.map((item) => item.id)).toEqual([user.id]);
+    expect(await svc.users.get(user.id)).toMatchObject({ id: user.id, email, name: 'Linus' });
+    expect(await svc.users.me(session.id)).toMatchObject({ id: user.id });
+
+    const role = await svc.roles.create({ key: 'billing', name: 'Billing', permissions: ['wallets:read'] });
+    expect(role).toMatchObject({ object: 'role', key: 'billing', built_in: false, permissions: ['wallets:read'] });
+    expect(await svc.roles.get('billing')).toEqual(role);
+    expect(await svc.roles.update('billing', { permissions: ['wallets:read', 'wallets:write'] })).toMatchObject({
+      permissions: ['wallets:read', 'wallets:write'],
+    });
+    const roleKeys: string[] = [];
+    for await (const item of svc.roles.list()) roleKeys.push(item.key);
+    expect(roleKeys).toEqual(expect.arrayContaining(['billing', 'owner', 'admin', 'member']));
+
+    expect(await svc.users.update(user.id, { name: 'Linus T', metadata: { team: 'kernel' }, roles: ['billing'] })).toMatchObject({
+      name: 'Linus T',
+      metadata: { team: 'kernel' },
+      roles: ['billing'],
+    });
+    expect(await svc.roles.delete('billing')).toEqual({ key: 'billing', object: 'role', deleted: true });
+
+    await svc.auth.login({ email, password: PASSWORD });
+    const sessions = await svc.users.sessions(user.id);
+    expect(sessions.data).toHaveLength(2);
+    expect(sessions.data.every((item) => item.user_id === user.id && item.object === 'session')).toBe(true);
+    const revoked = await svc.users.revokeSessions(user.id);
+    expect(revoked.data).toHaveLength(2);
+    expect((await svc.users.sessions(user.id)).data).toEqual([]);
+
+    expect(await svc.users.ban(user.id)).toMatchObject({ banned: true });
+    await expect(svc.auth.login({ email, password: PASSWORD })).rejects.toMatchObject({ status: 403, code: 'user_banned' });
+    expect(await svc.users.unban(user.id)).toMatchObject({ banned: false });
+    expect(await svc.users.delete(user.id)).toEqual({ id: user.id, object: 'user', deleted: true });
+    await expect(svc.users.get(user.id)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('webhooks and events: create, list, get, update, rotateSecret, test, deliveries, getDelivery, retryDelivery, delete; events list and get', async () => {
+    const svc = client();
+    const endpoint = await svc.webhooks.create({
+      url: 'https://hooks.example.com/in',
+      events: ['wallet.credit.added'],
+      description: 'Orders',
+    });
+    expect(endpoint).toMatchObject({ object: 'webhook_endpoint', enabled: true, description: 'Orders' });
+    expect(endpoint.secret).toMatch(/^whsec_/);
+    const fetched = await svc.webhooks.get(endpoint.id);
+    expect(fetched).not.toHaveProperty('secret');
+    expect((await svc.webhooks.list()).data.map((item) => item.id)).toContain(endpoint.id);
+    expect(await svc.webhooks.update(endpoint.id, { events: ['*'], enabled: false })).toMatchObject({ events: ['*'], enabled: false });
+    const rotated = await svc.webhooks.rotateSecret(endpoint.id);
+    expect(rotated.secret).toMatch(/^whsec_/);
+    expect(rotated.secret).not.toBe(endpoint.secret);
+
+    const delivery = await svc.webhooks.test(endpoint.id);
+    expect(delivery).toMatchObject({ object: 'webhook_delivery', endpoint_id: endpoint.id, event_type: 'webhook.test', status: 'pending' });
+    expect((await svc.webhooks.deliveries(endpoint.id, { status: 'pending' })).data.map((item) => item.id)).toEqual([delivery.id]);
+    expect(await svc.webhooks.getDelivery(endpoint.id, delivery.id)).toMatchObject({ id: delivery.id });
+    // hooks.example.com is not reachable from the test machine: the attempt fails, and is recorded.
+    const retried = await svc.webhooks.retryDelivery(endpoint.id, delivery.id);
+    expect(retried.attempts.length).toBeGreaterThanOrEqual(1);
+
+    const events = await svc.events.list({ type: 'webhook.test' });
+    const event = events.data.find((item) => item.id === delivery.event_id);
+    expect(event).toMatchObject({ object: 'event', type: 'webhook.test', data: { endpoint_id: endpoint.id } });
+    expect(await svc.events.get(delivery.event_id)).toEqual(event);
+
+    expect(await svc.webhooks.delete(endpoint.id)).toEqual({ id: endpoint.id, object: 'webhook_endpoint', deleted: true });
+  });
+
+  it('paginates: await gives one page; for await walks every page in order; pages() and toArray bound it', async () => {
+    const svc = client();
+    const { user } = await newUser();
+    const created: string[] = [];
+    for (let index = 0; index < 7; index += 1) created.push((await svc.wallets.create({ user_id: user.id, currency: 'USD' })).id);
+    const newestFirst = [...created].reverse();
+
+    const requests: ResponseInfo[] = [];
+    const counted = ctx().client({ onResponse: (info) => requests.push(info) });
+    const first = await counted.wallets.list({ user_id: user.id, limit: 3 });
+    expect(first.data.map((wallet) => wallet.id)).toEqual(newestFirst.slice(0, 3));
+    expect(first.has_more).toBe(true);
+    expect(requests).toHaveLength(1);
+
+    requests.length = 0;
+    const all: string[] = [];
+    for await (const wallet of counted.wallets.list({ user_id: user.id, limit: 3 })) all.push(wallet.id);
+    expect(all).toEqual(newestFirst);
+    expect(requests.map((info) => info.status)).toEqual([200, 200, 200]);
+
+    const sizes: number[] = [];
+    for await (const page of counted.wallets.list({ user_id: user.id, limit: 2, starting_after: newestFirst[0]! }).pages())
+      sizes.push(page.data.length);
+    expect(sizes).toEqual([2, 2, 2]);
+    expect((await counted.wallets.list({ user_id: user.id, limit: 2 }).toArray({ limit: 5 })).map((wallet) => wallet.id)).toEqual(
+      newestFirst.slice(0, 5),
+    );
+
+    // Every list iterates the same way: the wallet's ledger across pages.
+    const wallet = created[0]!;
+    for (let index = 1; index <= 5; index += 1) await svc.wallets.addCredits(wallet, { amount: index });
+    const amounts: number[] = [];
+    for await (const transaction of svc.wallets.transactions(wallet, { limit: 2 })) amounts.push(transaction.amount);
+    expect(amounts).toEqual([5, 4, 3, 2, 1]);
+    const events: string[] = [];
+    for await (const event of svc.events.list({ type: 'wallet.credit.added', limit: 2 })) events.push(event.id);
+    expect(new Set(events).size).toBe(events.length);
+    expect(events.length).toBeGreaterThanOrEqual(5);
+  });
+
+  it('the session client: wallet.getBalance, users.me, auth.changePassword, auth.logout', async () => {
+    const svc = client();
+    const { email, user } = await newUser();
+    const wallet = await svc.wallets.create({ user_id: user.id, currency: 'USD' });
+    await svc.wallets.addCredits(wallet.id, { amount: 70 });
+    const login = await svc.auth.login({ email, password: PASSWORD }, { format: 'token' });
+
+    const me = new SvcSessionClient({ sessionToken: login.session, baseUrl: ctx().baseUrl, onResponse: record });
+    const balance = await me.wallet.getBalance();
+    expect(balance.balance).toEqual({ credits: 70, currency: 'USD' });
+    expect(balance.transactions.map((item) => item.amount)).toEqual([70]);
+    expect((await me.wallet.getBalance({ wallet_id: wallet.id })).balance.credits).toBe(70);
+    expect(await me.users.me()).toMatchObject({ id: user.id, email });
+    expect(await svc.withSession(login.session).users.me()).toMatchObject({ id: user.id });
+
+    await expect(me.auth.changePassword({ current_password: 'not the password', new_password: 'whatever-else-1' })).rejects.toMatchObject({
+      status: 401,
+    });
+    expect(await me.auth.changePassword({ current_password: PASSWORD, new_password: `${PASSWORD}-changed` })).toMatchObject({
+      id: user.id,
+    });
+    await me.auth.logout();
+    await expect(me.users.me()).rejects.toMatchObject({ status: 401, code: 'session_revoked' });
+    // A secret key on a session route.
+    await expect(new SvcSessionClient({ sessionToken: ctx().secretKey, baseUrl: ctx().baseUrl }).users.me()).rejects.toMatchObject({
+      status: 403,
+      code: 'session_token_required',
+    });
+  });
+
+  it('calls every operation the SDK has, each against the real server', () => {
+    // OAuth needs a real provider's code exchange; retries.test.ts checks those two against a stub.
+    const providerBound = new Set(['POST /v1/auth/oauth/{provider}', 'POST /v1/auth/oauth/{provider}/callback']);
+    expect(sdkOperations.length).toBeGreaterThan(50);
+    expect(sdkOperations.filter((operation) => !providerBound.has(operation) && !called.has(operation))).toEqual([]);
+  });
+});

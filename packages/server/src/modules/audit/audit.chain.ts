@@ -1,0 +1,231 @@
+import type { Db } from '../../db/database.js';
+import { inTransaction, isUniqueViolation } from '../../db/transaction.js';
+import { canonicalJson, sha256Hex } from '../../shared/crypto.js';
+import * as store from './audit.store.js';
+
+/** The `prev_hash` of a project's first link. */
+export const GENESIS_HASH = '0'.repeat(64);
+/** Entries chained per sealing transaction at the most, so a pass never holds the write lock for long. */
+export const SEAL_BATCH_MAX = 1000;
+/** Sealing transactions per project and pass at the most. */
+const SEAL_BATCHES_PER_PROJECT_MAX = 20;
+/** Tries of a sealing transaction that lost a race for the next link to another sealer. */
+const SEAL_ATTEMPTS_MAX = 5;
+const VERIFY_PAGE_SIZE = 1000;
+
+/**
+ * What is hashed of an entry: every stored column, in a fixed order, and `changes` with its keys
+ * sorted, so the same content hashes alike whatever JSON text a dialect or a statement wrote.
+ */
+export function entryContent(row: store.AuditRow): string {
+  let changes: unknown;
+  try {
+    changes = JSON.parse(row.changes);
+  } catch {
+    changes = row.changes;
+  }
+  return canonicalJson([
+    row.id,
+    row.project_id,
+    row.created_at,
+    row.action,
+    row.actor_type,
+    row.actor_id,
+    row.actor_user_id,
+    row.resource_type,
+    row.resource_id,
+    row.request_id,
+    row.ip,
+    row.user_agent,
+    row.outcome,
+    changes,
+  ]);
+}
+
+/** SHA-256 (hex) of the previous link's hash and this entry's content. */
+export function linkHash(prevHash: string, row: store.AuditRow): string {
+  return sha256Hex(`${prevHash}\n${entryContent(row)}`);
+}
+
+/**
+ * Chains a project's unsealed entries, in the order they were queued, onto its chain. Each batch is
+ * one transaction that appends the links and empties their queue rows; two sealers racing both read
+ * the same head, and the primary key (project_id, seq) lets only one append, the other tries again
+ * from the new head. Returns how many entries were sealed.
+ */
+export async function sealProject(db: Db, projectId: string, now: () => string): Promise<number> {
+  let sealed = 0;
+  for (let batch = 0; batch < SEAL_BATCHES_PER_PROJECT_MAX; batch += 1) {
+    const count = await sealBatch(db, projectId, now);
+    sealed += count;
+    if (count < SEAL_BATCH_MAX) break;
+  }
+  return sealed;
+}
+
+async function sealBatch(db: Db, projectId: string, now: () => string): Promise<number> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await inTransaction(db, async (trx) => {
+        const queued = await store.unsealedEntries(trx, projectId, SEAL_BATCH_MAX);
+        if (queued.length === 0) return 0;
+        const head = (await store.chainHead(trx, projectId)) ?? (await store.findCheckpoint(trx, projectId));
+        let seq = head === undefined ? 0 : head.seq;
+        let prevHash = head?.hash ?? GENESIS_HASH;
+        const sealedAt = now();
+        const links: store.ChainLink[] = [];
+        for (const { entry } of queued) {
+          // A queued entry whose row is gone was deleted around the log; verification finds no
+          // link for it, and there is nothing left to chain.
+          if (entry === undefined) continue;
+          seq += 1;
+          const hash = linkHash(prevHash, entry);
+          links.push({ project_id: projectId, seq, entry_id: entry.id, prev_hash: prevHash, hash, sealed_at: sealedAt });
+          prevHash = hash;
+        }
+        await store.insertLinks(trx, links);
+        await store.deleteUnsealed(
+          trx,
+          projectId,
+          queued.map((item) => item.queueSeq),
+        );
+        return links.length;
+      });
+    } catch (error) {
+      if (attempt < SEAL_ATTEMPTS_MAX && isUniqueViolation(error)) continue;
+      throw error;
+    }
+  }
+}
+
+/** Seals every project with unsealed entries (the periodic job, and `svc audit verify` first). */
+export async function sealAll(db: Db, now: () => string): Promise<number> {
+  let sealed = 0;
+  for (const projectId of await store.projectsWithUnsealed(db.kysely, 1000)) sealed += await sealProject(db, projectId, now);
+  return sealed;
+}
+
+export type BrokenLinkProblem = 'entry_altered' | 'entry_missing' | 'link_broken' | 'link_missing' | 'entry_unchained';
+
+export interface VerifyReport {
+  readonly project_id: string;
+  readonly ok: boolean;
+  /** Links recomputed. */
+  readonly links_checked: number;
+  /** Where verification started: the last link retention removed, or the start of the chain. */
+  readonly checkpoint: { readonly seq: number; readonly hash: string } | null;
+  /** The last link checked. */
+  readonly head: { readonly seq: number; readonly hash: string } | null;
+  /** The first problem found, in chain order. */
+  readonly broken: {
+    readonly problem: BrokenLinkProblem;
+    readonly seq: number | null;
+    readonly entry_id: string;
+    readonly message: string;
+  } | null;
+}
+
+/**
+ * Recomputes a project's chain from its checkpoint (or the start) over the entries' current
+ * content and reports the first link that does not hold: an entry whose content changed, an entry
+ * deleted from under its link, a link whose `prev_hash` is not its predecessor's hash, a missing
+ * link (a gap in `seq`), or an entry that is in the log but neither chained nor queued for sealing.
+ */
+export async function verifyProject(db: Db, projectId: string): Promise<VerifyReport> {
+  const checkpoint = (await store.findCheckpoint(db.kysely, projectId)) ?? null;
+  let prevHash = checkpoint?.hash ?? GENESIS_HASH;
+  let lastSeq = checkpoint?.seq ?? 0;
+  let checked = 0;
+  const report = (broken: VerifyReport['broken']): VerifyReport => ({
+    project_id: projectId,
+    ok: broken === null,
+    links_checked: checked,
+    checkpoint,
+    head: checked === 0 ? null : { seq: lastSeq, hash: prevHash },
+    broken,
+  });
+  for (;;) {
+    const page = await store.linksWithEntries(db.kysely, projectId, lastSeq, VERIFY_PAGE_SIZE);
+    for (const { link, entry } of page) {
+      const at = { seq: link.seq, entry_id: link.entry_id };
+      if (link.seq !== lastSeq + 1) {
+        return report({ problem: 'link_missing', ...at, message: `links ${lastSeq + 1} to ${link.seq - 1} are missing from the chain` });
+      }
+      if (link.prev_hash !== prevHash) {
+        return report({ problem: 'link_broken', ...at, message: `link ${link.seq} does not follow the hash of link ${lastSeq}` });
+      }
+      if (entry === undefined) {
+        return report({ problem: 'entry_missing', ...at, message: `entry ${link.entry_id} of link ${link.seq} was deleted` });
+      }
+      if (linkHash(prevHash, entry) !== link.hash) {
+        return report({
+          problem: 'entry_altered',
+          ...at,
+          message: `entry ${link.entry_id} of link ${link.seq} changed after it was sealed`,
+        });
+      }
+      prevHash = link.hash;
+      lastSeq = link.seq;
+      checked += 1;
+    }
+    if (page.length < VERIFY_PAGE_SIZE) break;
+  }
+  const unchained = await store.findUnchainedEntry(db.kysely, projectId);
+  if (unchained !== undefined) {
+    return report({
+      problem: 'entry_unchained',
+      seq: null,
+      entry_id: unchained.id,
+      message: `entry ${unchained.id} is in the log but was never chained`,
+    });
+  }
+  return report(null);
+}
+
+/** Links removed per retention transaction at the most. */
+const RETENTION_BATCH_MAX = 1000;
+/** Retention transactions per project and run at the most. */
+const RETENTION_BATCHES_PER_PROJECT_MAX = 20;
+
+export interface RetentionResult {
+  readonly removed: number;
+  /** A link that did not verify stopped the removal: evidence of tampering is never deleted. */
+  readonly stoppedAt: { readonly projectId: string; readonly seq: number } | undefined;
+}
+
+/**
+ * Removes, per project, the oldest whole prefix of sealed entries created before `cutoff`, with
+ * their links, and moves the project's checkpoint to the last removed link, so verification starts
+ * from its hash. Each batch recomputes its links first and stops at one that does not hold.
+ * Unsealed entries are never removed (they are sealed first, at the head of the chain).
+ */
+export async function removeExpiredPrefix(db: Db, projectId: string, cutoff: string, now: string): Promise<RetentionResult> {
+  let removed = 0;
+  for (let batch = 0; batch < RETENTION_BATCHES_PER_PROJECT_MAX; batch += 1) {
+    const outcome = await inTransaction(db, async (trx) => {
+      const checkpoint = await store.findCheckpoint(trx, projectId);
+      let prevHash = checkpoint?.hash ?? GENESIS_HASH;
+      let lastSeq = checkpoint?.seq ?? 0;
+      const entryIds: string[] = [];
+      let stoppedAt: number | undefined;
+      for (const { link, entry } of await store.linksWithEntries(trx, projectId, lastSeq, RETENTION_BATCH_MAX)) {
+        if (entry !== undefined && entry.created_at >= cutoff) break;
+        const holds =
+          link.seq === lastSeq + 1 && link.prev_hash === prevHash && entry !== undefined && linkHash(prevHash, entry) === link.hash;
+        if (!holds) {
+          stoppedAt = link.seq;
+          break;
+        }
+        entryIds.push(link.entry_id);
+        prevHash = link.hash;
+        lastSeq = link.seq;
+      }
+      if (entryIds.length > 0) await store.removePrefix(trx, projectId, { entryIds, lastSeq, lastHash: prevHash, now });
+      return { count: entryIds.length, stoppedAt };
+    });
+    removed += outcome.count;
+    if (outcome.stoppedAt !== undefined) return { removed, stoppedAt: { projectId, seq: outcome.stoppedAt } };
+    if (outcome.count < RETENTION_BATCH_MAX) break;
+  }
+  return { removed, stoppedAt: undefined };
+}

@@ -1,0 +1,268 @@
+import { CompiledQuery, type Kysely } from 'kysely';
+import type { Dialect } from '../../db/database.js';
+import type { AuditChainTable, AuditLogTable, Database } from '../../db/schema.js';
+
+type Executor = Kysely<Database>;
+
+export type AuditRow = AuditLogTable;
+/** An entry with its link of the chain, when sealed. */
+export type AuditRowWithLink = AuditRow & { hash: string | null; prev_hash: string | null };
+export type ChainLink = AuditChainTable;
+
+const ENTRY_COLUMNS = [
+  'a.id',
+  'a.project_id',
+  'a.created_at',
+  'a.action',
+  'a.actor_type',
+  'a.actor_id',
+  'a.actor_user_id',
+  'a.resource_type',
+  'a.resource_id',
+  'a.request_id',
+  'a.ip',
+  'a.user_agent',
+  'a.outcome',
+  'a.changes',
+] as const;
+
+/**
+ * Appends entries and queues them for sealing, in the caller's transaction. The only write to
+ * `audit_log` outside the retention job (docs/adr/0007-audit-log.md).
+ */
+export async function insertEntries(trx: Executor, rows: readonly AuditRow[], dialect: Dialect): Promise<void> {
+  if (rows.length === 0) return;
+  if (dialect === 'postgres') {
+    // One round trip: the queue rows are inserted from the entries the same statement returns.
+    await trx
+      .with('entries', (db) => db.insertInto('audit_log').values(rows).returning(['project_id', 'id']))
+      .insertInto('audit_unsealed')
+      .columns(['project_id', 'entry_id'])
+      .expression((db) => db.selectFrom('entries').select(['project_id', 'id']))
+      .execute();
+    return;
+  }
+  // SQLite: fixed texts, so neither Kysely nor SQLite compiles them again (the statement cache in
+  // db/database.ts keeps them prepared); they ride in every audited credit.
+  for (const row of rows) {
+    await trx.executeQuery(
+      CompiledQuery.raw(INSERT_ENTRY_SQL, [
+        row.id,
+        row.project_id,
+        row.created_at,
+        row.action,
+        row.actor_type,
+        row.actor_id,
+        row.actor_user_id,
+        row.resource_type,
+        row.resource_id,
+        row.request_id,
+        row.ip,
+        row.user_agent,
+        row.outcome,
+        row.changes,
+      ]),
+    );
+    await trx.executeQuery(CompiledQuery.raw(INSERT_QUEUE_SQL, [row.project_id, row.id]));
+  }
+}
+
+const INSERT_ENTRY_SQL =
+  'insert into audit_log (id, project_id, created_at, action, actor_type, actor_id, actor_user_id, resource_type, resource_id, ' +
+  'request_id, ip, user_agent, outcome, changes) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
+const INSERT_QUEUE_SQL = 'insert into audit_unsealed (project_id, entry_id) values (?, ?)';
+
+export interface ListFilter {
+  readonly action: string | undefined;
+  readonly actorId: string | undefined;
+  readonly resourceId: string | undefined;
+  /** Inclusive. */
+  readonly since: string | undefined;
+  /** Exclusive. */
+  readonly until: string | undefined;
+  /** Rows after this one in newest-first order. */
+  readonly after: Pick<AuditRow, 'created_at' | 'id'> | undefined;
+  readonly limit: number;
+}
+
+/** Newest first; ties in `created_at` broken by id, so the order is total and the cursor exact. */
+export async function listEntries(db: Executor, projectId: string, filter: ListFilter): Promise<AuditRowWithLink[]> {
+  let query = db
+    .selectFrom('audit_log as a')
+    .leftJoin('audit_chain as c', 'c.entry_id', 'a.id')
+    .select([...ENTRY_COLUMNS, 'c.hash', 'c.prev_hash'])
+    .where('a.project_id', '=', projectId);
+  if (filter.resourceId !== undefined) query = query.where('a.resource_id', '=', filter.resourceId);
+  if (filter.action !== undefined) query = query.where('a.action', '=', filter.action);
+  if (filter.actorId !== undefined) query = query.where('a.actor_id', '=', filter.actorId);
+  if (filter.since !== undefined) query = query.where('a.created_at', '>=', filter.since);
+  if (filter.until !== undefined) query = query.where('a.created_at', '<', filter.until);
+  const after = filter.after;
+  if (after !== undefined) {
+    query = query.where((eb) => eb(eb.refTuple('a.created_at', 'a.id'), '<', eb.tuple(after.created_at, after.id)));
+  }
+  return query.orderBy('a.created_at', 'desc').orderBy('a.id', 'desc').limit(filter.limit).execute();
+}
+
+export async function findEntry(db: Executor, projectId: string, entryId: string): Promise<AuditRowWithLink | undefined> {
+  return db
+    .selectFrom('audit_log as a')
+    .leftJoin('audit_chain as c', 'c.entry_id', 'a.id')
+    .select([...ENTRY_COLUMNS, 'c.hash', 'c.prev_hash'])
+    .where('a.project_id', '=', projectId)
+    .where('a.id', '=', entryId)
+    .executeTakeFirst();
+}
+
+/** A page of the export: oldest first, after the cursor. */
+export async function exportPage(
+  db: Executor,
+  projectId: string,
+  filter: { since: string | undefined; until: string | undefined; after: Pick<AuditRow, 'created_at' | 'id'> | undefined; limit: number },
+): Promise<AuditRowWithLink[]> {
+  let query = db
+    .selectFrom('audit_log as a')
+    .leftJoin('audit_chain as c', 'c.entry_id', 'a.id')
+    .select([...ENTRY_COLUMNS, 'c.hash', 'c.prev_hash'])
+    .where('a.project_id', '=', projectId);
+  if (filter.since !== undefined) query = query.where('a.created_at', '>=', filter.since);
+  if (filter.until !== undefined) query = query.where('a.created_at', '<', filter.until);
+  const after = filter.after;
+  if (after !== undefined) {
+    query = query.where((eb) => eb(eb.refTuple('a.created_at', 'a.id'), '>', eb.tuple(after.created_at, after.id)));
+  }
+  return query.orderBy('a.created_at', 'asc').orderBy('a.id', 'asc').limit(filter.limit).execute();
+}
+
+/** Projects with entries waiting to be sealed (across projects: the sealer serves them all). */
+export async function projectsWithUnsealed(db: Executor, limit: number): Promise<string[]> {
+  const rows = await db.selectFrom('audit_unsealed').select('project_id').distinct().limit(limit).execute();
+  return rows.map((row) => row.project_id);
+}
+
+/** The oldest queued entries of a project, in queue order; `entry` is undefined when its row is gone. */
+export async function unsealedEntries(
+  trx: Executor,
+  projectId: string,
+  limit: number,
+): Promise<{ queueSeq: number; entryId: string; entry: AuditRow | undefined }[]> {
+  const rows = await trx
+    .selectFrom('audit_unsealed as u')
+    .leftJoin('audit_log as a', (join) => join.onRef('a.id', '=', 'u.entry_id').onRef('a.project_id', '=', 'u.project_id'))
+    .select(['u.seq as queue_seq', 'u.entry_id as queued_entry_id', ...ENTRY_COLUMNS])
+    .where('u.project_id', '=', projectId)
+    .orderBy('u.seq')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => {
+    const { queue_seq: queueSeq, queued_entry_id: entryId, ...entry } = row;
+    return { queueSeq, entryId, entry: entry.id === null ? undefined : (entry as AuditRow) };
+  });
+}
+
+export async function deleteUnsealed(trx: Executor, projectId: string, queueSeqs: readonly number[]): Promise<void> {
+  if (queueSeqs.length === 0) return;
+  await trx.deleteFrom('audit_unsealed').where('project_id', '=', projectId).where('seq', 'in', queueSeqs).execute();
+}
+
+export async function chainHead(trx: Executor, projectId: string): Promise<Pick<ChainLink, 'seq' | 'hash'> | undefined> {
+  return trx
+    .selectFrom('audit_chain')
+    .select(['seq', 'hash'])
+    .where('project_id', '=', projectId)
+    .orderBy('seq', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+export async function insertLinks(trx: Executor, links: readonly ChainLink[]): Promise<void> {
+  if (links.length > 0) await trx.insertInto('audit_chain').values(links).execute();
+}
+
+export async function findCheckpoint(db: Executor, projectId: string): Promise<{ seq: number; hash: string } | undefined> {
+  const row = await db.selectFrom('audit_checkpoints').select(['seq', 'hash']).where('project_id', '=', projectId).executeTakeFirst();
+  return row === undefined ? undefined : { seq: row.seq, hash: row.hash };
+}
+
+/** Links after `afterSeq` in order, each with its entry (undefined when the entry row is gone). */
+export async function linksWithEntries(
+  db: Executor,
+  projectId: string,
+  afterSeq: number,
+  limit: number,
+): Promise<{ link: ChainLink; entry: AuditRow | undefined }[]> {
+  const rows = await db
+    .selectFrom('audit_chain as c')
+    .leftJoin('audit_log as a', (join) => join.onRef('a.id', '=', 'c.entry_id').onRef('a.project_id', '=', 'c.project_id'))
+    .select([
+      'c.project_id as link_project_id',
+      'c.seq as link_seq',
+      'c.entry_id as link_entry_id',
+      'c.prev_hash as link_prev_hash',
+      'c.hash as link_hash',
+      'c.sealed_at as link_sealed_at',
+      ...ENTRY_COLUMNS,
+    ])
+    .where('c.project_id', '=', projectId)
+    .where('c.seq', '>', afterSeq)
+    .orderBy('c.seq')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => {
+    const { link_project_id, link_seq, link_entry_id, link_prev_hash, link_hash, link_sealed_at, ...entry } = row;
+    return {
+      link: {
+        project_id: link_project_id,
+        seq: link_seq,
+        entry_id: link_entry_id,
+        prev_hash: link_prev_hash,
+        hash: link_hash,
+        sealed_at: link_sealed_at,
+      },
+      entry: entry.id === null ? undefined : (entry as AuditRow),
+    };
+  });
+}
+
+/** An entry of the project that is neither chained nor queued for sealing: written around the log. */
+export async function findUnchainedEntry(db: Executor, projectId: string): Promise<Pick<AuditRow, 'id'> | undefined> {
+  return db
+    .selectFrom('audit_log as a')
+    .select('a.id')
+    .where('a.project_id', '=', projectId)
+    .where((eb) =>
+      eb.and([
+        eb.not(eb.exists(eb.selectFrom('audit_chain as c').select('c.seq').whereRef('c.entry_id', '=', 'a.id'))),
+        eb.not(eb.exists(eb.selectFrom('audit_unsealed as u').select('u.seq').whereRef('u.entry_id', '=', 'a.id'))),
+      ]),
+    )
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/** Projects that have a chain, for the retention job. */
+export async function projectIds(db: Executor): Promise<string[]> {
+  return (await db.selectFrom('projects').select('id').orderBy('id').execute()).map((row) => row.id);
+}
+
+/**
+ * Retention: removes a whole prefix of a project's chain, links up to `lastSeq` and their entries,
+ * and moves the checkpoint to that link. The only DELETE on `audit_log` (docs/adr/0007-audit-log.md).
+ */
+export async function removePrefix(
+  trx: Executor,
+  projectId: string,
+  prefix: { readonly entryIds: readonly string[]; readonly lastSeq: number; readonly lastHash: string; readonly now: string },
+): Promise<void> {
+  if (prefix.entryIds.length > 0) {
+    await trx.deleteFrom('audit_log').where('project_id', '=', projectId).where('id', 'in', prefix.entryIds).execute();
+  }
+  await trx.deleteFrom('audit_chain').where('project_id', '=', projectId).where('seq', '<=', prefix.lastSeq).execute();
+  await trx
+    .insertInto('audit_checkpoints')
+    .values({ project_id: projectId, seq: prefix.lastSeq, hash: prefix.lastHash, updated_at: prefix.now })
+    .onConflict((conflict) =>
+      conflict.column('project_id').doUpdateSet({ seq: prefix.lastSeq, hash: prefix.lastHash, updated_at: prefix.now }),
+    )
+    .execute();
+}

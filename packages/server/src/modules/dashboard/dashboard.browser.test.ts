@@ -1,0 +1,295 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTestService } from '../../test/service.js';
+import { DASHBOARD_DIST_DIR } from './dashboard.static.js';
+
+/**
+ * The dashboard in headless Chromium against a real, listening service with data: sign-in (a wrong
+ * key first), a webhook endpoint on a loopback receiver with a test event, a failed delivery retried
+ * by hand, credits added to a wallet with the balance and its chart changing, a user's session
+ * revoked, every page at desktop width and at 375 px, and CSRF refused. Screenshots of every page go
+ * to test-results/dashboard/ (not committed).
+ */
+const CHROMIUM = '/usr/bin/chromium';
+const required = process.env['SVC_TEST_REQUIRE_SERVICES'] === '1';
+const chromiumMissing = !existsSync(CHROMIUM);
+if (chromiumMissing && !required) process.stdout.write(`\nSKIPPING the dashboard browser test: ${CHROMIUM} is missing.\n\n`);
+
+const REPOSITORY = fileURLToPath(new URL('../../../../../', import.meta.url));
+const SCREENSHOTS = `${REPOSITORY}test-results/dashboard`;
+const BUNDLE_CHECK = `${REPOSITORY}packages/dashboard/scripts/check-bundle-size.js`;
+
+/** The service reads the built page when it starts, so the build must exist before useTestService's own beforeAll. */
+function ensureDashboardBuilt(): void {
+  if (existsSync(`${DASHBOARD_DIST_DIR}index.html`)) return;
+  execFileSync('npm', ['run', 'build', '--silent', '-w', '@svc/dashboard'], { cwd: REPOSITORY, stdio: 'inherit' });
+}
+
+describe.skipIf(chromiumMissing && !required)('the operator dashboard in headless Chromium', () => {
+  beforeAll(ensureDashboardBuilt, 120_000);
+  // No automatic retry within the test: the second attempt is due a minute after a failure.
+  const test = useTestService('sqlite', { env: { WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_RETRY_SCHEDULE: '0,60' } });
+
+  let baseUrl = '';
+  let receiver: Server;
+  let receiverUrl = '';
+  let receiverStatus = 200;
+  const received: string[] = [];
+  let browser: Browser;
+  const seeded = { userId: '', email: 'grace@example.com', walletId: '', sessionName: '' };
+
+  beforeAll(async () => {
+    const { service, auth } = test();
+    receiver = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        received.push(body);
+        response.writeHead(receiverStatus, { 'content-type': 'text/plain' }).end(receiverStatus === 200 ? 'ok' : 'receiver is down');
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+    baseUrl = await service.app.listen({ host: '127.0.0.1', port: 0 });
+    service.webhooks.worker.start();
+
+    const signup = await service.app.inject({
+      method: 'POST',
+      url: '/v1/auth/signup',
+      headers: auth,
+      payload: { email: seeded.email, password: 'a long enough passphrase', name: 'Grace Hopper' },
+    });
+    expect(signup.statusCode, signup.body).toBe(201);
+    const { user, session } = signup.json<{ user: { id: string }; session: { id: string } }>();
+    seeded.userId = user.id;
+    seeded.sessionName = session.id.split('.')[0]!;
+    const wallet = await service.app.inject({
+      method: 'POST',
+      url: '/v1/wallets',
+      headers: auth,
+      payload: { user_id: user.id, currency: 'USD' },
+    });
+    seeded.walletId = wallet.json<{ id: string }>().id;
+
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await new Promise<void>((resolve) => (receiver === undefined ? resolve() : receiver.close(() => resolve())));
+  });
+
+  const shot = (page: Page, name: string) => page.screenshot({ path: `${SCREENSHOTS}/${name}.png`, fullPage: true });
+
+  async function openPage(page: Page, label: string): Promise<void> {
+    await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: label, exact: true }).click();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe(label);
+  }
+
+  /** Clicks Refresh until `check` holds: deliveries are made by the worker, not by the request. */
+  async function refreshUntil(page: Page, check: () => Promise<boolean>): Promise<void> {
+    for (let round = 0; round < 40; round += 1) {
+      if (await check()) return;
+      await page.waitForTimeout(250);
+      await page.getByRole('button', { name: 'Refresh' }).click();
+    }
+    throw new Error('the page never showed what was expected');
+  }
+
+  it('runs the service end to end', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    const pageErrors: string[] = [];
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    const posts: { url: string; idempotencyKey: string | undefined; csrf: string | undefined }[] = [];
+    page.on('request', (request) => {
+      if (request.method() === 'POST')
+        posts.push({ url: request.url(), idempotencyKey: request.headers()['idempotency-key'], csrf: request.headers()['x-csrf-token'] });
+    });
+
+    // Sign in: a wrong key is refused with a clear message; the right one opens the overview.
+    await page.goto(`${baseUrl}/dashboard/`);
+    const keyField = page.getByLabel('Secret key');
+    await keyField.fill('svc_sk_thisIsNotAKeyOfThisProject0000000');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('That key was not accepted');
+    await shot(page, '00-sign-in-refused');
+    await keyField.fill(test().secretKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview');
+    expect(await page.evaluate(() => document.cookie)).toBe(''); // HttpOnly: the page's scripts cannot read it
+    expect(await page.evaluate(() => JSON.stringify(localStorage) + JSON.stringify(sessionStorage))).not.toContain('svc_sk_');
+    await shot(page, '01-overview-empty');
+
+    // The cookie reaches /v1; a change without the CSRF header is refused.
+    const probe = await page.evaluate(async () => {
+      const read = await fetch('/v1/project');
+      const change = await fetch('/v1/api-keys', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      return { read: read.status, change: change.status, code: ((await change.json()) as { error: { code: string } }).error.code };
+    });
+    expect(probe).toEqual({ read: 200, change: 403, code: 'csrf_token_invalid' });
+
+    // Webhooks: create an endpoint on the loopback receiver; the secret is shown once.
+    await openPage(page, 'Webhooks');
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await page.getByLabel('URL', { exact: true }).fill(receiverUrl);
+    await page.getByLabel('Description (optional)').fill('loopback receiver');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await expect.poll(() => page.getByTestId('secret-value').textContent()).toMatch(/^whsec_/);
+    await shot(page, '02-webhooks-created');
+    await page.getByTestId('endpoint-list').getByRole('link', { name: receiverUrl }).click();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Webhook endpoint');
+
+    // A test event is delivered, and its delivery appears with its status.
+    await page.getByRole('button', { name: 'Send test event' }).click();
+    await refreshUntil(page, async () => (await page.locator('[data-testid=delivery][data-status=succeeded]').count()) === 1);
+    expect(received.some((body) => body.includes('"webhook.test"'))).toBe(true);
+    expect(await page.getByTestId('attempt-status').first().textContent()).toBe('200');
+
+    // The receiver fails: the next test event's attempt shows its 500; Retry, once it is back, delivers it.
+    receiverStatus = 500;
+    await page.getByRole('button', { name: 'Send test event' }).click();
+    await refreshUntil(page, async () => (await page.getByTestId('attempt-status').filter({ hasText: '500' }).count()) === 1);
+    await shot(page, '03-webhook-delivery-failed');
+    receiverStatus = 200;
+    const failed = page.locator('[data-testid=delivery]', { has: page.getByTestId('attempt-status').filter({ hasText: '500' }) });
+    await failed.getByRole('button', { name: /^Retry delivery/ }).click();
+    await refreshUntil(page, async () => (await page.locator('[data-testid=delivery][data-status=succeeded]').count()) === 2);
+    expect(await failed.locator('tbody tr').count()).toBe(2);
+    await shot(page, '04-webhook-retried');
+
+    // Wallets: add credits through the confirmation; the balance and the chart change.
+    await openPage(page, 'Wallets');
+    await shot(page, '05-wallets');
+    await page.getByRole('link', { name: seeded.walletId }).click();
+    await expect.poll(() => page.getByTestId('wallet-balance').textContent()).toContain('0');
+    await expect.poll(() => page.getByText('No transactions yet: the balance has not moved.').count()).toBe(1);
+    for (const [typed, expected, points] of [
+      ['1,500', '1,500', 1],
+      ['250', '1,750', 2],
+    ] as const) {
+      await page.getByRole('button', { name: 'Add credits' }).click();
+      await page.getByLabel('Amount (credits)').fill(typed);
+      await page.getByRole('button', { name: 'Review' }).click();
+      expect(await page.getByTestId('resulting-balance').textContent()).toBe(expected);
+      await page.getByRole('button', { name: 'Confirm: add credits' }).click();
+      await expect.poll(() => page.getByTestId('wallet-balance').textContent()).toContain(expected);
+      await expect.poll(() => page.getByTestId('chart-balance').getAttribute('data-points')).toBe(String(points));
+    }
+    const credits = posts.filter((post) => post.url.endsWith(`/v1/wallets/${seeded.walletId}/credits`));
+    expect(credits).toHaveLength(2);
+    for (const post of credits) expect(post.idempotencyKey).toMatch(/^dash_[0-9a-f]{32}$/);
+    expect(credits[0]!.idempotencyKey).not.toBe(credits[1]!.idempotencyKey);
+    expect(credits.every((post) => post.csrf !== undefined && post.csrf.length > 20)).toBe(true);
+    expect(
+      (await test().service.app.inject({ method: 'GET', url: `/v1/wallets/${seeded.walletId}`, headers: test().auth })).json().balance,
+    ).toBe(1750);
+    await shot(page, '06-wallet');
+
+    // Users: find by email, revoke the session, see it gone.
+    await openPage(page, 'Users');
+    await page.getByLabel('Search by email').fill(seeded.email);
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('link', { name: seeded.email }).click();
+    await expect.poll(() => page.getByTestId('session-list').textContent()).toContain(seeded.sessionName);
+    await shot(page, '07-user');
+    await page.getByRole('button', { name: `Revoke session ${seeded.sessionName}` }).click();
+    await expect.poll(() => page.getByText('No active sessions.').count()).toBe(1);
+    const sessions = await test().service.app.inject({ method: 'GET', url: `/v1/users/${seeded.userId}/sessions`, headers: test().auth });
+    expect(sessions.json<{ data: unknown[] }>().data).toHaveLength(0);
+
+    // Every other page, with data where there is some.
+    await openPage(page, 'Overview');
+    await expect.poll(() => page.getByTestId('credits-in-circulation').textContent()).toBe('1,750');
+    await expect.poll(() => page.getByTestId('chart-credits').count()).toBe(1);
+    await expect.poll(() => page.getByTestId('chart-webhooks').count()).toBe(1);
+    await shot(page, '08-overview');
+    await openPage(page, 'Events');
+    await page.getByRole('button', { name: 'Show data' }).first().click();
+    await expect.poll(() => page.locator('pre.json').count()).toBe(1);
+    await shot(page, '09-events');
+    await openPage(page, 'API keys');
+    await page.getByLabel('New key name (optional)').fill('from the browser');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await expect.poll(() => page.getByTestId('secret-value').textContent()).toMatch(/^svc_sk_/);
+    await expect.poll(() => page.getByTestId('key-list').textContent()).toContain('in use here');
+    await shot(page, '10-api-keys');
+    await openPage(page, 'Organizations');
+    await shot(page, '11-organizations');
+    await openPage(page, 'Audit log');
+    await shot(page, '12-audit-log');
+    await openPage(page, 'Settings');
+    await shot(page, '13-settings');
+
+    // Readable at 375 px: nothing wider than the screen.
+    await page.setViewportSize({ width: 375, height: 812 });
+    for (const label of ['Overview', 'Wallets', 'Webhooks']) {
+      await openPage(page, label);
+      // Elements reaching past the right edge, outside the parts that scroll sideways on purpose.
+      const overflowing = await page.evaluate<string[]>(
+        `[...document.querySelectorAll('body *')]
+          .filter((element) => element.getBoundingClientRect().right > 376 && !element.closest('.table-wrap, .side, pre'))
+          .map((element) => element.tagName.toLowerCase() + '.' + element.className)
+          .slice(0, 5)`,
+      );
+      expect(overflowing, label).toEqual([]);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+      await shot(page, `14-mobile-${label.toLowerCase()}`);
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+
+    // Keyboard: the first Tab reaches the skip link, which moves focus to the content.
+    await page.goto(`${baseUrl}/dashboard/`);
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+
+    // Sign out ends the session on the server, not only in this tab.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await expect.poll(() => page.getByLabel('Secret key').count()).toBe(1);
+    expect(await page.evaluate(async () => (await fetch('/v1/project')).status)).toBe(401);
+    expect(pageErrors).toEqual([]);
+    await context.close();
+  }, 120_000);
+
+  it('serves hashed assets for a year and index.html revalidated, gzipped when asked', async () => {
+    const index = await fetch(`${baseUrl}/dashboard/wallets/anything`, { headers: { 'accept-encoding': 'gzip' } });
+    expect(index.status).toBe(200);
+    expect(index.headers.get('cache-control')).toBe('no-cache');
+    expect(index.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(index.headers.get('x-frame-options')).toBe('DENY');
+    const html = await index.text();
+    const script = /src="(\/dashboard\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+    expect(script).toBeDefined();
+    const asset = await fetch(`${baseUrl}${script!}`, { headers: { 'accept-encoding': 'gzip' } });
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(asset.headers.get('content-encoding')).toBe('gzip');
+    expect(asset.headers.get('content-type')).toContain('text/javascript');
+    expect((await fetch(`${baseUrl}/dashboard/assets/missing-0000.js`)).status).toBe(404);
+  });
+
+  it('keeps the first page under 250 KB of gzipped JavaScript', () => {
+    const output = execFileSync('node', [BUNDLE_CHECK], { encoding: 'utf8' });
+    const match = /first page JavaScript: ([\d.]+) kB gzipped, within/.exec(output);
+    expect(match, output).not.toBeNull();
+    expect(Number(match![1])).toBeLessThan(250);
+  });
+});

@@ -1,0 +1,79 @@
+import type { Config } from '../../config.js';
+import type { Db } from '../../db/database.js';
+import type { RouteModule } from '../../http/app.js';
+import type { PeriodicJob } from '../../jobs/scheduler.js';
+import { type Clock, isoTime } from '../../shared/clock.js';
+import { OutboundHttp } from '../../shared/outbound-http.js';
+import { outboundFetch } from '../../shared/outbound-http.fetch.js';
+import { secretBoxFromConfig } from '../../shared/secret-box.js';
+import type { Auth } from '../auth/auth.module.js';
+import { OAuthClient } from './oauth.client.js';
+import { oauthRoutes } from './oauth.routes.js';
+import { OAuthService } from './oauth.service.js';
+import { deleteExpiredStates } from './oauth.store.js';
+
+export interface OAuthDependencies {
+  readonly db: Db;
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly auth: Pick<Auth, 'users' | 'sessions'>;
+}
+
+export interface OAuthOptions {
+  /**
+   * PEM of certificate authorities to trust for provider calls instead of the default store. For
+   * tests, whose CA is made after the process started; production trusts the system store plus
+   * NODE_EXTRA_CA_CERTS.
+   */
+  readonly trustedCa?: string;
+}
+
+export interface OAuth {
+  readonly service: OAuthService;
+  readonly routes: readonly RouteModule[];
+  /** Deletes sign-in states a day after they expired. */
+  readonly jobs: readonly PeriodicJob[];
+  close(): Promise<void>;
+}
+
+const STATE_RETENTION_MS = 24 * 60 * 60 * 1000;
+const CLEANUP_BATCH = 1000;
+
+export function createOAuth(deps: OAuthDependencies, options: OAuthOptions = {}): OAuth {
+  const { db, config, clock } = deps;
+  const http = new OutboundHttp({
+    allowPrivate: config.oauth.allowPrivate,
+    allowHttp: config.oauth.allowInsecureHttp,
+    userAgent: 'svc-oauth/1.0',
+    ...(options.trustedCa === undefined ? {} : { trustedCa: options.trustedCa }),
+  });
+  const client = new OAuthClient({
+    fetch: outboundFetch(http),
+    endpoints: config.oauth.endpoints,
+    allowInsecureHttp: config.oauth.allowInsecureHttp,
+    clock,
+  });
+  const service = new OAuthService({
+    db,
+    clock,
+    users: deps.auth.users,
+    sessions: deps.auth.sessions,
+    client,
+    secrets: secretBoxFromConfig({ keyHex: config.oauth.secretsEncryptionKeyHex, dataDir: config.dataDir }),
+    allowInsecureHttp: config.oauth.allowInsecureHttp,
+  });
+  const cleanup: PeriodicJob = {
+    name: 'oauth-state-cleanup',
+    intervalMs: 10 * 60 * 1000,
+    async run() {
+      const before = isoTime(new Date(clock.now().getTime() - STATE_RETENTION_MS));
+      while ((await deleteExpiredStates(db.kysely, before, CLEANUP_BATCH)) === CLEANUP_BATCH);
+    },
+  };
+  return {
+    service,
+    routes: [oauthRoutes(service)],
+    jobs: [cleanup],
+    close: () => http.close(),
+  };
+}

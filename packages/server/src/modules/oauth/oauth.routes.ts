@@ -1,0 +1,110 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { RouteModule } from '../../http/app.js';
+import { requireSecretKey } from '../../http/principal.js';
+import { sessionClient } from '../auth/auth.routes.js';
+import {
+  CallbackBody,
+  CallbackResponse,
+  ConfigureProviderBody,
+  DeletedProviderSchema,
+  ProviderListSchema,
+  ProviderParams,
+  ProviderSchema,
+  StartBody,
+  StartResponse,
+} from './oauth.schemas.js';
+import type { OAuthService } from './oauth.service.js';
+
+const tags = ['oauth'];
+const security = [{ secretKey: [] }, { secretKeyHeader: [] }];
+/**
+ * Never kept for idempotent replay: the callback's answer holds a session token, and the start's
+ * state is a single-use value that must not sit in the idempotency table.
+ */
+const noReplay = { mode: 'off' } as const;
+
+type WithProvider = FastifyRequest<{ Params: { provider: string } }>;
+
+/** HTTP only: `/v1/auth/providers*` and `/v1/auth/oauth/*`. */
+export function oauthRoutes(oauth: OAuthService): RouteModule {
+  return (app: FastifyInstance) => {
+    app.put(
+      '/v1/auth/providers/:provider',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          tags,
+          security,
+          summary: 'Configure a sign-in provider: google, github, apple, or a generic OpenID Connect provider by key',
+          params: ProviderParams,
+          body: ConfigureProviderBody,
+          response: { 200: ProviderSchema },
+        },
+      },
+      (request: WithProvider) =>
+        oauth.configure(requireSecretKey(request).projectId, request.params.provider, request.body as ConfigureProviderBody),
+    );
+
+    app.get(
+      '/v1/auth/providers',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          tags,
+          security,
+          summary: "The project's configured providers (never their secrets)",
+          response: { 200: ProviderListSchema },
+        },
+      },
+      (request) => oauth.list(requireSecretKey(request).projectId),
+    );
+
+    app.delete(
+      '/v1/auth/providers/:provider',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          tags,
+          security,
+          summary: "Remove a provider's configuration; linked identities stay",
+          params: ProviderParams,
+          response: { 200: DeletedProviderSchema },
+        },
+      },
+      (request: WithProvider) => oauth.remove(requireSecretKey(request).projectId, request.params.provider),
+    );
+
+    app.post(
+      '/v1/auth/oauth/:provider',
+      {
+        config: { credential: 'secret', idempotency: noReplay },
+        schema: {
+          tags,
+          security,
+          summary: "Start a sign-in: the provider's URL (PKCE S256, single-use state, nonce for OpenID Connect)",
+          params: ProviderParams,
+          body: StartBody,
+          response: { 200: StartResponse },
+        },
+      },
+      (request: WithProvider) => oauth.start(requireSecretKey(request).projectId, request.params.provider, request.body as StartBody),
+    );
+
+    app.post(
+      '/v1/auth/oauth/:provider/callback',
+      {
+        config: { credential: 'secret', idempotency: noReplay },
+        schema: {
+          tags,
+          security,
+          summary: 'Finish a sign-in with the code and state from the redirect: the user and a new session',
+          params: ProviderParams,
+          body: CallbackBody,
+          response: { 200: CallbackResponse },
+        },
+      },
+      (request: WithProvider) =>
+        oauth.callback(requireSecretKey(request).projectId, request.params.provider, request.body as CallbackBody, sessionClient(request)),
+    );
+  };
+}

@@ -1,0 +1,79 @@
+import type { Logger } from 'pino';
+import type { Config } from '../../config.js';
+import type { Db } from '../../db/database.js';
+import type { RouteModule } from '../../http/app.js';
+import type { PeriodicJob } from '../../jobs/scheduler.js';
+import { type Clock, isoTime } from '../../shared/clock.js';
+import { OutboundHttp } from '../../shared/outbound-http.js';
+import { outboundFetch } from '../../shared/outbound-http.fetch.js';
+import { secretBoxFromConfig } from '../../shared/secret-box.js';
+import type { AuditService } from '../audit/audit.service.js';
+import type { Auth } from '../auth/auth.module.js';
+import { OAuthClient } from '../oauth/oauth.client.js';
+import type { OAuthOptions } from '../oauth/oauth.module.js';
+import { ssoRoutes } from './sso.routes.js';
+import { type SsoOrganizations, SsoService } from './sso.service.js';
+import { deleteExpired } from './sso.store.js';
+
+export interface SsoDependencies {
+  readonly db: Db;
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly audit: AuditService;
+  readonly auth: Pick<Auth, 'users' | 'sessions'>;
+  readonly organizations: SsoOrganizations;
+}
+
+export interface Sso {
+  readonly service: SsoService;
+  readonly routes: readonly RouteModule[];
+  /** Deletes requests, codes and used assertion ids a day after they expired. */
+  readonly jobs: readonly PeriodicJob[];
+  close(): Promise<void>;
+}
+
+const RETENTION_MS = 24 * 60 * 60 * 1000;
+const CLEANUP_BATCH = 1000;
+
+/**
+ * Enterprise SSO. OIDC connections use the OAuth module's client (discovery, PKCE, ID token checks)
+ * with the same outbound HTTP rules and test seam (`OAuthOptions.trustedCa`) as OAuth providers.
+ */
+export function createSso(deps: SsoDependencies, options: OAuthOptions = {}): Sso {
+  const { db, config, clock } = deps;
+  const http = new OutboundHttp({
+    allowPrivate: config.oauth.allowPrivate,
+    allowHttp: config.oauth.allowInsecureHttp,
+    userAgent: 'svc-sso/1.0',
+    ...(options.trustedCa === undefined ? {} : { trustedCa: options.trustedCa }),
+  });
+  const oauthClient = new OAuthClient({
+    fetch: outboundFetch(http),
+    endpoints: config.oauth.endpoints,
+    allowInsecureHttp: config.oauth.allowInsecureHttp,
+    clock,
+  });
+  const service = new SsoService({
+    db,
+    clock,
+    logger: deps.logger,
+    users: deps.auth.users,
+    sessions: deps.auth.sessions,
+    organizations: deps.organizations,
+    audit: deps.audit,
+    oauthClient,
+    secrets: secretBoxFromConfig({ keyHex: config.oauth.secretsEncryptionKeyHex, dataDir: config.dataDir }),
+    publicUrl: config.email.publicUrl,
+    allowInsecureHttp: config.oauth.allowInsecureHttp,
+  });
+  const cleanup: PeriodicJob = {
+    name: 'sso-cleanup',
+    intervalMs: 10 * 60 * 1000,
+    async run() {
+      const before = isoTime(new Date(clock.now().getTime() - RETENTION_MS));
+      while ((await deleteExpired(db.kysely, before, CLEANUP_BATCH)) > 0);
+    },
+  };
+  return { service, routes: [ssoRoutes(service)], jobs: [cleanup], close: () => http.close() };
+}

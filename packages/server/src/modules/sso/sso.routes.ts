@@ -1,0 +1,189 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { RouteModule } from '../../http/app.js';
+import { requireSecretKey } from '../../http/principal.js';
+import { ApiError } from '../../shared/errors.js';
+import { auditContext } from '../audit/audit.context.js';
+import { sessionClient } from '../auth/auth.routes.js';
+import { SAML_RESPONSE_BYTES_MAX } from './sso.saml.js';
+import {
+  AcsBody,
+  CallbackBody,
+  CallbackResponse,
+  ConnectionListSchema,
+  ConnectionParams,
+  ConnectionSchema,
+  CreateConnectionBody,
+  DeletedConnectionSchema,
+  OidcCallbackQuery,
+  OrganizationParams,
+  PublicConnectionParams,
+  StartBody,
+  StartResponse,
+} from './sso.schemas.js';
+import type { SsoService } from './sso.service.js';
+
+const tags = ['sso'];
+const security = [{ secretKey: [] }, { secretKeyHeader: [] }];
+/** Never kept for idempotent replay: the start's URL carries a single-use request, the callback's answer a session token. */
+const noReplay = { mode: 'off' } as const;
+/** The form an identity provider posts: a SAMLResponse (base64) and a RelayState, with room to spare. */
+const ACS_BODY_BYTES_MAX = SAML_RESPONSE_BYTES_MAX + 8 * 1024;
+
+type OnOrganization = FastifyRequest<{ Params: { id: string } }>;
+type OnConnection = FastifyRequest<{ Params: { id: string; connection_id: string } }>;
+type OnPublicConnection = FastifyRequest<{ Params: { connection_id: string } }>;
+
+/** HTTP only: `/v1/organizations/{id}/sso-connections*` and `/v1/auth/sso*`. */
+export function ssoRoutes(sso: SsoService): RouteModule {
+  return (app: FastifyInstance) => {
+    app.post(
+      '/v1/organizations/:id/sso-connections',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          tags,
+          security,
+          summary: "Create the organization's SSO connection (OIDC or SAML) with its email domains",
+          params: OrganizationParams,
+          body: CreateConnectionBody,
+          response: { 201: ConnectionSchema },
+        },
+      },
+      async (request: OnOrganization, reply) => {
+        const connection = await sso.create(
+          requireSecretKey(request).projectId,
+          request.params.id,
+          request.body as CreateConnectionBody,
+          auditContext(request),
+        );
+        return reply.code(201).send(connection);
+      },
+    );
+
+    app.get(
+      '/v1/organizations/:id/sso-connections',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          tags,
+          security,
+          summary: "The organization's SSO connections",
+          params: OrganizationParams,
+          response: { 200: ConnectionListSchema },
+        },
+      },
+      (request: OnOrganization) => sso.list(requireSecretKey(request).projectId, request.params.id),
+    );
+
+    app.delete(
+      '/v1/organizations/:id/sso-connections/:connection_id',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          tags,
+          security,
+          summary: 'Delete an SSO connection',
+          params: ConnectionParams,
+          response: { 200: DeletedConnectionSchema },
+        },
+      },
+      (request: OnConnection) =>
+        sso.remove(requireSecretKey(request).projectId, request.params.id, request.params.connection_id, auditContext(request)),
+    );
+
+    app.post(
+      '/v1/auth/sso',
+      {
+        config: { credential: 'secret', idempotency: noReplay },
+        schema: {
+          tags,
+          security,
+          summary: "Start an SSO sign-in by email domain or organization: the identity provider's URL",
+          body: StartBody,
+          response: { 200: StartResponse },
+        },
+      },
+      (request) => sso.start(requireSecretKey(request).projectId, request.body as StartBody),
+    );
+
+    app.post(
+      '/v1/auth/sso/callback',
+      {
+        config: { credential: 'secret', idempotency: noReplay },
+        schema: {
+          tags,
+          security,
+          summary: 'Exchange the one-time code from the redirect for the user, a session and the organization',
+          body: CallbackBody,
+          response: { 200: CallbackResponse },
+        },
+      },
+      (request) =>
+        sso.callback(
+          requireSecretKey(request).projectId,
+          (request.body as CallbackBody).code,
+          sessionClient(request),
+          auditContext(request),
+        ),
+    );
+
+    app.get(
+      '/v1/auth/sso/oidc/callback',
+      {
+        schema: { tags, summary: 'Where OpenID Connect identity providers send the browser back (public)', querystring: OidcCallbackQuery },
+      },
+      async (request, reply) => {
+        const location = await sso.oidcCallback(request.query as OidcCallbackQuery, auditContext(request));
+        return reply.code(303).header('location', location).send();
+      },
+    );
+
+    app.get(
+      '/v1/auth/sso/saml/:connection_id/metadata',
+      {
+        schema: { tags, summary: "A SAML connection's service provider metadata (public, stable URL)", params: PublicConnectionParams },
+      },
+      async (request: OnPublicConnection, reply) =>
+        reply.type('application/samlmetadata+xml').send(await sso.metadata(request.params.connection_id)),
+    );
+
+    // The identity provider's HTTP-POST binding is an HTML form: this route alone reads form bodies.
+    void app.register((scope, _options, done) => {
+      scope.addContentTypeParser(
+        'application/x-www-form-urlencoded',
+        { parseAs: 'string', bodyLimit: ACS_BODY_BYTES_MAX },
+        (_request, text, parsed) => {
+          const form = new URLSearchParams(text as string);
+          const body: Record<string, string> = {};
+          for (const name of ['SAMLResponse', 'RelayState']) {
+            const value = form.get(name);
+            if (value !== null) body[name] = value;
+          }
+          parsed(null, body);
+        },
+      );
+      scope.post(
+        '/v1/auth/sso/saml/:connection_id/acs',
+        {
+          config: { idempotency: noReplay },
+          bodyLimit: ACS_BODY_BYTES_MAX,
+          schema: {
+            tags,
+            summary: "A SAML connection's AssertionConsumerService (HTTP-POST binding, public)",
+            params: PublicConnectionParams,
+            consumes: ['application/x-www-form-urlencoded'],
+            body: AcsBody,
+          },
+        },
+        async (request: OnPublicConnection, reply) => {
+          const body = request.body as AcsBody | undefined;
+          if (body?.SAMLResponse === undefined)
+            throw new ApiError('parameter_missing', 'The form carries no SAMLResponse.', { param: 'SAMLResponse' });
+          const location = await sso.samlAcs(request.params.connection_id, body, auditContext(request));
+          return reply.code(303).header('location', location).send();
+        },
+      );
+      done();
+    });
+  };
+}

@@ -1,0 +1,110 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { RouteModule } from '../../http/app.js';
+import { requireSecretKey } from '../../http/principal.js';
+import { StrictObject } from '../../http/schemas.js';
+import type { StatsService } from './stats.service.js';
+
+const security = [{ secretKey: [] }, { secretKeyHeader: [] }];
+const tags = ['stats'];
+const config = { credential: 'secret' } as const;
+/** At most 90 days per series: a bounded scan and a chart that still reads. */
+const DAYS_MAX = 90;
+const DaysQuery = StrictObject({ days: Type.Optional(Type.Integer({ minimum: 1, maximum: DAYS_MAX, default: 30 })) });
+const nullableNumber = Type.Union([Type.Number(), Type.Null()]);
+
+const OverviewSchema = Type.Object(
+  {
+    object: Type.Literal('stats.overview'),
+    users: Type.Integer(),
+    wallets: Type.Integer(),
+    credits_in_circulation: Type.Integer({ description: 'The sum of every wallet balance.' }),
+    events_today: Type.Integer({ description: 'Events since 00:00 UTC.' }),
+    as_of: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'StatsOverview' },
+);
+const CreditsSeriesSchema = Type.Object(
+  {
+    object: Type.Literal('list'),
+    data: Type.Array(
+      Type.Object({
+        day: Type.String(),
+        added: Type.Integer(),
+        deducted: Type.Integer(),
+        credit_count: Type.Integer(),
+        debit_count: Type.Integer(),
+      }),
+    ),
+    has_more: Type.Literal(false),
+  },
+  { $id: 'StatsCredits' },
+);
+const WebhooksSeriesSchema = Type.Object(
+  {
+    object: Type.Literal('list'),
+    data: Type.Array(
+      Type.Object({
+        day: Type.String(),
+        attempts: Type.Integer(),
+        succeeded: Type.Integer(),
+        success_rate: nullableNumber,
+        latency_ms_avg: nullableNumber,
+        latency_ms_max: nullableNumber,
+      }),
+    ),
+    has_more: Type.Literal(false),
+  },
+  { $id: 'StatsWebhooks' },
+);
+
+type WithDays = FastifyRequest<{ Querystring: { days?: number } }>;
+
+export function statsRoutes(stats: StatsService): RouteModule {
+  return (app: FastifyInstance) => {
+    app.get(
+      '/v1/stats/overview',
+      {
+        config,
+        schema: { tags, security, summary: 'Users, wallets, credits in circulation, events today', response: { 200: OverviewSchema } },
+      },
+      (request) => stats.overview(requireSecretKey(request).projectId),
+    );
+    app.get(
+      '/v1/stats/credits',
+      {
+        config,
+        schema: {
+          tags,
+          security,
+          summary: 'Credits added and deducted per UTC day, oldest first',
+          querystring: DaysQuery,
+          response: { 200: CreditsSeriesSchema },
+        },
+      },
+      async (request: WithDays) => ({
+        object: 'list',
+        data: await stats.credits(requireSecretKey(request).projectId, request.query.days ?? 30),
+        has_more: false,
+      }),
+    );
+    app.get(
+      '/v1/stats/webhooks',
+      {
+        config,
+        schema: {
+          tags,
+          security,
+          summary: 'Webhook attempts per UTC day: success rate and latency, oldest first',
+          querystring: DaysQuery,
+          response: { 200: WebhooksSeriesSchema },
+        },
+      },
+      async (request: WithDays) => ({
+        object: 'list',
+        data: await stats.webhooks(requireSecretKey(request).projectId, request.query.days ?? 30),
+        has_more: false,
+      }),
+    );
+  };
+}

@@ -1,0 +1,71 @@
+import { expect, it } from 'vitest';
+import { describeEachDialect } from '../../test/database.js';
+import { useTestService } from '../../test/service.js';
+import { lastDays } from './stats.service.js';
+
+it('lastDays lists UTC days oldest first, today last', () => {
+  expect(lastDays(new Date('2026-03-02T23:59:59.000Z'), 3)).toEqual(['2026-02-28', '2026-03-01', '2026-03-02']);
+});
+
+describeEachDialect('stats', (dialect) => {
+  const test = useTestService(dialect);
+
+  it('counts users, wallets, credits in circulation and events today; credits added and deducted per day', async () => {
+    const { app } = test().service;
+    const headers = test().auth;
+    const empty = await app.inject({ method: 'GET', url: '/v1/stats/overview', headers });
+    expect(empty.json()).toMatchObject({ object: 'stats.overview', users: 0, wallets: 0, credits_in_circulation: 0, events_today: 0 });
+
+    const signup = await app.inject({
+      method: 'POST',
+      url: '/v1/auth/signup',
+      headers,
+      payload: { email: 'stats@example.com', password: 'correct horse battery staple', name: 'Stats' },
+    });
+    expect(signup.statusCode, signup.body).toBe(201);
+    const userId = signup.json<{ user: { id: string } }>().user.id;
+    const wallet = await app.inject({ method: 'POST', url: '/v1/wallets', headers, payload: { user_id: userId, currency: 'USD' } });
+    const walletId = wallet.json<{ id: string }>().id;
+    for (const [path, amount] of [
+      ['credits', 500],
+      ['credits', 250],
+      ['debits', 100],
+    ] as const) {
+      const response = await app.inject({ method: 'POST', url: `/v1/wallets/${walletId}/${path}`, headers, payload: { amount } });
+      expect(response.statusCode, response.body).toBe(201);
+    }
+
+    const overview = await app.inject({ method: 'GET', url: '/v1/stats/overview', headers });
+    expect(overview.json()).toMatchObject({ users: 1, wallets: 1, credits_in_circulation: 650 });
+    expect(overview.json().events_today).toBeGreaterThanOrEqual(5);
+
+    const credits = await app.inject({ method: 'GET', url: '/v1/stats/credits?days=7', headers });
+    const series = credits.json<{ data: { day: string; added: number; deducted: number; credit_count: number }[] }>().data;
+    expect(series).toHaveLength(7);
+    expect(series.at(-1)).toEqual({
+      day: new Date().toISOString().slice(0, 10),
+      added: 750,
+      deducted: 100,
+      credit_count: 2,
+      debit_count: 1,
+    });
+    expect(series[0]).toMatchObject({ added: 0, deducted: 0 });
+
+    const webhooks = await app.inject({ method: 'GET', url: '/v1/stats/webhooks?days=3', headers });
+    expect(webhooks.statusCode).toBe(200);
+    expect(webhooks.json().data).toHaveLength(3);
+    expect(webhooks.json().data[2]).toMatchObject({ attempts: 0, success_rate: null });
+
+    expect((await app.inject({ method: 'GET', url: '/v1/stats/credits?days=91', headers })).statusCode).toBe(400);
+  });
+
+  it('counts only the own project', async () => {
+    const other = await test().service.projects.createProject({ name: 'Other' });
+    const response = await test().service.app.inject({
+      method: 'GET',
+      url: '/v1/stats/overview',
+      headers: { authorization: `Bearer ${other.secretKey}` },
+    });
+    expect(response.json()).toMatchObject({ users: 0, wallets: 0, credits_in_circulation: 0 });
+  });
+});
