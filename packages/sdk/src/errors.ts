@@ -1,5 +1,5 @@
 /**
- * What the SDK throws. `SvcError` is an error answer from the service (it has an HTTP status and a
+ * What the SDK throws. `ServiceError` is an error answer from the service (it has an HTTP status and a
  * stable `code` from docs/errors.md); `SvcConnectionError` means no answer arrived at all, and
  * `SvcTimeoutError` that none arrived in time. A call the caller aborted rejects with the
  * signal's own reason (an `AbortError` DOMException unless the caller gave another), as `fetch` does.
@@ -14,8 +14,8 @@ export interface ErrorBody {
   readonly request_id?: string;
 }
 
-export class SvcError extends Error {
-  override readonly name = 'SvcError';
+export class ServiceError extends Error {
+  override readonly name = 'ServiceError';
   /** The HTTP status: 400, 401, 403, 404, 409, 413, 415, 422, 429, 500 or 503. */
   readonly status: number;
   /** `invalid_request_error`, `authentication_error`, `permission_error`, `rate_limit_error` or `api_error`. */

@@ -4,7 +4,7 @@ export {
   SignatureVerificationError,
   type SignatureVerificationReason,
   SvcConnectionError,
-  SvcError,
+  ServiceError,
   SvcTimeoutError,
 } from './errors.js';
 export { type ListPage, PagedList } from './pagination.js';

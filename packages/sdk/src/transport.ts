@@ -1,5 +1,5 @@
 import { randomUuid } from './crypto.js';
-import { type ErrorBody, SvcConnectionError, SvcError, SvcTimeoutError } from './errors.js';
+import { type ErrorBody, SvcConnectionError, ServiceError, SvcTimeoutError } from './errors.js';
 
 /** What a client was built with; every field but `baseUrl` has a default. */
 export interface TransportOptions {
@@ -137,7 +137,7 @@ export class Transport {
   }
 
   /** The delay before retrying an error answer, or `undefined` when it must not be retried. */
-  #retryDelayMs(error: SvcError, mode: RetryMode, attempt: number): number | undefined {
+  #retryDelayMs(error: ServiceError, mode: RetryMode, attempt: number): number | undefined {
     const rateLimited = error.status === 429;
     const retryable = rateLimited || (mode !== 'unkeyed' && (error.status >= 500 || error.code === 'idempotency_key_in_use'));
     if (!retryable) return undefined;
@@ -213,7 +213,7 @@ function parseSuccess(response: Response, text: string): unknown {
   }
 }
 
-function toSvcError(response: Response, text: string): SvcError {
+function toSvcError(response: Response, text: string): ServiceError {
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -224,7 +224,7 @@ function toSvcError(response: Response, text: string): SvcError {
   if (error === undefined || typeof error.code !== 'string' || typeof error.message !== 'string') {
     return unexpected(response, `The service answered ${response.status} without an error body.`);
   }
-  return new SvcError({
+  return new ServiceError({
     status: response.status,
     body: { type: error.type ?? 'api_error', code: error.code, message: error.message, ...pick(error, 'param', 'request_id') },
     headers: response.headers,
@@ -232,8 +232,8 @@ function toSvcError(response: Response, text: string): SvcError {
   });
 }
 
-function unexpected(response: Response, message: string): SvcError {
-  return new SvcError({
+function unexpected(response: Response, message: string): ServiceError {
+  return new ServiceError({
     status: response.status,
     body: { type: 'api_error', code: 'unexpected_response', message },
     headers: response.headers,

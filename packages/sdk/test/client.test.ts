@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { type ResponseInfo, SvcError, SvcSessionClient } from '../src/index.js';
+import { type ResponseInfo, ServiceError, SvcSessionClient } from '../src/index.js';
 import { PASSWORD, uniqueEmail, useSdkService } from './harness.js';
 
 /** Every operation the SDK called in this file, as `METHOD /path-template`, for the coverage check at the end. */
@@ -100,13 +100,13 @@ describe('SvcClient against the real server', () => {
     expect(await svc.wallets.close(wallet.id)).toMatchObject({ status: 'closed', balance: 0 });
   });
 
-  it('maps every error answer to SvcError with status, type, code, message, param and requestId', async () => {
+  it('maps every error answer to ServiceError with status, type, code, message, param and requestId', async () => {
     const svc = client();
     const { user } = await newUser();
     const wallet = await svc.wallets.create({ user_id: user.id, currency: 'USD' });
     const refused = await svc.wallets.deductCredits(wallet.id, { amount: 100 }).catch((error: unknown) => error);
-    expect(refused).toBeInstanceOf(SvcError);
-    const error = refused as SvcError;
+    expect(refused).toBeInstanceOf(ServiceError);
+    const error = refused as ServiceError;
     expect({ status: error.status, type: error.type, code: error.code, param: error.param }).toEqual({
       status: 422,
       type: 'invalid_request_error',

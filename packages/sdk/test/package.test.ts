@@ -27,7 +27,7 @@ const event = await verifyWebhook(body, header, secret);
 const refused = await verifyWebhook(body + ' ', header, secret).catch((caught) => caught);
 console.log(JSON.stringify({
   project: project.object,
-  error: [error instanceof SvcError, error.status, error.code],
+  error: [error instanceof ServiceError, error.status, error.code],
   event: event.type,
   refused: [refused instanceof SignatureVerificationError, refused.reason],
 }));
@@ -78,7 +78,7 @@ describe('the built package, installed the way a user installs it', () => {
     writeFileSync(
       join(directory, 'esm.mjs'),
       PROGRAM(
-        "import { SvcClient, SvcError, SignatureVerificationError, verifyWebhook } from '@svc/sdk';\nimport { createRequire } from 'node:module';\nconst require_ = createRequire(import.meta.url);",
+        "import { SvcClient, ServiceError, SignatureVerificationError, verifyWebhook } from '@svc/sdk';\nimport { createRequire } from 'node:module';\nconst require_ = createRequire(import.meta.url);",
       ),
     );
     expect(await run('esm.mjs')).toEqual(EXPECTED);
@@ -87,14 +87,14 @@ describe('the built package, installed the way a user installs it', () => {
   it('works with require (CommonJS)', async () => {
     writeFileSync(
       join(directory, 'cjs.cjs'),
-      `(async () => {\n${PROGRAM("const { SvcClient, SvcError, SignatureVerificationError, verifyWebhook } = require('@svc/sdk');\nconst require_ = require;\nif (typeof require.resolve('@svc/sdk') !== 'string' || !require.resolve('@svc/sdk').includes('dist/cjs')) throw new Error('require did not pick dist/cjs');")}\n})().catch((error) => { console.error(error); process.exit(1); });`,
+      `(async () => {\n${PROGRAM("const { SvcClient, ServiceError, SignatureVerificationError, verifyWebhook } = require('@svc/sdk');\nconst require_ = require;\nif (typeof require.resolve('@svc/sdk') !== 'string' || !require.resolve('@svc/sdk').includes('dist/cjs')) throw new Error('require did not pick dist/cjs');")}\n})().catch((error) => { console.error(error); process.exit(1); });`,
     );
     expect(await run('cjs.cjs')).toEqual(EXPECTED);
   });
 
   it('type-checks for a TypeScript user, from an ES module and from a CommonJS module', () => {
     const consumer = `
-import { SvcClient, SvcError, verifyWebhook, type Wallet, type WebhookEvent } from '@svc/sdk';
+import { SvcClient, ServiceError, verifyWebhook, type Wallet, type WebhookEvent } from '@svc/sdk';
 export async function main(): Promise<void> {
   const client = new SvcClient({ apiKey: 'svc_sk_x', baseUrl: 'https://api.example.com' });
   const wallet: Wallet = await client.wallets.create({ user_id: 'usr_1', currency: 'USD', metadata: { plan: 'pro' } });
@@ -106,7 +106,7 @@ export async function main(): Promise<void> {
   if (event.type === 'wallet.credit.added') console.log(event.data.wallet_id);
   // @ts-expect-error: amount is a number
   await client.wallets.addCredits(wallet.id, { amount: '100' });
-  console.log(new SvcError({ status: 400, body: { type: 't', code: 'c', message: 'm' }, headers: new Headers() }).code);
+  console.log(new ServiceError({ status: 400, body: { type: 't', code: 'c', message: 'm' }, headers: new Headers() }).code);
 }
 `;
     writeFileSync(join(directory, 'consumer-esm.mts'), consumer);

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ResponseInfo, SvcClient, SvcConnectionError, SvcError, SvcTimeoutError } from '../src/index.js';
+import { type ResponseInfo, SvcClient, SvcConnectionError, ServiceError, SvcTimeoutError } from '../src/index.js';
 import { retryAfterSeconds } from '../src/transport.js';
 import { json, PASSWORD, type Received, startStub, uniqueEmail, useSdkService } from './harness.js';
 
@@ -171,8 +171,8 @@ describe('retries, timeouts and aborts against a loopback stub', () => {
     reset(() => failure(503, 'service_unavailable'));
     const error = (await client({ maxRetries: 3 })
       .wallets.get('wlt_1')
-      .catch((caught: unknown) => caught)) as SvcError;
-    expect(error).toBeInstanceOf(SvcError);
+      .catch((caught: unknown) => caught)) as ServiceError;
+    expect(error).toBeInstanceOf(ServiceError);
     expect({ status: error.status, code: error.code, requestId: error.requestId }).toEqual({
       status: 503,
       code: 'service_unavailable',

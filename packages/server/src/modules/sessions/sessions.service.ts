@@ -92,7 +92,7 @@ export class SessionsService implements SessionAuthenticator {
   async authenticate(token: string): Promise<SessionPrincipal> {
     const name = sessionNameOfToken(token);
     if (name === undefined) throw new ApiError('session_invalid', 'The session token is not valid.');
-    const row = await store.findSessionForCheck(this.#db.kysely, name);
+    const row = await store.findSessionForCheck(this.#db, name);
     if (row === undefined || !constantTimeEqual(row.token_hash, sha256Hex(token))) {
       throw new ApiError('session_invalid', 'The session token is not valid.');
     }
@@ -107,7 +107,7 @@ export class SessionsService implements SessionAuthenticator {
   async check(projectId: string, token: string): Promise<SessionCheck> {
     const name = sessionNameOfToken(token);
     if (name === undefined) return { valid: false, reason: 'not_found' };
-    const row = await store.findSession(this.#db.kysely, projectId, name);
+    const row = await store.findSessionForRead(this.#db, projectId, name);
     if (row === undefined || !constantTimeEqual(row.token_hash, sha256Hex(token))) return { valid: false, reason: 'not_found' };
     const now = this.#clock.now();
     if (row.revoked_at !== null) return { valid: false, reason: 'revoked' };

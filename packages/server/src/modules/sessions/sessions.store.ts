@@ -1,4 +1,6 @@
 import type { Kysely } from 'kysely';
+import type { Db } from '../../db/database.js';
+import { fixedQuery, runFixedFirst } from '../../db/fixed-query.js';
 import type { Database, SessionRevokedReason, SessionsTable } from '../../db/schema.js';
 
 type Executor = Kysely<Database>;
@@ -19,12 +21,23 @@ export type SessionCheckRow = Pick<
  * The one lookup not scoped by project: it is how a request with a session token finds its project
  * (as `findApiKeyByHash` is for secret keys). Callers compare the token hash before trusting the row.
  */
-export async function findSessionForCheck(db: Executor, sessionId: string): Promise<SessionCheckRow | undefined> {
-  return db
-    .selectFrom('sessions')
-    .select(['id', 'project_id', 'user_id', 'token_hash', 'expires_at', 'revoked_at', 'last_used_at'])
-    .where('id', '=', sessionId)
-    .executeTakeFirst();
+const FIND_SESSION_FOR_CHECK = fixedQuery<SessionCheckRow>(
+  `select id, project_id, user_id, token_hash, expires_at, revoked_at, last_used_at from sessions where id = ?`,
+);
+
+export async function findSessionForCheck(db: Db, sessionId: string): Promise<SessionCheckRow | undefined> {
+  return runFixedFirst(db, FIND_SESSION_FOR_CHECK, [sessionId]);
+}
+
+const SESSION_COLUMNS =
+  'id, project_id, user_id, token_hash, refresh_token_hash, refresh_expires_at, chain_id, refreshed_at, replaced_by, ' +
+  'expires_at, ip, user_agent, created_at, last_used_at, revoked_at, revoked_reason';
+
+/** A read outside any transaction (checking a token): a fixed, prepared text. */
+const FIND_SESSION = fixedQuery<SessionRow>(`select ${SESSION_COLUMNS} from sessions where project_id = ? and id = ?`);
+
+export async function findSessionForRead(db: Db, projectId: string, sessionId: string): Promise<SessionRow | undefined> {
+  return runFixedFirst(db, FIND_SESSION, [projectId, sessionId]);
 }
 
 export async function findSession(db: Executor, projectId: string, sessionId: string): Promise<SessionRow | undefined> {

@@ -124,8 +124,8 @@ export class UsersService {
     return row;
   }
 
-  async findRecord(projectId: string, userId: string, executor: Transaction = this.#db.kysely): Promise<UserRecord | undefined> {
-    return store.findUser(executor, projectId, userId);
+  async findRecord(projectId: string, userId: string, executor?: Transaction): Promise<UserRecord | undefined> {
+    return executor === undefined ? store.findUserForRead(this.#db, projectId, userId) : store.findUser(executor, projectId, userId);
   }
 
   async findRecordByEmail(

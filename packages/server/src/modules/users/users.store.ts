@@ -1,4 +1,6 @@
 import type { Kysely } from 'kysely';
+import type { Db } from '../../db/database.js';
+import { fixedQuery, runFixedFirst } from '../../db/fixed-query.js';
 import type { Database, RolesTable, UsersTable } from '../../db/schema.js';
 
 type Executor = Kysely<Database>;
@@ -12,6 +14,16 @@ export async function insertUser(db: Executor, row: UserRow): Promise<void> {
 
 export async function findUser(db: Executor, projectId: string, userId: string): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('project_id', '=', projectId).where('id', '=', userId).executeTakeFirst();
+}
+
+/** A read outside any transaction (every session-authenticated request): a fixed, prepared text. */
+const FIND_USER = fixedQuery<UserRow>(
+  `select id, project_id, email, email_key, name, password_hash, email_verified_at, roles, metadata, banned_at, created_at, updated_at
+   from users where project_id = ? and id = ?`,
+);
+
+export async function findUserForRead(db: Db, projectId: string, userId: string): Promise<UserRow | undefined> {
+  return runFixedFirst(db, FIND_USER, [projectId, userId]);
 }
 
 export async function findUserByEmailKey(db: Executor, projectId: string, emailKey: string): Promise<UserRow | undefined> {

@@ -10,8 +10,6 @@ import type { WalletsService } from '../wallets/wallets.service.js';
 
 /** The transactions `GET /wallet/balance` shows (CONTRACT.md section 4). */
 const RECENT_TRANSACTIONS = 20;
-/** The page size of the scan for the oldest active wallet. */
-const WALLETS_PAGE_SIZE = 100;
 
 const SessionBalanceQuery = StrictObject({
   wallet_id: Type.Optional(
@@ -39,23 +37,6 @@ export interface WalletBalanceRoutesOptions {
  */
 export function walletBalanceRoutes(options: WalletBalanceRoutesOptions): RouteModule {
   const { wallets, ledger } = options;
-
-  /** The user's oldest active wallet: the last active one of the newest-first list. */
-  async function oldestActiveWallet(projectId: string, userId: string): Promise<Wallet | undefined> {
-    let oldest: Wallet | undefined;
-    let startingAfter: string | undefined;
-    for (;;) {
-      const page = await wallets.list(projectId, {
-        user_id: userId,
-        limit: WALLETS_PAGE_SIZE,
-        ...(startingAfter === undefined ? {} : { starting_after: startingAfter }),
-      });
-      for (const wallet of page.data) if (wallet.status === 'active') oldest = wallet;
-      const last = page.data.at(-1);
-      if (!page.has_more || last === undefined) return oldest;
-      startingAfter = last.id;
-    }
-  }
 
   async function ownWallet(projectId: string, userId: string, walletId: string): Promise<Wallet> {
     const missing = new ApiError('resource_missing', `No wallet ${walletId} of this user.`, { param: 'wallet_id' });
@@ -91,12 +72,13 @@ export function walletBalanceRoutes(options: WalletBalanceRoutesOptions): RouteM
         const query = request.query as Static<typeof SessionBalanceQuery>;
         const wallet =
           query.wallet_id === undefined
-            ? await oldestActiveWallet(principal.projectId, principal.userId)
+            ? await wallets.oldestActiveWallet(principal.projectId, principal.userId)
             : await ownWallet(principal.projectId, principal.userId, query.wallet_id);
         if (wallet === undefined) throw new ApiError('resource_missing', 'This user has no active wallet.', { param: 'wallet_id' });
-        const history = await ledger.listWalletTransactions(principal.projectId, wallet.id, { limit: RECENT_TRANSACTIONS });
+        const transactions = await ledger.recentWalletTransactions(principal.projectId, wallet.id, RECENT_TRANSACTIONS);
+        // Read after the history, so the balance is never older than the newest transaction shown.
         const balance = await wallets.getBalance(principal.projectId, wallet.id);
-        return { balance, transactions: history.data };
+        return { balance, transactions };
       },
     );
     options.browser.preflight(app, '/v1/wallet/balance', ['GET']);

@@ -32,6 +32,7 @@ import {
   type Transaction,
   type Transfer,
   type TransferBody,
+  type WalletTransaction,
   type WalletTransactionList,
 } from './wallets.schemas.js';
 import { assertAmount, refuseOutOfRange, refuseTransfer, refuseUnusable, walletMissing } from './wallets.rules.js';
@@ -245,6 +246,12 @@ export class LedgerService {
     // One row more than asked tells whether there is a next page.
     const rows = await ledger.listWalletHistory(db, projectId, walletId, { beforeSeq, limit: limit + 1 });
     return { object: 'list', data: rows.slice(0, limit).map((row) => toWalletTransaction(row, walletId)), has_more: rows.length > limit };
+  }
+
+  /** The newest `limit` transactions of a wallet the caller has just read (no existence check, no cursor). */
+  async recentWalletTransactions(projectId: string, walletId: string, limit: number): Promise<WalletTransaction[]> {
+    const rows = await ledger.listWalletHistory(this.#db.kysely, projectId, walletId, { beforeSeq: undefined, limit });
+    return rows.map((row) => toWalletTransaction(row, walletId));
   }
 
   #movement(type: Movement['type'], projectId: string, walletId: string, input: MovementBody, options: LedgerRequestOptions): Movement {

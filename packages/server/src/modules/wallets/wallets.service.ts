@@ -83,6 +83,12 @@ export class WalletsService {
     return toWallet(await this.#find(this.#db.kysely, projectId, walletId));
   }
 
+  /** The user's oldest active wallet, or undefined (`GET /wallet/balance` without `wallet_id`). */
+  async oldestActiveWallet(projectId: string, userId: string): Promise<Wallet | undefined> {
+    const row = await store.findOldestActiveWallet(this.#db, projectId, userId);
+    return row === undefined ? undefined : toWallet(row);
+  }
+
   async getBalance(projectId: string, walletId: string): Promise<Balance> {
     const row = await this.#find(this.#db.kysely, projectId, walletId);
     return { credits: row.balance, currency: row.currency };

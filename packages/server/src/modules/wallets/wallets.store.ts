@@ -1,4 +1,6 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely';
+import type { Db } from '../../db/database.js';
+import { fixedQuery, runFixedFirst } from '../../db/fixed-query.js';
 import type { Database, WalletStatus, WalletsTable } from '../../db/schema.js';
 
 type Executor = Kysely<Database>;
@@ -67,6 +69,17 @@ export async function listWallets(db: Executor, projectId: string, filter: ListW
     query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.created_at, after.id)));
   }
   return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
+}
+
+/** The user's oldest active wallet (index wallets_project_user_created_idx); a fixed, prepared text. */
+const FIND_OLDEST_ACTIVE_WALLET = fixedQuery<WalletRow>(
+  `select id, project_id, user_id, currency, balance, status, metadata, low_balance_threshold, created_at, updated_at
+   from wallets where project_id = ? and user_id = ? and status = 'active'
+   order by created_at asc, id asc limit 1`,
+);
+
+export async function findOldestActiveWallet(db: Db, projectId: string, userId: string): Promise<WalletRow | undefined> {
+  return runFixedFirst(db, FIND_OLDEST_ACTIVE_WALLET, [projectId, userId]);
 }
 
 export interface WalletChanges {
