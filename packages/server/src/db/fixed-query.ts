@@ -31,7 +31,7 @@ export async function runFixed<Row>(
 ): Promise<Row[]> {
   const text = db.dialect === 'postgres' ? query.postgres : query.sqlite;
   const result = await db.kysely.executeQuery<Row>(CompiledQuery.raw(text, [...parameters]));
-  return result.rows as Row[];
+  return result.rows;
 }
 
 export async function runFixedFirst<Row>(
