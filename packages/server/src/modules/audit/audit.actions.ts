@@ -51,6 +51,9 @@ export const AUDIT_ACTIONS = [
   'sso_connection.create',
   'sso_connection.delete',
   'user.sso_login',
+  'oauth_provider.configure',
+  'oauth_provider.delete',
+  'user.oauth_login',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

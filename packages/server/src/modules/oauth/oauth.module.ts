@@ -1,3 +1,4 @@
+import type { AuditService } from '../audit/audit.service.js';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
 import type { RouteModule } from '../../http/app.js';
@@ -16,6 +17,7 @@ export interface OAuthDependencies {
   readonly db: Db;
   readonly config: Config;
   readonly clock: Clock;
+  readonly audit: AuditService;
   readonly auth: Pick<Auth, 'users' | 'sessions'>;
 }
 
@@ -58,6 +60,7 @@ export function createOAuth(deps: OAuthDependencies, options: OAuthOptions = {})
     clock,
     users: deps.auth.users,
     sessions: deps.auth.sessions,
+    audit: deps.audit,
     client,
     secrets: secretBoxFromConfig({ keyHex: config.oauth.secretsEncryptionKeyHex, dataDir: config.dataDir }),
     allowInsecureHttp: config.oauth.allowInsecureHttp,

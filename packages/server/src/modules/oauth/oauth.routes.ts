@@ -1,3 +1,4 @@
+import { auditContext } from '../audit/audit.context.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RouteModule } from '../../http/app.js';
 import { requireSecretKey } from '../../http/principal.js';
@@ -42,7 +43,12 @@ export function oauthRoutes(oauth: OAuthService): RouteModule {
         },
       },
       (request: WithProvider) =>
-        oauth.configure(requireSecretKey(request).projectId, request.params.provider, request.body as ConfigureProviderBody),
+        oauth.configure(
+          requireSecretKey(request).projectId,
+          request.params.provider,
+          request.body as ConfigureProviderBody,
+          auditContext(request),
+        ),
     );
 
     app.get(
@@ -71,7 +77,7 @@ export function oauthRoutes(oauth: OAuthService): RouteModule {
           response: { 200: DeletedProviderSchema },
         },
       },
-      (request: WithProvider) => oauth.remove(requireSecretKey(request).projectId, request.params.provider),
+      (request: WithProvider) => oauth.remove(requireSecretKey(request).projectId, request.params.provider, auditContext(request)),
     );
 
     app.post(
@@ -104,7 +110,13 @@ export function oauthRoutes(oauth: OAuthService): RouteModule {
         },
       },
       (request: WithProvider) =>
-        oauth.callback(requireSecretKey(request).projectId, request.params.provider, request.body as CallbackBody, sessionClient(request)),
+        oauth.callback(
+          requireSecretKey(request).projectId,
+          request.params.provider,
+          request.body as CallbackBody,
+          sessionClient(request),
+          auditContext(request),
+        ),
     );
   };
 }

@@ -1,3 +1,5 @@
+import type { AuditContext } from '../audit/audit.context.js';
+import type { AuditRecord, AuditService } from '../audit/audit.service.js';
 import { isIP } from 'node:net';
 import * as client from 'openid-client';
 import type { Db } from '../../db/database.js';
@@ -25,6 +27,7 @@ export interface OAuthServiceOptions {
   readonly clock: Clock;
   readonly users: UsersService;
   readonly sessions: SessionsService;
+  readonly audit: AuditService;
   readonly client: OAuthClient;
   readonly secrets: SecretBox;
   /** `OAUTH_ALLOW_INSECURE_HTTP`: generic issuers may be `http://`. */
@@ -53,6 +56,7 @@ export class OAuthService {
   readonly #clock: Clock;
   readonly #users: UsersService;
   readonly #sessions: SessionsService;
+  readonly #audit: AuditService;
   readonly #client: OAuthClient;
   readonly #secrets: SecretBox;
   readonly #allowInsecureHttp: boolean;
@@ -62,6 +66,7 @@ export class OAuthService {
     this.#clock = options.clock;
     this.#users = options.users;
     this.#sessions = options.sessions;
+    this.#audit = options.audit;
     this.#client = options.client;
     this.#secrets = options.secrets;
     this.#allowInsecureHttp = options.allowInsecureHttp;
@@ -69,7 +74,18 @@ export class OAuthService {
 
   // ---- Configuration ---------------------------------------------------------------------------
 
-  async configure(projectId: string, provider: string, body: ConfigureProviderBody): Promise<Provider> {
+  async configure(projectId: string, provider: string, body: ConfigureProviderBody, context: AuditContext): Promise<Provider> {
+    const record: AuditRecord = { projectId, action: 'oauth_provider.configure', resource: { type: 'oauth_provider', id: provider } };
+    return this.#audit.recordingRefusals(context, record, () => this.#configure(projectId, provider, body, record, context));
+  }
+
+  async #configure(
+    projectId: string,
+    provider: string,
+    body: ConfigureProviderBody,
+    record: AuditRecord,
+    context: AuditContext,
+  ): Promise<Provider> {
     const kind = builtInKind(provider) ?? 'oidc';
     if (kind === 'oidc' && !PROVIDER_KEY_PATTERN.test(provider)) {
       throw new ApiError(
@@ -105,7 +121,15 @@ export class OAuthService {
       created_at: existing?.created_at ?? now,
       updated_at: now,
     };
-    await store.upsertProvider(this.#db.kysely, row);
+    await inTransaction(this.#db, async (trx) => {
+      await store.upsertProvider(trx, row);
+      await this.#audit.record(trx, context, {
+        ...record,
+        // Never the client secret or key: which provider, and which redirect URIs it allows.
+        changes: { kind, created: existing === undefined, client_id: body.client_id, redirect_uris: redirectUris.join(' ') },
+        createdAt: now,
+      });
+    });
     return toProvider(row);
   }
 
@@ -114,8 +138,18 @@ export class OAuthService {
     return { object: 'list', data: rows.map(toProvider), has_more: false };
   }
 
-  async remove(projectId: string, provider: string): Promise<{ object: 'oauth_provider'; provider: string; deleted: true }> {
-    if (!(await store.deleteProvider(this.#db.kysely, projectId, provider))) throw notConfigured(provider);
+  async remove(
+    projectId: string,
+    provider: string,
+    context: AuditContext,
+  ): Promise<{ object: 'oauth_provider'; provider: string; deleted: true }> {
+    const record: AuditRecord = { projectId, action: 'oauth_provider.delete', resource: { type: 'oauth_provider', id: provider } };
+    await this.#audit.recordingRefusals(context, record, () =>
+      inTransaction(this.#db, async (trx) => {
+        if (!(await store.deleteProvider(trx, projectId, provider))) throw notConfigured(provider);
+        await this.#audit.record(trx, context, { ...record, createdAt: isoTime(this.#clock.now()) });
+      }),
+    );
     return { object: 'oauth_provider', provider, deleted: true };
   }
 
@@ -172,6 +206,18 @@ export class OAuthService {
     provider: string,
     input: { code: string; state: string; iss?: string | undefined },
     sessionClient: SessionClient,
+    context: AuditContext,
+  ): Promise<OAuthSignIn> {
+    const refused: AuditRecord = { projectId, action: 'user.oauth_login', resource: { type: 'user', id: null }, changes: { provider } };
+    return this.#audit.recordingRefusals(context, refused, () => this.#callback(projectId, provider, input, sessionClient, context));
+  }
+
+  async #callback(
+    projectId: string,
+    provider: string,
+    input: { code: string; state: string; iss?: string | undefined },
+    sessionClient: SessionClient,
+    context: AuditContext,
   ): Promise<OAuthSignIn> {
     const { settings } = await this.#settings(projectId, provider);
     const state = await this.#useState(projectId, provider, input.state);
@@ -183,10 +229,16 @@ export class OAuthService {
       codeVerifier: this.#secrets.open(state.code_verifier_sealed, stateContext(projectId, state.state_hash)),
       nonce: state.nonce ?? undefined,
     });
-    return this.#signIn(projectId, provider, claims, sessionClient);
+    return this.#signIn(projectId, provider, claims, sessionClient, context);
   }
 
-  async #signIn(projectId: string, provider: string, claims: ProviderClaims, sessionClient: SessionClient): Promise<OAuthSignIn> {
+  async #signIn(
+    projectId: string,
+    provider: string,
+    claims: ProviderClaims,
+    sessionClient: SessionClient,
+    context: AuditContext,
+  ): Promise<OAuthSignIn> {
     const email = claims.email === undefined ? undefined : safeEmail(claims.email);
     return inTransaction(this.#db, async (trx) => {
       const now = this.#clock.now();
@@ -223,6 +275,13 @@ export class OAuthService {
       refuseBanned(user);
       await this.#users.linkIdentityInTransaction(trx, { user, ...identity });
       const issued = await this.#sessions.createInTransaction(trx, { projectId, userId: user.id, client: sessionClient, now });
+      await this.#audit.record(trx, context, {
+        projectId,
+        action: 'user.oauth_login',
+        resource: { type: 'user', id: user.id },
+        changes: { provider, user_created: created, session_id: issued.name },
+        createdAt: isoTime(now),
+      });
       return { user: toUser(user), session: issued.session, created };
     });
   }

@@ -258,6 +258,38 @@ describeEachDialect('oauth', (dialect) => {
       expect(user.body).not.toMatch(/token|secret/i);
     });
 
+    it('writes the audit log: provider configuration, sign-ins and refused sign-ins, never a secret', async () => {
+      const audit = async (query: string) => {
+        const response = await call({ method: 'GET', url: `/v1/audit-logs?${query}`, headers: ctx().auth });
+        expect(response.statusCode, response.body).toBe(200);
+        return response.json<{ data: { action: string; outcome: string; resource: { id: string | null }; changes: unknown }[] }>().data;
+      };
+      const configured = await audit('action=oauth_provider.configure&resource_id=corp');
+      // Newest first: the oldest is the PUT that created it.
+      expect(configured.at(-1)).toMatchObject({
+        outcome: 'success',
+        changes: { kind: 'oidc', client_id: 'generic-client', created: true },
+      });
+      expect(JSON.stringify(configured)).not.toContain('generic-secret');
+
+      oidc.accounts.set('audited', { email: 'audited@example.com', email_verified: true });
+      const signedIn = await signInWith('corp', 'audited');
+      const userId = signedIn.json<{ user: { id: string } }>().user.id;
+      const logins = await audit(`action=user.oauth_login&resource_id=${userId}`);
+      expect(logins).toHaveLength(1);
+      expect(logins[0]).toMatchObject({ outcome: 'success', changes: { provider: 'corp', user_created: true } });
+
+      const replayed = await finish('corp', { code: 'whatever', state: 'not-a-state-we-issued' });
+      expect(replayed.statusCode).toBe(400);
+      const refused = (await audit('action=user.oauth_login')).filter((entry) => entry.outcome !== 'success');
+      expect(refused.at(0)).toMatchObject({ outcome: replayed.json<{ error: { code: string } }>().error.code, resource: { id: null } });
+
+      const scratch = { client_id: 'scratch-client', client_secret: 'scratch-secret', issuer: oidc.issuer, redirect_uris: [APP] };
+      expect((await put('scratch', scratch)).statusCode).toBe(200);
+      expect((await call({ method: 'DELETE', url: '/v1/auth/providers/scratch', headers: ctx().auth })).statusCode).toBe(200);
+      expect(await audit('action=oauth_provider.delete&resource_id=scratch')).toHaveLength(1);
+    });
+
     it('signs in through the google and apple stand-ins (form_post, ES256 client secret)', async () => {
       oidc.accounts.set('grace', { email: 'grace@example.com', email_verified: true });
       const viaGoogle = await signInWith('google', 'grace');
