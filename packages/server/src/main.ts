@@ -82,7 +82,6 @@ export async function createService(config: Config, options: ServiceOptions = {}
   let webhooks: Webhooks | undefined;
   let auth: Auth | undefined;
   let oauth: OAuth | undefined;
-  let sso: Sso | undefined;
   try {
     await migrateToLatest(db);
     const audit = new AuditService({ db, clock, recording: options.auditRecording ?? true });
@@ -111,8 +110,16 @@ export async function createService(config: Config, options: ServiceOptions = {}
     const organizations = createOrganizations({ ...organizationDeps, auth: authModule });
     oauth = createOAuth({ db, config, clock, audit, auth: authModule }, options.oauth);
     const oauthModule = oauth;
-    sso = createSso({ db, config, clock, logger, audit, auth: authModule, organizations: organizations.service }, options.oauth);
-    const ssoModule = sso;
+    const ssoModule = createSso({
+      db,
+      config,
+      clock,
+      logger,
+      audit,
+      auth: authModule,
+      organizations: organizations.service,
+      oauth: oauthModule,
+    });
     // POST /wallets checks that `user_id` is a user of the project through the users module.
     const wallets = new WalletsService({ db, clock, users: authModule.users, audit });
     const dashboard = createDashboard({ db, config, clock, projects, rateLimiter: limiter });
@@ -174,7 +181,6 @@ export async function createService(config: Config, options: ServiceOptions = {}
         await webhooksModule.close();
         await authModule.close();
         await oauthModule.close();
-        await ssoModule.close();
         await limiter.close();
         await db.destroy();
       },
@@ -183,7 +189,6 @@ export async function createService(config: Config, options: ServiceOptions = {}
     await webhooks?.close();
     await auth?.close();
     await oauth?.close();
-    await sso?.close();
     await rateLimiter?.close();
     await db.destroy();
     throw error;

@@ -6,16 +6,21 @@ export interface CapturedEmail {
   readonly text: string;
 }
 
-/** A real SMTP server on 127.0.0.1 (smtp-server) that keeps what it receives. */
+/**
+ * A real SMTP server on 127.0.0.1 (smtp-server) that keeps what it receives. `failNext` makes the
+ * next deliveries fail with a temporary error, as a mail server under trouble does.
+ */
 export interface TestSmtp {
   readonly port: number;
   readonly url: string;
   readonly received: CapturedEmail[];
+  failNext: number;
   close(): Promise<void>;
 }
 
 export async function startTestSmtp(): Promise<TestSmtp> {
   const received: CapturedEmail[] = [];
+  const state = { failNext: 0 };
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
@@ -24,6 +29,11 @@ export async function startTestSmtp(): Promise<TestSmtp> {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', () => {
+        if (state.failNext > 0) {
+          state.failNext -= 1;
+          callback(Object.assign(new Error('Mailbox temporarily unavailable'), { responseCode: 451 }));
+          return;
+        }
         received.push({
           to: session.envelope.rcptTo.map((address) => address.address),
           text: decodeQuotedPrintable(Buffer.concat(chunks).toString('utf8')),
@@ -39,6 +49,12 @@ export async function startTestSmtp(): Promise<TestSmtp> {
     port: address.port,
     url: `smtp://127.0.0.1:${address.port}`,
     received,
+    get failNext() {
+      return state.failNext;
+    },
+    set failNext(value: number) {
+      state.failNext = value;
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

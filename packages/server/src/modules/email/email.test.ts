@@ -3,79 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import pino from 'pino';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
+import { startTestSmtp, type TestSmtp, tokenIn } from '../../test/smtp.js';
 import { bearer, eventsOf, runEmailJob, signup, strongPassword, testClock, uniqueEmail } from '../auth/auth.testing.js';
 import { EMAIL_RETRY_DELAYS_SECONDS } from './email.job.js';
-
-interface CapturedEmail {
-  readonly to: string[];
-  /** The raw message with quoted-printable decoded, so links read as sent. */
-  readonly text: string;
-}
-
-/**
- * A real SMTP server on 127.0.0.1 (smtp-server), capturing what it receives. `failNext` makes the
- * next deliveries fail with a temporary error, as a mail server under trouble does.
- */
-interface TestSmtp {
-  readonly port: number;
-  readonly received: CapturedEmail[];
-  failNext: number;
-  close(): Promise<void>;
-}
-
-async function startSmtp(): Promise<TestSmtp> {
-  const received: CapturedEmail[] = [];
-  const state = { failNext: 0 };
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => {
-        if (state.failNext > 0) {
-          state.failNext -= 1;
-          callback(Object.assign(new Error('Mailbox temporarily unavailable'), { responseCode: 451 }));
-          return;
-        }
-        received.push({
-          to: session.envelope.rcptTo.map((address) => address.address),
-          text: decodeQuotedPrintable(Buffer.concat(chunks).toString('utf8')),
-        });
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.server.address();
-  if (address === null || typeof address === 'string') throw new Error('the SMTP server has no port');
-  return {
-    port: address.port,
-    received,
-    get failNext() {
-      return state.failNext;
-    },
-    set failNext(value: number) {
-      state.failNext = value;
-    },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
-function decodeQuotedPrintable(raw: string): string {
-  return raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_match, hex: string) => String.fromCharCode(parseInt(hex, 16)));
-}
-
-function tokenIn(text: string): string {
-  const match = /token=([A-Za-z0-9_-]{43})/.exec(text) ?? /^([A-Za-z0-9_-]{43})$/m.exec(text);
-  if (match?.[1] === undefined) throw new Error(`no token in the email:\n${text}`);
-  return match[1];
-}
 
 function expectError(response: LightMyRequestResponse, status: number, code: string, param?: string): void {
   const body = response.json<{ error: { code: string; param?: string } }>();
@@ -92,8 +25,8 @@ describeEachDialect('email through SMTP: verification and password reset', (dial
     PASSWORD_RESET_URL: 'https://app.example.com/reset?from=email',
   };
   beforeAll(async () => {
-    smtp = await startSmtp();
-    env['SMTP_URL'] = `smtp://127.0.0.1:${smtp.port}`;
+    smtp = await startTestSmtp();
+    env['SMTP_URL'] = smtp.url;
   });
   afterAll(async () => {
     await smtp.close();

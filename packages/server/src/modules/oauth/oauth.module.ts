@@ -6,7 +6,7 @@ import type { PeriodicJob } from '../../jobs/scheduler.js';
 import { type Clock, isoTime } from '../../shared/clock.js';
 import { OutboundHttp } from '../../shared/outbound-http.js';
 import { outboundFetch } from '../../shared/outbound-http.fetch.js';
-import { secretBoxFromConfig } from '../../shared/secret-box.js';
+import { type SecretBox, secretBoxFromConfig } from '../../shared/secret-box.js';
 import type { Auth } from '../auth/auth.module.js';
 import { OAuthClient } from './oauth.client.js';
 import { oauthRoutes } from './oauth.routes.js';
@@ -32,6 +32,10 @@ export interface OAuthOptions {
 
 export interface OAuth {
   readonly service: OAuthService;
+  /** The provider client (discovery, PKCE, ID-token checks) over this module's outbound HTTP; SSO uses it too. */
+  readonly client: OAuthClient;
+  /** Encryption at rest for provider secrets; SSO seals its connections' secrets with it too. */
+  readonly secrets: SecretBox;
   readonly routes: readonly RouteModule[];
   /** Deletes sign-in states a day after they expired. */
   readonly jobs: readonly PeriodicJob[];
@@ -55,6 +59,7 @@ export function createOAuth(deps: OAuthDependencies, options: OAuthOptions = {})
     allowInsecureHttp: config.oauth.allowInsecureHttp,
     clock,
   });
+  const secrets = secretBoxFromConfig({ keyHex: config.oauth.secretsEncryptionKeyHex, dataDir: config.dataDir });
   const service = new OAuthService({
     db,
     clock,
@@ -62,7 +67,7 @@ export function createOAuth(deps: OAuthDependencies, options: OAuthOptions = {})
     sessions: deps.auth.sessions,
     audit: deps.audit,
     client,
-    secrets: secretBoxFromConfig({ keyHex: config.oauth.secretsEncryptionKeyHex, dataDir: config.dataDir }),
+    secrets,
     allowInsecureHttp: config.oauth.allowInsecureHttp,
   });
   const cleanup: PeriodicJob = {
@@ -75,6 +80,8 @@ export function createOAuth(deps: OAuthDependencies, options: OAuthOptions = {})
   };
   return {
     service,
+    client,
+    secrets,
     routes: [oauthRoutes(service)],
     jobs: [cleanup],
     close: () => http.close(),

@@ -4,13 +4,9 @@ import type { Db } from '../../db/database.js';
 import type { RouteModule } from '../../http/app.js';
 import type { PeriodicJob } from '../../jobs/scheduler.js';
 import { type Clock, isoTime } from '../../shared/clock.js';
-import { OutboundHttp } from '../../shared/outbound-http.js';
-import { outboundFetch } from '../../shared/outbound-http.fetch.js';
-import { secretBoxFromConfig } from '../../shared/secret-box.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { Auth } from '../auth/auth.module.js';
-import { OAuthClient } from '../oauth/oauth.client.js';
-import type { OAuthOptions } from '../oauth/oauth.module.js';
+import type { OAuth } from '../oauth/oauth.module.js';
 import { ssoRoutes } from './sso.routes.js';
 import { type SsoOrganizations, SsoService } from './sso.service.js';
 import { deleteExpired } from './sso.store.js';
@@ -23,6 +19,8 @@ export interface SsoDependencies {
   readonly audit: AuditService;
   readonly auth: Pick<Auth, 'users' | 'sessions'>;
   readonly organizations: SsoOrganizations;
+  /** The OAuth module's provider client and secret box: one outbound HTTP setup, one key. */
+  readonly oauth: Pick<OAuth, 'client' | 'secrets'>;
 }
 
 export interface Sso {
@@ -30,30 +28,17 @@ export interface Sso {
   readonly routes: readonly RouteModule[];
   /** Deletes requests, codes and used assertion ids a day after they expired. */
   readonly jobs: readonly PeriodicJob[];
-  close(): Promise<void>;
 }
 
 const RETENTION_MS = 24 * 60 * 60 * 1000;
 const CLEANUP_BATCH = 1000;
 
 /**
- * Enterprise SSO. OIDC connections use the OAuth module's client (discovery, PKCE, ID token checks)
- * with the same outbound HTTP rules and test seam (`OAuthOptions.trustedCa`) as OAuth providers.
+ * Enterprise SSO. OIDC connections use the OAuth module's client (discovery, PKCE, ID token checks),
+ * so they follow the same outbound HTTP rules and test seam (`OAuthOptions.trustedCa`) as OAuth providers.
  */
-export function createSso(deps: SsoDependencies, options: OAuthOptions = {}): Sso {
+export function createSso(deps: SsoDependencies): Sso {
   const { db, config, clock } = deps;
-  const http = new OutboundHttp({
-    allowPrivate: config.oauth.allowPrivate,
-    allowHttp: config.oauth.allowInsecureHttp,
-    userAgent: 'svc-sso/1.0',
-    ...(options.trustedCa === undefined ? {} : { trustedCa: options.trustedCa }),
-  });
-  const oauthClient = new OAuthClient({
-    fetch: outboundFetch(http),
-    endpoints: config.oauth.endpoints,
-    allowInsecureHttp: config.oauth.allowInsecureHttp,
-    clock,
-  });
   const service = new SsoService({
     db,
     clock,
@@ -62,8 +47,8 @@ export function createSso(deps: SsoDependencies, options: OAuthOptions = {}): Ss
     sessions: deps.auth.sessions,
     organizations: deps.organizations,
     audit: deps.audit,
-    oauthClient,
-    secrets: secretBoxFromConfig({ keyHex: config.oauth.secretsEncryptionKeyHex, dataDir: config.dataDir }),
+    oauthClient: deps.oauth.client,
+    secrets: deps.oauth.secrets,
     publicUrl: config.email.publicUrl,
     allowInsecureHttp: config.oauth.allowInsecureHttp,
   });
@@ -75,5 +60,5 @@ export function createSso(deps: SsoDependencies, options: OAuthOptions = {}): Ss
       while ((await deleteExpired(db.kysely, before, CLEANUP_BATCH)) > 0);
     },
   };
-  return { service, routes: [ssoRoutes(service)], jobs: [cleanup], close: () => http.close() };
+  return { service, routes: [ssoRoutes(service)], jobs: [cleanup] };
 }
