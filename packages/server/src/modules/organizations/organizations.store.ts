@@ -58,9 +58,7 @@ export async function listOrganizations(
   let query = db.selectFrom('organizations').selectAll().where('project_id', '=', projectId);
   const before = filter.before;
   if (before !== undefined) {
-    query = query.where((eb) =>
-      eb.or([eb('created_at', '<', before.createdAt), eb.and([eb('created_at', '=', before.createdAt), eb('id', '<', before.id)])]),
-    );
+    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(before.createdAt, before.id)));
   }
   return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
 }
@@ -121,9 +119,7 @@ export async function listMembers(
     .where('organization_id', '=', organizationId);
   const before = filter.before;
   if (before !== undefined) {
-    query = query.where((eb) =>
-      eb.or([eb('created_at', '<', before.createdAt), eb.and([eb('created_at', '=', before.createdAt), eb('user_id', '<', before.id)])]),
-    );
+    query = query.where((eb) => eb(eb.refTuple('created_at', 'user_id'), '<', eb.tuple(before.createdAt, before.id)));
   }
   return query.orderBy('created_at', 'desc').orderBy('user_id', 'desc').limit(filter.limit).execute();
 }
@@ -278,9 +274,7 @@ export async function listInvitations(
     .where('organization_id', '=', organizationId);
   const before = filter.before;
   if (before !== undefined) {
-    query = query.where((eb) =>
-      eb.or([eb('created_at', '<', before.createdAt), eb.and([eb('created_at', '=', before.createdAt), eb('id', '<', before.id)])]),
-    );
+    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(before.createdAt, before.id)));
   }
   return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
 }

@@ -82,9 +82,7 @@ export async function listApiKeysPage(
   let query = db.selectFrom('api_keys').selectAll().where('project_id', '=', projectId);
   const after = page.after;
   if (after !== undefined) {
-    query = query.where((eb) =>
-      eb.or([eb('created_at', '<', after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', '<', after.id)])]),
-    );
+    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.created_at, after.id)));
   }
   return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
 }

@@ -146,9 +146,7 @@ export async function listLiveSessions(db: Executor, projectId: string, userId: 
     .where((eb) => eb.or([eb('expires_at', '>', filter.nowIso), eb('refresh_expires_at', '>', filter.nowIso)]));
   const before = filter.before;
   if (before !== undefined) {
-    query = query.where((eb) =>
-      eb.or([eb('created_at', '<', before.createdAt), eb.and([eb('created_at', '=', before.createdAt), eb('id', '<', before.id)])]),
-    );
+    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(before.createdAt, before.id)));
   }
   return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
 }

@@ -43,9 +43,7 @@ export async function listUsers(db: Executor, projectId: string, filter: ListUse
   if (filter.emailKey !== undefined) query = query.where('email_key', '=', filter.emailKey);
   const before = filter.before;
   if (before !== undefined) {
-    query = query.where((eb) =>
-      eb.or([eb('created_at', '<', before.createdAt), eb.and([eb('created_at', '=', before.createdAt), eb('id', '<', before.id)])]),
-    );
+    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(before.createdAt, before.id)));
   }
   return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
 }
