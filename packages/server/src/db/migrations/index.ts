@@ -9,6 +9,7 @@ import * as oauth from './0007_oauth.js';
 import * as organizations from './0008_organizations.js';
 import * as sso from './0009_sso.js';
 import * as dashboard from './0010_dashboard.js';
+import * as auditResourceIndex from './0011_audit_resource_index.js';
 
 /**
  * Every migration, in order, for both dialects. Add new ones at the end with the next number;
@@ -25,4 +26,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0008_organizations': organizations,
   '0009_sso': sso,
   '0010_dashboard': dashboard,
+  '0011_audit_resource_index': auditResourceIndex,
 };

@@ -1,5 +1,5 @@
-import type { Db } from '../../db/database.js';
-import { inTransaction, isUniqueViolation } from '../../db/transaction.js';
+import type { Db, Dialect } from '../../db/database.js';
+import { inTransaction, isUniqueViolation, type Transaction } from '../../db/transaction.js';
 import { canonicalJson, sha256Hex } from '../../shared/crypto.js';
 import * as store from './audit.store.js';
 
@@ -45,6 +45,31 @@ export function entryContent(row: store.AuditRow): string {
 /** SHA-256 (hex) of the previous link's hash and this entry's content. */
 export function linkHash(prevHash: string, row: store.AuditRow): string {
   return sha256Hex(`${prevHash}\n${entryContent(row)}`);
+}
+
+/**
+ * Appends entries in the caller's transaction, each chained at once on SQLite and queued for the
+ * sealer on PostgreSQL. On SQLite every transaction holds the only write lock from its `BEGIN IMMEDIATE`,
+ * so the head read after the entry's insert is the head its link follows, and chaining on the
+ * write path costs a read of a hot page and a hash instead of a queue row, its deletion and a
+ * second pass. On PostgreSQL transactions of one project run side by side, and a chain head read
+ * in each would serialize them all; the sealer chains their entries a second later.
+ */
+export async function appendEntries(trx: Transaction, dialect: Dialect, rows: readonly store.AuditRow[]): Promise<void> {
+  if (dialect === 'postgres') return store.insertQueuedEntries(trx, rows);
+  for (const row of rows) {
+    const head = (await store.sqliteChainHead(trx, row.project_id)) ?? (await store.findCheckpoint(trx, row.project_id));
+    const prevHash = head?.hash ?? GENESIS_HASH;
+    const link = {
+      project_id: row.project_id,
+      seq: (head?.seq ?? 0) + 1,
+      entry_id: row.id,
+      prev_hash: prevHash,
+      hash: linkHash(prevHash, row),
+      sealed_at: row.created_at,
+    };
+    await store.insertChainedEntry(trx, row, link);
+  }
 }
 
 /**

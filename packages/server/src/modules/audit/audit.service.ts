@@ -4,7 +4,7 @@ import { type Clock, isoTime } from '../../shared/clock.js';
 import { ApiError, isApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { type AuditAction, isAuditAction } from './audit.actions.js';
-import { sealProject, verifyProject, type VerifyReport } from './audit.chain.js';
+import { appendEntries, sealProject, verifyProject, type VerifyReport } from './audit.chain.js';
 import { type AuditActor, type AuditContext, actorColumns, actorFromColumns } from './audit.context.js';
 import type { AuditEntry, AuditList, ExportAuditQuery, ListAuditQuery } from './audit.schemas.js';
 import * as store from './audit.store.js';
@@ -68,19 +68,19 @@ export class AuditService {
   /** Records one entry in the caller's transaction: it exists if and only if the change commits. */
   async record(trx: Transaction, context: AuditContext, record: AuditRecord): Promise<void> {
     if (!this.#recording) return;
-    await store.insertEntries(trx, [this.row(context, record)], this.#db.dialect);
+    await appendEntries(trx, this.#db.dialect, [this.row(context, record)]);
   }
 
   /** Records an entry built with `row` in the caller's transaction (when the row had to be known first). */
   async recordRow(trx: Transaction, row: store.AuditRow): Promise<void> {
     if (!this.#recording) return;
-    await store.insertEntries(trx, [row], this.#db.dialect);
+    await appendEntries(trx, this.#db.dialect, [row]);
   }
 
   /** Records one entry in a transaction of its own: a refusal whose change rolled back, or an event with no transaction. */
   async recordAlone(context: AuditContext, record: AuditRecord): Promise<void> {
     if (!this.#recording) return;
-    await inTransaction(this.#db, (trx) => store.insertEntries(trx, [this.row(context, record)], this.#db.dialect));
+    await inTransaction(this.#db, (trx) => appendEntries(trx, this.#db.dialect, [this.row(context, record)]));
   }
 
   /**

@@ -1,5 +1,4 @@
 import { CompiledQuery, type Kysely } from 'kysely';
-import type { Dialect } from '../../db/database.js';
 import type { AuditChainTable, AuditLogTable, Database } from '../../db/schema.js';
 
 type Executor = Kysely<Database>;
@@ -27,50 +26,53 @@ const ENTRY_COLUMNS = [
 ] as const;
 
 /**
- * Appends entries and queues them for sealing, in the caller's transaction. The only write to
- * `audit_log` outside the retention job (docs/adr/0007-audit-log.md).
+ * PostgreSQL: appends entries and queues them for the sealer, in the caller's transaction, in one
+ * round trip (the queue rows are inserted from the entries the same statement returns). One of the
+ * two writes to `audit_log` outside the retention job (docs/adr/0007-audit-log.md).
  */
-export async function insertEntries(trx: Executor, rows: readonly AuditRow[], dialect: Dialect): Promise<void> {
+export async function insertQueuedEntries(trx: Executor, rows: readonly AuditRow[]): Promise<void> {
   if (rows.length === 0) return;
-  if (dialect === 'postgres') {
-    // One round trip: the queue rows are inserted from the entries the same statement returns.
-    await trx
-      .with('entries', (db) => db.insertInto('audit_log').values(rows).returning(['project_id', 'id']))
-      .insertInto('audit_unsealed')
-      .columns(['project_id', 'entry_id'])
-      .expression((db) => db.selectFrom('entries').select(['project_id', 'id']))
-      .execute();
-    return;
-  }
-  // SQLite: fixed texts, so neither Kysely nor SQLite compiles them again (the statement cache in
-  // db/database.ts keeps them prepared); they ride in every audited credit.
-  for (const row of rows) {
-    await trx.executeQuery(
-      CompiledQuery.raw(INSERT_ENTRY_SQL, [
-        row.id,
-        row.project_id,
-        row.created_at,
-        row.action,
-        row.actor_type,
-        row.actor_id,
-        row.actor_user_id,
-        row.resource_type,
-        row.resource_id,
-        row.request_id,
-        row.ip,
-        row.user_agent,
-        row.outcome,
-        row.changes,
-      ]),
-    );
-    await trx.executeQuery(CompiledQuery.raw(INSERT_QUEUE_SQL, [row.project_id, row.id]));
-  }
+  await trx
+    .with('entries', (db) => db.insertInto('audit_log').values(rows).returning(['project_id', 'id']))
+    .insertInto('audit_unsealed')
+    .columns(['project_id', 'entry_id'])
+    .expression((db) => db.selectFrom('entries').select(['project_id', 'id']))
+    .execute();
+}
+
+/**
+ * SQLite: appends one entry and its link of the chain, in the caller's transaction. The other write
+ * to `audit_log`. Fixed texts, so neither Kysely nor SQLite compiles them again (the statement cache
+ * in db/database.ts keeps them prepared); they ride in every audited credit.
+ */
+export async function insertChainedEntry(trx: Executor, row: AuditRow, link: ChainLink): Promise<void> {
+  await trx.executeQuery(
+    CompiledQuery.raw(INSERT_ENTRY_SQL, [
+      row.id,
+      row.project_id,
+      row.created_at,
+      row.action,
+      row.actor_type,
+      row.actor_id,
+      row.actor_user_id,
+      row.resource_type,
+      row.resource_id,
+      row.request_id,
+      row.ip,
+      row.user_agent,
+      row.outcome,
+      row.changes,
+    ]),
+  );
+  await trx.executeQuery(
+    CompiledQuery.raw(INSERT_LINK_SQL, [link.project_id, link.seq, link.entry_id, link.prev_hash, link.hash, link.sealed_at]),
+  );
 }
 
 const INSERT_ENTRY_SQL =
   'insert into audit_log (id, project_id, created_at, action, actor_type, actor_id, actor_user_id, resource_type, resource_id, ' +
   'request_id, ip, user_agent, outcome, changes) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
-const INSERT_QUEUE_SQL = 'insert into audit_unsealed (project_id, entry_id) values (?, ?)';
+const INSERT_LINK_SQL = 'insert into audit_chain (project_id, seq, entry_id, prev_hash, hash, sealed_at) values (?, ?, ?, ?, ?, ?)';
 
 export interface ListFilter {
   readonly action: string | undefined;
@@ -174,6 +176,14 @@ export async function chainHead(trx: Executor, projectId: string): Promise<Pick<
     .limit(1)
     .executeTakeFirst();
 }
+
+/** `chainHead` as a fixed SQLite text, for the write path. */
+export async function sqliteChainHead(trx: Executor, projectId: string): Promise<Pick<ChainLink, 'seq' | 'hash'> | undefined> {
+  const result = await trx.executeQuery<Pick<ChainLink, 'seq' | 'hash'>>(CompiledQuery.raw(SQLITE_CHAIN_HEAD_SQL, [projectId]));
+  return result.rows[0];
+}
+
+const SQLITE_CHAIN_HEAD_SQL = 'select seq, hash from audit_chain where project_id = ? order by seq desc limit 1';
 
 export async function insertLinks(trx: Executor, links: readonly ChainLink[]): Promise<void> {
   if (links.length > 0) await trx.insertInto('audit_chain').values(links).execute();

@@ -55,7 +55,7 @@ describeEachDialect('audit log', (dialect) => {
     expect(entries, `entries of ${response.headers['request-id'] as string}`).toHaveLength(1);
     const entry = entries[0]!;
     expect(entry).toMatchObject({ object: 'audit_log', request_id: response.headers['request-id'], ...expected });
-    expect(entry.id).toMatch(/^aud_[0-9A-Za-z]{22}$/);
+    expect(entry.id).toMatch(/^aud_[0-9a-z]{9}[0-9A-Za-z]{22}$/);
     expect(entry.ip).toBe('127.0.0.1');
     expect(entry.user_agent).toBe('lightMyRequest');
     return entry;

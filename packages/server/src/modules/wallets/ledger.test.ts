@@ -86,7 +86,7 @@ describeEachDialect('ledger', (dialect) => {
         idempotency_key: null,
         status: 'completed',
       });
-      expect(transaction.id).toMatch(/^txn_[0-9A-Za-z]{22}$/);
+      expect(transaction.id).toMatch(/^txn_[0-9a-z]{9}[0-9A-Za-z]{22}$/);
       expect(Object.keys(transaction)).toEqual(Object.keys(TransactionSchema.properties));
       expect(response.headers['idempotent-replayed']).toBeUndefined();
       expect(await client.balance(wallet.id)).toBe(150);
