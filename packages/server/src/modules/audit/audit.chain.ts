@@ -1,4 +1,4 @@
-import type { Db, Dialect } from '../../db/database.js';
+import type { Db } from '../../db/database.js';
 import { inTransaction, isUniqueViolation, type Transaction } from '../../db/transaction.js';
 import { canonicalJson, sha256Hex } from '../../shared/crypto.js';
 import * as store from './audit.store.js';
@@ -24,7 +24,15 @@ export function entryContent(row: store.AuditRow): string {
   } catch {
     changes = row.changes;
   }
-  return canonicalJson([
+  return contentWithChanges(row, canonicalJson(changes));
+}
+
+/**
+ * `canonicalJson` of the columns and then `changes` (given as canonical JSON): the columns are
+ * strings or null, so plain JSON of them is canonical already.
+ */
+function contentWithChanges(row: store.AuditRow, changesJson: string): string {
+  const columns = JSON.stringify([
     row.id,
     row.project_id,
     row.created_at,
@@ -38,13 +46,18 @@ export function entryContent(row: store.AuditRow): string {
     row.ip,
     row.user_agent,
     row.outcome,
-    changes,
   ]);
+  return `${columns.slice(0, -1)},${changesJson}]`;
 }
 
 /** SHA-256 (hex) of the previous link's hash and this entry's content. */
 export function linkHash(prevHash: string, row: store.AuditRow): string {
   return sha256Hex(`${prevHash}\n${entryContent(row)}`);
+}
+
+/** `linkHash` of a row made by `AuditService.row`, whose `changes` is canonical JSON already: no parse on the write path. */
+function writtenLinkHash(prevHash: string, row: store.AuditRow): string {
+  return sha256Hex(`${prevHash}\n${contentWithChanges(row, row.changes)}`);
 }
 
 /**
@@ -55,20 +68,22 @@ export function linkHash(prevHash: string, row: store.AuditRow): string {
  * second pass. On PostgreSQL transactions of one project run side by side, and a chain head read
  * in each would serialize them all; the sealer chains their entries a second later.
  */
-export async function appendEntries(trx: Transaction, dialect: Dialect, rows: readonly store.AuditRow[]): Promise<void> {
-  if (dialect === 'postgres') return store.insertQueuedEntries(trx, rows);
+export async function appendEntries(db: Db, trx: Transaction, rows: readonly store.AuditRow[]): Promise<void> {
+  if (db.sqlite === undefined) return store.insertQueuedEntries(trx, rows);
+  // `trx` holds the one connection unless it is the database itself, which would run each
+  // statement in whatever transaction another caller has open: go through it then.
+  if (trx === db.kysely) return inTransaction(db, (inner) => appendEntries(db, inner, rows));
   for (const row of rows) {
-    const head = (await store.sqliteChainHead(trx, row.project_id)) ?? (await store.findCheckpoint(trx, row.project_id));
+    const head = store.sqliteChainHead(db.sqlite, row.project_id);
     const prevHash = head?.hash ?? GENESIS_HASH;
-    const link = {
+    store.insertChainedEntry(db.sqlite, row, {
       project_id: row.project_id,
       seq: (head?.seq ?? 0) + 1,
       entry_id: row.id,
       prev_hash: prevHash,
-      hash: linkHash(prevHash, row),
+      hash: writtenLinkHash(prevHash, row),
       sealed_at: row.created_at,
-    };
-    await store.insertChainedEntry(trx, row, link);
+    });
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/database.js';
 import { inTransaction, type Transaction } from '../../db/transaction.js';
 import { type Clock, isoTime } from '../../shared/clock.js';
+import { canonicalJson } from '../../shared/crypto.js';
 import { ApiError, isApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { type AuditAction, isAuditAction } from './audit.actions.js';
@@ -68,19 +69,19 @@ export class AuditService {
   /** Records one entry in the caller's transaction: it exists if and only if the change commits. */
   async record(trx: Transaction, context: AuditContext, record: AuditRecord): Promise<void> {
     if (!this.#recording) return;
-    await appendEntries(trx, this.#db.dialect, [this.row(context, record)]);
+    await appendEntries(this.#db, trx, [this.row(context, record)]);
   }
 
-  /** Records an entry built with `row` in the caller's transaction (when the row had to be known first). */
+  /** Records an entry built with `row` (and only such a row) in the caller's transaction, when the row had to be known first. */
   async recordRow(trx: Transaction, row: store.AuditRow): Promise<void> {
     if (!this.#recording) return;
-    await appendEntries(trx, this.#db.dialect, [row]);
+    await appendEntries(this.#db, trx, [row]);
   }
 
   /** Records one entry in a transaction of its own: a refusal whose change rolled back, or an event with no transaction. */
   async recordAlone(context: AuditContext, record: AuditRecord): Promise<void> {
     if (!this.#recording) return;
-    await inTransaction(this.#db, (trx) => appendEntries(trx, this.#db.dialect, [this.row(context, record)]));
+    await inTransaction(this.#db, (trx) => appendEntries(this.#db, trx, [this.row(context, record)]));
   }
 
   /**
@@ -119,7 +120,8 @@ export class AuditService {
       ip: context.ip,
       user_agent: context.userAgent,
       outcome: record.outcome ?? 'success',
-      changes: JSON.stringify(record.changes ?? {}),
+      // Canonical (sorted keys): the SQLite write path hashes this text as it is (audit.chain.ts).
+      changes: canonicalJson(record.changes ?? {}),
     };
   }
 

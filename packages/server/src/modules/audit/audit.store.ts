@@ -1,4 +1,5 @@
 import { CompiledQuery, type Kysely } from 'kysely';
+import type { SqliteStatements } from '../../db/database.js';
 import type { AuditChainTable, AuditLogTable, Database } from '../../db/schema.js';
 
 type Executor = Kysely<Database>;
@@ -41,32 +42,28 @@ export async function insertQueuedEntries(trx: Executor, rows: readonly AuditRow
 }
 
 /**
- * SQLite: appends one entry and its link of the chain, in the caller's transaction. The other write
- * to `audit_log`. Fixed texts, so neither Kysely nor SQLite compiles them again (the statement cache
- * in db/database.ts keeps them prepared); they ride in every audited credit.
+ * SQLite: appends one entry and its link of the chain, in the transaction open on the connection.
+ * The other write to `audit_log`. Fixed texts run synchronously (`Db.sqlite`): they ride in every
+ * audited credit.
  */
-export async function insertChainedEntry(trx: Executor, row: AuditRow, link: ChainLink): Promise<void> {
-  await trx.executeQuery(
-    CompiledQuery.raw(INSERT_ENTRY_SQL, [
-      row.id,
-      row.project_id,
-      row.created_at,
-      row.action,
-      row.actor_type,
-      row.actor_id,
-      row.actor_user_id,
-      row.resource_type,
-      row.resource_id,
-      row.request_id,
-      row.ip,
-      row.user_agent,
-      row.outcome,
-      row.changes,
-    ]),
-  );
-  await trx.executeQuery(
-    CompiledQuery.raw(INSERT_LINK_SQL, [link.project_id, link.seq, link.entry_id, link.prev_hash, link.hash, link.sealed_at]),
-  );
+export function insertChainedEntry(sqlite: SqliteStatements, row: AuditRow, link: ChainLink): void {
+  sqlite.run(INSERT_ENTRY_SQL, [
+    row.id,
+    row.project_id,
+    row.created_at,
+    row.action,
+    row.actor_type,
+    row.actor_id,
+    row.actor_user_id,
+    row.resource_type,
+    row.resource_id,
+    row.request_id,
+    row.ip,
+    row.user_agent,
+    row.outcome,
+    row.changes,
+  ]);
+  sqlite.run(INSERT_LINK_SQL, [link.project_id, link.seq, link.entry_id, link.prev_hash, link.hash, link.sealed_at]);
 }
 
 const INSERT_ENTRY_SQL =
@@ -177,13 +174,16 @@ export async function chainHead(trx: Executor, projectId: string): Promise<Pick<
     .executeTakeFirst();
 }
 
-/** `chainHead` as a fixed SQLite text, for the write path. */
-export async function sqliteChainHead(trx: Executor, projectId: string): Promise<Pick<ChainLink, 'seq' | 'hash'> | undefined> {
-  const result = await trx.executeQuery<Pick<ChainLink, 'seq' | 'hash'>>(CompiledQuery.raw(SQLITE_CHAIN_HEAD_SQL, [projectId]));
-  return result.rows[0];
+/** SQLite: the head of the chain, or else the checkpoint, for the write path (`insertChainedEntry`). */
+export function sqliteChainHead(sqlite: SqliteStatements, projectId: string): Pick<ChainLink, 'seq' | 'hash'> | undefined {
+  return (
+    sqlite.get<Pick<ChainLink, 'seq' | 'hash'>>(SQLITE_CHAIN_HEAD_SQL, [projectId]) ??
+    sqlite.get<Pick<ChainLink, 'seq' | 'hash'>>(SQLITE_CHECKPOINT_SQL, [projectId])
+  );
 }
 
 const SQLITE_CHAIN_HEAD_SQL = 'select seq, hash from audit_chain where project_id = ? order by seq desc limit 1';
+const SQLITE_CHECKPOINT_SQL = 'select seq, hash from audit_checkpoints where project_id = ?';
 
 export async function insertLinks(trx: Executor, links: readonly ChainLink[]): Promise<void> {
   if (links.length > 0) await trx.insertInto('audit_chain').values(links).execute();
