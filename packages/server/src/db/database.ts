@@ -33,7 +33,8 @@ export interface Db {
  */
 export interface SqliteStatements {
   run(text: string, parameters: readonly unknown[]): void;
-  get<Row>(text: string, parameters: readonly unknown[]): Row | undefined;
+  /** The first row, as the database returns it; the caller names its columns in the text. */
+  get(text: string, parameters: readonly unknown[]): unknown;
 }
 
 /** PostgreSQL type ids whose text form is converted to a JavaScript number: int8 and numeric. */
@@ -78,7 +79,7 @@ function openSqlite(file: string, synchronous: 'full' | 'normal'): Db {
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: cached }) });
   const sqlite: SqliteStatements = {
     run: (text, parameters) => void cached.prepare(text).run(...(parameters as unknown[])),
-    get: <Row>(text: string, parameters: readonly unknown[]) => cached.prepare(text).get(...(parameters as unknown[])) as Row | undefined,
+    get: (text, parameters) => cached.prepare(text).get(...(parameters as unknown[])),
   };
   return { kysely, dialect: 'sqlite', sqlite, destroy: () => kysely.destroy() };
 }

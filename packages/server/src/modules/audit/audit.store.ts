@@ -1,4 +1,4 @@
-import { CompiledQuery, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { SqliteStatements } from '../../db/database.js';
 import type { AuditChainTable, AuditLogTable, Database } from '../../db/schema.js';
 
@@ -176,10 +176,8 @@ export async function chainHead(trx: Executor, projectId: string): Promise<Pick<
 
 /** SQLite: the head of the chain, or else the checkpoint, for the write path (`insertChainedEntry`). */
 export function sqliteChainHead(sqlite: SqliteStatements, projectId: string): Pick<ChainLink, 'seq' | 'hash'> | undefined {
-  return (
-    sqlite.get<Pick<ChainLink, 'seq' | 'hash'>>(SQLITE_CHAIN_HEAD_SQL, [projectId]) ??
-    sqlite.get<Pick<ChainLink, 'seq' | 'hash'>>(SQLITE_CHECKPOINT_SQL, [projectId])
-  );
+  return (sqlite.get(SQLITE_CHAIN_HEAD_SQL, [projectId]) ?? sqlite.get(SQLITE_CHECKPOINT_SQL, [projectId])) as
+    Pick<ChainLink, 'seq' | 'hash'> | undefined;
 }
 
 const SQLITE_CHAIN_HEAD_SQL = 'select seq, hash from audit_chain where project_id = ? order by seq desc limit 1';
