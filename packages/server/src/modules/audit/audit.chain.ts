@@ -123,11 +123,12 @@ async function sealBatch(db: Db, projectId: string, now: () => string): Promise<
           links.push({ project_id: projectId, seq, entry_id: entry.id, prev_hash: prevHash, hash, sealed_at: sealedAt });
           prevHash = hash;
         }
-        await store.insertLinks(trx, links);
+        await store.insertLinks(trx, links, db.dialect);
         await store.deleteUnsealed(
           trx,
           projectId,
           queued.map((item) => item.queueSeq),
+          db.dialect,
         );
         return links.length;
       });

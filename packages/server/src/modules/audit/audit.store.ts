@@ -1,5 +1,6 @@
-import type { Kysely } from 'kysely';
-import type { SqliteStatements } from '../../db/database.js';
+import { CompiledQuery, type Kysely } from 'kysely';
+import { assert } from '../../shared/assert.js';
+import { type Dialect, PREPARED_STATEMENT, type SqliteStatements } from '../../db/database.js';
 import type { AuditChainTable, AuditLogTable, Database } from '../../db/schema.js';
 
 type Executor = Kysely<Database>;
@@ -159,10 +160,21 @@ export async function unsealedEntries(
   });
 }
 
-export async function deleteUnsealed(trx: Executor, projectId: string, queueSeqs: readonly number[]): Promise<void> {
+export async function deleteUnsealed(trx: Executor, projectId: string, queueSeqs: readonly number[], dialect: Dialect): Promise<void> {
   if (queueSeqs.length === 0) return;
+  if (dialect === 'postgres') {
+    await trx.executeQuery(CompiledQuery.raw(PG_DELETE_UNSEALED_SQL, [projectId, queueSeqs]));
+    return;
+  }
   await trx.deleteFrom('audit_unsealed').where('project_id', '=', projectId).where('seq', 'in', queueSeqs).execute();
 }
+
+// PostgreSQL: a sealing batch's writes as arrays, in fixed prepared texts, instead of a statement of
+// up to 6,000 parameters that is built, parsed and planned anew for every batch.
+const PG_DELETE_UNSEALED_SQL = `${PREPARED_STATEMENT} delete from audit_unsealed where project_id = $1 and seq = any($2::bigint[])`;
+const PG_INSERT_LINKS_SQL =
+  `${PREPARED_STATEMENT} insert into audit_chain (project_id, seq, entry_id, prev_hash, hash, sealed_at) ` +
+  'select $1, seq, entry_id, prev_hash, hash, $2 from unnest($3::bigint[], $4::text[], $5::text[], $6::text[]) as link(seq, entry_id, prev_hash, hash)';
 
 export async function chainHead(trx: Executor, projectId: string): Promise<Pick<ChainLink, 'seq' | 'hash'> | undefined> {
   return trx
@@ -183,8 +195,28 @@ export function sqliteChainHead(sqlite: SqliteStatements, projectId: string): Pi
 const SQLITE_CHAIN_HEAD_SQL = 'select seq, hash from audit_chain where project_id = ? order by seq desc limit 1';
 const SQLITE_CHECKPOINT_SQL = 'select seq, hash from audit_checkpoints where project_id = ?';
 
-export async function insertLinks(trx: Executor, links: readonly ChainLink[]): Promise<void> {
-  if (links.length > 0) await trx.insertInto('audit_chain').values(links).execute();
+/** Links of one project sealed at one time (one sealing batch). */
+export async function insertLinks(trx: Executor, links: readonly ChainLink[], dialect: Dialect): Promise<void> {
+  const first = links[0];
+  if (first === undefined) return;
+  assert(
+    links.every((link) => link.project_id === first.project_id && link.sealed_at === first.sealed_at),
+    'a sealing batch is one project sealed at one time',
+  );
+  if (dialect === 'postgres') {
+    await trx.executeQuery(
+      CompiledQuery.raw(PG_INSERT_LINKS_SQL, [
+        first.project_id,
+        first.sealed_at,
+        links.map((link) => link.seq),
+        links.map((link) => link.entry_id),
+        links.map((link) => link.prev_hash),
+        links.map((link) => link.hash),
+      ]),
+    );
+    return;
+  }
+  await trx.insertInto('audit_chain').values(links).execute();
 }
 
 export async function findCheckpoint(db: Executor, projectId: string): Promise<{ seq: number; hash: string } | undefined> {
