@@ -32,21 +32,7 @@ export function entryContent(row: store.AuditRow): string {
  * strings or null, so plain JSON of them is canonical already.
  */
 function contentWithChanges(row: store.AuditRow, changesJson: string): string {
-  const columns = JSON.stringify([
-    row.id,
-    row.project_id,
-    row.created_at,
-    row.action,
-    row.actor_type,
-    row.actor_id,
-    row.actor_user_id,
-    row.resource_type,
-    row.resource_id,
-    row.request_id,
-    row.ip,
-    row.user_agent,
-    row.outcome,
-  ]);
+  const columns = JSON.stringify(store.columnValues(row));
   return `${columns.slice(0, -1)},${changesJson}]`;
 }
 

@@ -48,7 +48,13 @@ export async function insertQueuedEntries(trx: Executor, rows: readonly AuditRow
  * audited credit.
  */
 export function insertChainedEntry(sqlite: SqliteStatements, row: AuditRow, link: ChainLink): void {
-  sqlite.run(INSERT_ENTRY_SQL, [
+  sqlite.run(INSERT_ENTRY_SQL, [...columnValues(row), row.changes]);
+  sqlite.run(INSERT_LINK_SQL, [link.project_id, link.seq, link.entry_id, link.prev_hash, link.hash, link.sealed_at]);
+}
+
+/** An entry's columns but `changes`, in the order the insert names them and the chain hashes them. */
+export function columnValues(row: AuditRow): (string | null)[] {
+  return [
     row.id,
     row.project_id,
     row.created_at,
@@ -62,9 +68,7 @@ export function insertChainedEntry(sqlite: SqliteStatements, row: AuditRow, link
     row.ip,
     row.user_agent,
     row.outcome,
-    row.changes,
-  ]);
-  sqlite.run(INSERT_LINK_SQL, [link.project_id, link.seq, link.entry_id, link.prev_hash, link.hash, link.sealed_at]);
+  ];
 }
 
 const INSERT_ENTRY_SQL =
