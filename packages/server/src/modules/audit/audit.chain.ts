@@ -49,7 +49,7 @@ function writtenLinkHash(prevHash: string, row: store.AuditRow): string {
 /**
  * Appends entries in the caller's transaction, each chained at once on SQLite and queued for the
  * sealer on PostgreSQL. On SQLite every transaction holds the only write lock from its `BEGIN IMMEDIATE`,
- * so the head read after the entry's insert is the head its link follows, and chaining on the
+ * so the chain head read in it is the head the entry's link follows, and chaining on the
  * write path costs a read of a hot page and a hash instead of a queue row, its deletion and a
  * second pass. On PostgreSQL transactions of one project run side by side, and a chain head read
  * in each would serialize them all; the sealer chains their entries a second later.
