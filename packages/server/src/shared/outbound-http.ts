@@ -1,7 +1,8 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { performance } from 'node:perf_hooks';
-import { Agent, buildConnector, request } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { classifyAddress, isForbiddenHostname } from './outbound-http.addresses.js';
 
 /*
@@ -27,6 +28,8 @@ export const OUTBOUND_RESPONSE_BYTES_MAX = 4096;
 export const URL_LENGTH_MAX = 2048;
 const DNS_TIMEOUT_MS = 5_000;
 const USER_AGENT = 'svc-webhooks/1.0';
+/** URL texts whose syntax check `send` remembers; past it, the memory starts over. */
+const SYNTAX_CHECKS_REMEMBERED_MAX = 10_000;
 
 export interface OutboundHttpOptions {
   /** `WEBHOOK_ALLOW_PRIVATE=1`: `http://` and private, loopback and similar addresses are allowed (development, tests). */
@@ -96,6 +99,7 @@ export class OutboundHttp {
   readonly #lookup: DnsLookup;
   readonly #timeoutMs: number;
   readonly #agent: Agent;
+  readonly #syntaxChecked = new Map<string, { ok: true; url: URL } | ({ ok: false } & UrlRefusal)>();
 
   constructor(options: OutboundHttpOptions) {
     this.#allowPrivate = options.allowPrivate;
@@ -136,34 +140,57 @@ export class OutboundHttp {
    * Sends one request and reads at most `responseBytesMax` bytes of the answer. Never throws for
    * what the other side does (refusal, timeout, reset): those are results. Redirects are answers,
    * not followed.
+   *
+   * The exchange runs on undici's dispatcher interface with a handler of its own (`Exchange`)
+   * rather than `request()`: no body stream, no abort signal and its timer registry per request.
+   * The webhook worker sends thousands of these a second, and that machinery was about a tenth of
+   * its CPU per delivery.
    */
-  async send(outbound: OutboundRequest): Promise<OutboundResult> {
+  send(outbound: OutboundRequest): Promise<OutboundResult> {
     const started = performance.now();
-    const elapsed = () => Math.round(performance.now() - started);
-    const syntax = this.#checkSyntax(outbound.url);
-    if (!syntax.ok) return { kind: 'failure', reason: 'refused', message: syntax.message, latencyMs: elapsed() };
-    const bytesMax = outbound.responseBytesMax ?? OUTBOUND_RESPONSE_BYTES_MAX;
-    const signal = AbortSignal.timeout(this.#timeoutMs);
-    try {
-      const response = await request(syntax.url, {
-        dispatcher: this.#agent,
-        method: outbound.method,
-        headers: { 'user-agent': this.#userAgent, ...outbound.headers },
-        ...(outbound.body === undefined ? {} : { body: outbound.body }),
-        signal,
-        headersTimeout: this.#timeoutMs,
-        bodyTimeout: this.#timeoutMs,
-      });
-      const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(response.headers)) {
-        const first = Array.isArray(value) ? value[0] : value;
-        if (first !== undefined) headers[name.toLowerCase()] = first;
-      }
-      const { body, truncated } = await readBounded(response.body, bytesMax);
-      return { kind: 'response', status: response.statusCode, headers, body, bodyTruncated: truncated, latencyMs: elapsed() };
-    } catch (error) {
-      return { kind: 'failure', ...describeFailure(error, signal.aborted, this.#timeoutMs), latencyMs: elapsed() };
+    const syntax = this.#checkSyntaxOf(outbound.url);
+    if (!syntax.ok) {
+      return Promise.resolve({ kind: 'failure', reason: 'refused', message: syntax.message, latencyMs: elapsedSince(started) });
     }
+    const { url } = syntax;
+    return new Promise((resolve) => {
+      const exchange = new Exchange({
+        started,
+        bytesMax: outbound.responseBytesMax ?? OUTBOUND_RESPONSE_BYTES_MAX,
+        timeoutMs: this.#timeoutMs,
+        resolve,
+      });
+      try {
+        this.#agent.dispatch(
+          {
+            origin: url.origin,
+            path: `${url.pathname}${url.search}`,
+            method: outbound.method,
+            headers: { 'user-agent': this.#userAgent, ...outbound.headers },
+            ...(outbound.body === undefined ? {} : { body: outbound.body }),
+            headersTimeout: this.#timeoutMs,
+            bodyTimeout: this.#timeoutMs,
+          },
+          exchange,
+        );
+      } catch (error) {
+        exchange.onResponseError(undefined, error instanceof Error ? error : new Error(String(error)));
+      }
+    });
+  }
+
+  /**
+   * `#checkSyntax`, remembered per URL text: its answer depends on the text and this instance's
+   * settings alone, and a worker sends to the same few URLs over and over. Bounded.
+   */
+  #checkSyntaxOf(raw: string): { ok: true; url: URL } | ({ ok: false } & UrlRefusal) {
+    let checked = this.#syntaxChecked.get(raw);
+    if (checked === undefined) {
+      checked = this.#checkSyntax(raw);
+      if (this.#syntaxChecked.size >= SYNTAX_CHECKS_REMEMBERED_MAX) this.#syntaxChecked.clear();
+      this.#syntaxChecked.set(raw, checked);
+    }
+    return checked;
   }
 
   async close(): Promise<void> {
@@ -290,23 +317,114 @@ function describeFailure(
   return { reason: 'network', message: typeof code === 'string' ? `${code}: ${message}` : message };
 }
 
-async function readBounded(body: AsyncIterable<unknown>, bytesMax: number): Promise<{ body: Buffer; truncated: boolean }> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of body) {
-      const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-      const room = bytesMax - size;
-      if (bytes.length > room) {
-        chunks.push(bytes.subarray(0, room));
-        // Leaving the loop destroys the stream: the rest of a large body is never downloaded.
-        return { body: Buffer.concat(chunks), truncated: true };
-      }
-      chunks.push(bytes);
-      size += bytes.length;
-    }
-  } catch {
-    // A body cut short (reset, timeout) keeps what arrived; the status already decided the outcome.
+function elapsedSince(started: number): number {
+  return Math.round(performance.now() - started);
+}
+
+/**
+ * One request's answer, gathered by undici's dispatch handler callbacks: the status, the headers
+ * (lower-case names, the first value of a repeated one), and at most `bytesMax` bytes of the body.
+ * The whole exchange is bounded by `timeoutMs` from the start, whatever stage it is in: at the
+ * deadline the result is settled and the request aborted as soon as undici lets it be.
+ *
+ * Once the status and headers have arrived the outcome is decided: a body cut short (a reset, the
+ * deadline) keeps what arrived, and one longer than `bytesMax` is cut there, the connection closed
+ * rather than the rest downloaded.
+ */
+class Exchange implements Dispatcher.DispatchHandler {
+  readonly #started: number;
+  readonly #bytesMax: number;
+  readonly #timeoutMs: number;
+  readonly #resolve: (result: OutboundResult) => void;
+  readonly #timer: NodeJS.Timeout;
+  #controller: Dispatcher.DispatchController | undefined;
+  #settled = false;
+  #timedOut = false;
+  #status: number | undefined;
+  #headers: Record<string, string> = {};
+  readonly #chunks: Buffer[] = [];
+  #size = 0;
+
+  constructor(options: { started: number; bytesMax: number; timeoutMs: number; resolve: (result: OutboundResult) => void }) {
+    this.#started = options.started;
+    this.#bytesMax = options.bytesMax;
+    this.#timeoutMs = options.timeoutMs;
+    this.#resolve = options.resolve;
+    this.#timer = setTimeout(() => this.#deadline(), options.timeoutMs);
   }
-  return { body: Buffer.concat(chunks), truncated: false };
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#settled) controller.abort(new Error('the exchange is over'));
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    // 1xx answers are informational; the final status follows.
+    if (statusCode < 200) return;
+    this.#status = statusCode;
+    const firstValues: Record<string, string> = {};
+    for (const [name, value] of Object.entries(headers)) {
+      const first = Array.isArray(value) ? value[0] : value;
+      if (first !== undefined) firstValues[name.toLowerCase()] = first;
+    }
+    this.#headers = firstValues;
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.#settled) return;
+    const room = this.#bytesMax - this.#size;
+    if (chunk.length > room) {
+      this.#chunks.push(chunk.subarray(0, room));
+      this.#size += room;
+      this.#settleResponse(true);
+      controller.abort(new Error('response body longer than what is read'));
+      return;
+    }
+    this.#chunks.push(chunk);
+    this.#size += chunk.length;
+  }
+
+  onResponseEnd(): void {
+    this.#settleResponse(false);
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
+    if (this.#status !== undefined) {
+      this.#settleResponse(false);
+      return;
+    }
+    this.#settle({ kind: 'failure', ...describeFailure(error, this.#timedOut, this.#timeoutMs), latencyMs: elapsedSince(this.#started) });
+  }
+
+  #deadline(): void {
+    this.#timedOut = true;
+    if (this.#status !== undefined) this.#settleResponse(false);
+    else {
+      this.#settle({
+        kind: 'failure',
+        ...describeFailure(new Error('deadline'), true, this.#timeoutMs),
+        latencyMs: elapsedSince(this.#started),
+      });
+    }
+    this.#controller?.abort(new Error(`no complete answer within ${this.#timeoutMs} ms`));
+  }
+
+  #settleResponse(truncated: boolean): void {
+    if (this.#status === undefined) return;
+    this.#settle({
+      kind: 'response',
+      status: this.#status,
+      headers: this.#headers,
+      body: this.#chunks.length === 1 && this.#chunks[0] !== undefined ? this.#chunks[0] : Buffer.concat(this.#chunks),
+      bodyTruncated: truncated,
+      latencyMs: elapsedSince(this.#started),
+    });
+  }
+
+  #settle(result: OutboundResult): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    clearTimeout(this.#timer);
+    this.#resolve(result);
+  }
 }
