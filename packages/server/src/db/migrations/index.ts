@@ -10,6 +10,7 @@ import * as organizations from './0008_organizations.js';
 import * as sso from './0009_sso.js';
 import * as dashboard from './0010_dashboard.js';
 import * as auditResourceIndex from './0011_audit_resource_index.js';
+import * as eventIndexes from './0012_event_indexes.js';
 
 /**
  * Every migration, in order, for both dialects. Add new ones at the end with the next number;
@@ -27,4 +28,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0009_sso': sso,
   '0010_dashboard': dashboard,
   '0011_audit_resource_index': auditResourceIndex,
+  '0012_event_indexes': eventIndexes,
 };

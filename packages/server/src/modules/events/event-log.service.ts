@@ -1,4 +1,4 @@
-import type { Db } from '../../db/database.js';
+import type { Db, Dialect } from '../../db/database.js';
 import type { Transaction } from '../../db/transaction.js';
 import { ApiError } from '../../shared/errors.js';
 import * as store from './event-log.store.js';
@@ -103,8 +103,8 @@ export function findUndispatchedEvents(
 }
 
 /** Whether any event waits to be fanned out (a read outside any transaction). */
-export async function hasUndispatchedEvents(db: Db): Promise<boolean> {
-  return (await store.findUndispatchedEventIds(db.kysely, 1)).length > 0;
+export function hasUndispatchedEvents(db: Db): Promise<boolean> {
+  return store.anyUndispatchedEvent(db.kysely);
 }
 
 /** How many events wait to be fanned out, across projects (a metrics gauge). */
@@ -113,8 +113,8 @@ export function countUndispatchedEvents(db: Db): Promise<number> {
 }
 
 /** Marks events as fanned out, in the transaction that created their deliveries. */
-export function markEventsDispatched(trx: Transaction, eventIds: readonly string[], dispatchedAt: string): Promise<void> {
-  return store.markEventsDispatched(trx, eventIds, dispatchedAt);
+export function markEventsDispatched(trx: Transaction, eventIds: readonly string[], dispatchedAt: string, dialect: Dialect): Promise<void> {
+  return store.markEventsDispatched(trx, eventIds, dispatchedAt, dialect);
 }
 
 /** Retention: deletes up to `limit` fanned-out events older than `cutoff` (deliveries go with them). */

@@ -346,6 +346,21 @@ describeEachDialect('webhook delivery', (dialect) => {
     expect(delivery?.attempts[0]?.response_body?.startsWith('éé')).toBe(true);
   });
 
+  it('records a response body with NUL bytes (which PostgreSQL text refuses) without failing the other attempts of its batch', async () => {
+    const { projectId, auth } = await t.project();
+    receiver.answer('/nul', () => ({ status: 200, body: 'a\0b' }));
+    receiver.answer('/plain', () => ({ status: 200, body: 'ok' }));
+    const nul = await t.endpoint(auth, receiver.url('/nul'));
+    const plain = await t.endpoint(auth, receiver.url('/plain'));
+    await t.record(projectId, 'organization.created', { organization_id: 'org_1' });
+    await t.drain();
+    const [nulDelivery] = await t.deliveries(auth, nul.id);
+    const [plainDelivery] = await t.deliveries(auth, plain.id);
+    expect(nulDelivery).toMatchObject({ status: 'succeeded', attempt_count: 1 });
+    expect(nulDelivery?.attempts[0]?.response_body).toBe('a\uFFFDb');
+    expect(plainDelivery).toMatchObject({ status: 'succeeded', attempt_count: 1 });
+  });
+
   it('keeps the old secret signing beside the new one for 24 hours after a rotation', async () => {
     const { projectId, auth } = await t.project();
     const endpoint = await t.endpoint(auth, receiver.url('/rotating'));

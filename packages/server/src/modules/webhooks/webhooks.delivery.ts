@@ -143,9 +143,18 @@ async function exchange(deps: DeliveryDependencies, target: DeliveryTarget): Pro
     statusCode: result.status,
     latencyMs: result.latencyMs,
     error: succeeded ? null : redirect ? `redirect not followed (HTTP ${result.status})` : `HTTP ${result.status}`,
-    responseBody: result.body.toString('utf8'),
+    responseBody: storableText(result.body.toString('utf8')),
     retryAfterSeconds: retryAfter,
   };
+}
+
+/**
+ * A receiver's bytes as text both databases store: PostgreSQL refuses a NUL character in text, and
+ * one receiver's NUL must not fail the recording batch it shares with other deliveries' attempts.
+ * (Invalid UTF-8 was already replaced by U+FFFD when the bytes were decoded.)
+ */
+function storableText(text: string): string {
+  return text.includes('\0') ? text.replaceAll('\0', '\uFFFD') : text;
 }
 
 export interface AttemptRecord {
@@ -173,7 +182,7 @@ export async function recordAttempts(deps: DeliveryDependencies, records: readon
   const finished = await inTransaction(deps.db, async (trx) => {
     const ids = [...new Set(records.map((record) => record.target.deliveryId))];
     // Locked in id order (PostgreSQL), so two recorders never wait for each other in a cycle.
-    const original = await store.findDeliveriesByIds(trx, ids, deps.db.dialect === 'postgres');
+    const original = await store.findDeliveriesByIds(trx, ids, deps.db.dialect);
     const rows = new Map(original.map((row) => [row.id, { ...row }]));
     const attempts: store.AttemptRow[] = [];
     for (const { target, outcome, kind, leaseId } of records) {
@@ -208,7 +217,7 @@ export async function recordAttempts(deps: DeliveryDependencies, records: readon
         row.next_attempt_at = null;
       }
     }
-    await store.insertAttempts(trx, attempts);
+    await store.insertAttempts(trx, attempts, deps.db.dialect);
     // One UPDATE per group of deliveries that change alike (typically: all that succeeded, and
     // those due again at the same time), not one per delivery.
     const groups = new Map<string, { ids: string[]; change: store.DeliveryGroupChange }>();
@@ -229,7 +238,7 @@ export async function recordAttempts(deps: DeliveryDependencies, records: readon
       group.ids.push(before.id);
       groups.set(key, group);
     }
-    for (const { ids: groupIds, change } of groups.values()) await store.updateDeliveries(trx, groupIds, change);
+    for (const { ids: groupIds, change } of groups.values()) await store.updateDeliveries(trx, groupIds, change, deps.db.dialect);
     return original.flatMap((before) => {
       const after = rows.get(before.id);
       return after !== undefined && after.status !== before.status && after.status !== 'pending' ? [after] : [];

@@ -217,7 +217,7 @@ export class WebhooksService {
         if (endpoint === undefined) throw endpointMissing(endpointId);
         const now = isoTime(this.#clock.now());
         const eventId = await recordEvent(trx, { projectId, type: 'webhook.test', data: { endpoint_id: endpointId }, createdAt: now });
-        await markEventsDispatched(trx, [eventId], now);
+        await markEventsDispatched(trx, [eventId], now, this.#db.dialect);
         const delivery: store.DeliveryRow = {
           id: newId('del'),
           project_id: projectId,
@@ -234,7 +234,7 @@ export class WebhooksService {
           created_at: now,
           updated_at: now,
         };
-        await store.insertDeliveries(trx, [delivery]);
+        await store.insertDeliveries(trx, [delivery], this.#db.dialect);
         await this.#audit.record(trx, context, { ...record, changes: { delivery_id: delivery.id, event_id: eventId }, createdAt: now });
         return delivery;
       }),

@@ -1,4 +1,5 @@
-import type { Kysely } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
+import { type Dialect, PREPARED_STATEMENT } from '../../db/database.js';
 import type {
   Database,
   WebhookAttemptsTable,
@@ -100,8 +101,19 @@ export async function findEnabledEndpoints(
  * Inserts deliveries; one that exists for its (event, endpoint) already is left as it is. Returns
  * the ids of the rows inserted.
  */
-export async function insertDeliveries(db: Executor, rows: readonly DeliveryRow[]): Promise<Set<string>> {
+export async function insertDeliveries(db: Executor, rows: readonly DeliveryRow[], dialect: Dialect): Promise<Set<string>> {
   const inserted = new Set<string>();
+  if (rows.length === 0) return inserted;
+  if (dialect === 'postgres') {
+    const result = await db.executeQuery<{ id: string }>(
+      CompiledQuery.raw(
+        PG_INSERT_DELIVERIES_SQL,
+        DELIVERY_COLUMNS.map((column) => rows.map((row) => row[column])),
+      ),
+    );
+    for (const row of result.rows) inserted.add(row.id);
+    return inserted;
+  }
   for (let start = 0; start < rows.length; start += INSERT_ROWS_MAX) {
     const returned = await db
       .insertInto('webhook_deliveries')
@@ -147,13 +159,15 @@ export async function listDeliveries(
 
 /**
  * Deliveries by id alone, for recording attempts (each id came from a project-scoped read or a
- * claim). `forUpdate` (PostgreSQL) serializes the scheduled and manual attempts of one delivery;
- * rows are locked in id order.
+ * claim). On PostgreSQL they are locked (`FOR UPDATE`, in id order), which serializes the
+ * scheduled and manual attempts of one delivery.
  */
-export async function findDeliveriesByIds(db: Executor, deliveryIds: readonly string[], forUpdate: boolean): Promise<DeliveryRow[]> {
+export async function findDeliveriesByIds(db: Executor, deliveryIds: readonly string[], dialect: Dialect): Promise<DeliveryRow[]> {
   if (deliveryIds.length === 0) return [];
-  const query = db.selectFrom('webhook_deliveries').selectAll().where('id', 'in', deliveryIds).orderBy('id');
-  return (forUpdate ? query.forUpdate() : query).execute();
+  if (dialect === 'postgres') {
+    return (await db.executeQuery<DeliveryRow>(CompiledQuery.raw(PG_LOCK_DELIVERIES_SQL, [deliveryIds]))).rows;
+  }
+  return db.selectFrom('webhook_deliveries').selectAll().where('id', 'in', deliveryIds).orderBy('id').execute();
 }
 
 /** The same change applied to several deliveries: counters move by the amounts given. */
@@ -167,8 +181,28 @@ export interface DeliveryGroupChange {
   readonly updated_at: string;
 }
 
-export async function updateDeliveries(db: Executor, deliveryIds: readonly string[], change: DeliveryGroupChange): Promise<void> {
+export async function updateDeliveries(
+  db: Executor,
+  deliveryIds: readonly string[],
+  change: DeliveryGroupChange,
+  dialect: Dialect,
+): Promise<void> {
   if (deliveryIds.length === 0) return;
+  if (dialect === 'postgres') {
+    await db.executeQuery(
+      CompiledQuery.raw(PG_UPDATE_DELIVERIES_SQL, [
+        change.attemptsAdded,
+        change.scheduledAttemptsAdded,
+        change.status,
+        change.next_attempt_at,
+        change.lease_id,
+        change.leased_until,
+        change.updated_at,
+        deliveryIds,
+      ]),
+    );
+    return;
+  }
   await db
     .updateTable('webhook_deliveries')
     .set((eb) => ({
@@ -262,7 +296,17 @@ export async function findDeliveryTargets(db: Executor, deliveryIds: readonly st
 
 // ---- Attempts --------------------------------------------------------------------------------
 
-export async function insertAttempts(db: Executor, rows: readonly AttemptRow[]): Promise<void> {
+export async function insertAttempts(db: Executor, rows: readonly AttemptRow[], dialect: Dialect): Promise<void> {
+  if (rows.length === 0) return;
+  if (dialect === 'postgres') {
+    await db.executeQuery(
+      CompiledQuery.raw(
+        PG_INSERT_ATTEMPTS_SQL,
+        ATTEMPT_COLUMNS.map((column) => rows.map((row) => row[column])),
+      ),
+    );
+    return;
+  }
   for (let start = 0; start < rows.length; start += INSERT_ROWS_MAX) {
     await db
       .insertInto('webhook_attempts')
@@ -283,3 +327,64 @@ export async function findAttempts(db: Executor, projectId: string, deliveryIds:
     .orderBy('attempt_number')
     .execute();
 }
+
+// ---- PostgreSQL: the worker's batch writes as fixed prepared texts ------------------------------
+//
+// A fan-out or a recording batch touches up to thousands of rows. As Kysely builds them, such
+// statements carry 14 parameters per row (up to 14,000 placeholders in the text), are compiled on
+// every batch and parsed and planned by PostgreSQL every time. Here each column is one array
+// parameter, and the text, the same for every batch, is a named prepared statement (`PREPARED_STATEMENT`).
+
+const DELIVERY_COLUMNS = [
+  'id',
+  'project_id',
+  'endpoint_id',
+  'event_id',
+  'event_type',
+  'status',
+  'attempt_count',
+  'scheduled_attempt_count',
+  'next_attempt_at',
+  'lease_id',
+  'leased_until',
+  'last_attempt_at',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof DeliveryRow)[];
+
+const DELIVERY_INTEGER_COLUMNS: ReadonlySet<string> = new Set(['attempt_count', 'scheduled_attempt_count']);
+
+const ATTEMPT_COLUMNS = [
+  'delivery_id',
+  'attempt_number',
+  'project_id',
+  'kind',
+  'created_at',
+  'status_code',
+  'latency_ms',
+  'error',
+  'response_body',
+] as const satisfies readonly (keyof AttemptRow)[];
+
+const ATTEMPT_INTEGER_COLUMNS: ReadonlySet<string> = new Set(['attempt_number', 'status_code', 'latency_ms']);
+
+/** `insert into <table> (<columns>) select * from unnest($1::text[], $2::integer[], …)`, one array per column. */
+function unnestInsertSql(table: string, columns: readonly string[], integerColumns: ReadonlySet<string>): string {
+  const arrays = columns.map((column, index) => `$${index + 1}::${integerColumns.has(column) ? 'integer' : 'text'}[]`);
+  return `${PREPARED_STATEMENT} insert into ${table} (${columns.join(', ')}) select * from unnest(${arrays.join(', ')})`;
+}
+
+const PG_INSERT_DELIVERIES_SQL =
+  `${unnestInsertSql('webhook_deliveries', DELIVERY_COLUMNS, DELIVERY_INTEGER_COLUMNS)} ` +
+  'on conflict (event_id, endpoint_id) do nothing returning id';
+
+const PG_INSERT_ATTEMPTS_SQL = unnestInsertSql('webhook_attempts', ATTEMPT_COLUMNS, ATTEMPT_INTEGER_COLUMNS);
+
+const PG_LOCK_DELIVERIES_SQL =
+  `${PREPARED_STATEMENT} select ${DELIVERY_COLUMNS.join(', ')} from webhook_deliveries ` +
+  'where id = any($1::text[]) order by id for update';
+
+const PG_UPDATE_DELIVERIES_SQL =
+  `${PREPARED_STATEMENT} update webhook_deliveries set attempt_count = attempt_count + $1, ` +
+  'scheduled_attempt_count = scheduled_attempt_count + $2, status = $3, next_attempt_at = $4, lease_id = $5, ' +
+  'leased_until = $6, last_attempt_at = $7, updated_at = $7 where id = any($8::text[])';

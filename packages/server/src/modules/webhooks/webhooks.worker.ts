@@ -342,8 +342,8 @@ export class DeliveryWorker {
           if (lease) leases.push({ target: deliveryTarget({ deliveryId: id, endpoint, event, now }), leaseId, leasedUntilMs });
         }
       }
-      const inserted = await store.insertDeliveries(trx, deliveries);
-      await markEventsDispatched(trx, fannedOut, nowIso);
+      const inserted = await store.insertDeliveries(trx, deliveries, db.dialect);
+      await markEventsDispatched(trx, fannedOut, nowIso, db.dialect);
       return {
         dispatched: fannedOut.length,
         // A delivery that existed already for its (event, endpoint) was not inserted, so its lease
