@@ -185,6 +185,10 @@ describe('OutboundHttp.send', () => {
         response.writeHead(200).end('x'.repeat(10_000));
       } else if (request.url === '/hang') {
         // Never answers.
+      } else if (request.url === '/stall') {
+        // The status, headers and part of the body, then nothing more.
+        response.writeHead(200, { 'content-length': '100' });
+        response.write('partial');
       } else {
         response.writeHead(200, { 'retry-after': '7' }).end('fine');
       }
@@ -231,6 +235,16 @@ describe('OutboundHttp.send', () => {
     const outbound = new OutboundHttp({ allowPrivate: true, timeoutMs: 300 });
     const result = await outbound.send({ method: 'POST', url: `${origin}/hang`, headers: {}, body: '{}' });
     expect(result).toMatchObject({ kind: 'failure', reason: 'timeout' });
+    expect(result.latencyMs).toBeGreaterThanOrEqual(250);
+    expect(result.latencyMs).toBeLessThan(3000);
+    await outbound.close();
+  });
+
+  it('keeps the status and what arrived of the body when the deadline passes during the body', async () => {
+    const outbound = new OutboundHttp({ allowPrivate: true, timeoutMs: 300 });
+    const result = await outbound.send({ method: 'POST', url: `${origin}/stall`, headers: {}, body: '{}' });
+    expect(result).toMatchObject({ kind: 'response', status: 200, bodyTruncated: false });
+    expect(result.kind === 'response' && result.body.toString()).toBe('partial');
     expect(result.latencyMs).toBeGreaterThanOrEqual(250);
     expect(result.latencyMs).toBeLessThan(3000);
     await outbound.close();

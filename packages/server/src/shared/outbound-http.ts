@@ -142,9 +142,9 @@ export class OutboundHttp {
    * not followed.
    *
    * The exchange runs on undici's dispatcher interface with a handler of its own (`Exchange`)
-   * rather than `request()`: no body stream, no abort signal and its timer registry per request.
-   * The webhook worker sends thousands of these a second, and that machinery was about a tenth of
-   * its CPU per delivery.
+   * rather than `request()` with `AbortSignal.timeout`, whose timer and signal outlive the exchange
+   * by the whole timeout: the webhook worker sends thousands of these a second, and that machinery
+   * was about half of its CPU per delivery (docs/adr/0006-webhook-delivery.md).
    */
   send(outbound: OutboundRequest): Promise<OutboundResult> {
     const started = performance.now();
@@ -311,10 +311,14 @@ function describeFailure(
   }
   const code = chain.map((item) => (item as { code?: unknown }).code).find((value) => typeof value === 'string');
   if (aborted || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
-    return { reason: 'timeout', message: `no complete answer within ${timeoutMs} ms` };
+    return { reason: 'timeout', message: timeoutMessage(timeoutMs) };
   }
   const message = error instanceof Error ? error.message : String(error);
   return { reason: 'network', message: typeof code === 'string' ? `${code}: ${message}` : message };
+}
+
+function timeoutMessage(timeoutMs: number): string {
+  return `no complete answer within ${timeoutMs} ms`;
 }
 
 function elapsedSince(started: number): number {
@@ -398,15 +402,10 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   #deadline(): void {
     this.#timedOut = true;
+    const message = timeoutMessage(this.#timeoutMs);
     if (this.#status !== undefined) this.#settleResponse(false);
-    else {
-      this.#settle({
-        kind: 'failure',
-        ...describeFailure(new Error('deadline'), true, this.#timeoutMs),
-        latencyMs: elapsedSince(this.#started),
-      });
-    }
-    this.#controller?.abort(new Error(`no complete answer within ${this.#timeoutMs} ms`));
+    else this.#settle({ kind: 'failure', reason: 'timeout', message, latencyMs: elapsedSince(this.#started) });
+    this.#controller?.abort(new Error(message));
   }
 
   #settleResponse(truncated: boolean): void {
