@@ -25,6 +25,7 @@ export interface Database {
   audit_unsealed: AuditUnsealedTable;
   audit_chain: AuditChainTable;
   audit_checkpoints: AuditCheckpointsTable;
+  audit_seal_cursor: AuditSealCursorTable;
   oauth_providers: OAuthProvidersTable;
   oauth_states: OAuthStatesTable;
   user_identities: UserIdentitiesTable;
@@ -356,7 +357,10 @@ export interface AuditLogTable {
   changes: string;
 }
 
-/** Entries not chained yet, in insertion order: the sealer's queue. */
+/**
+ * The sealing queue of versions before migration 0013: entries not chained yet, in insertion
+ * order. Nothing queues any more; what an older version left is still sealed from it.
+ */
 export interface AuditUnsealedTable {
   seq: Generated<number>;
   project_id: string;
@@ -371,6 +375,17 @@ export interface AuditChainTable {
   prev_hash: string;
   hash: string;
   sealed_at: string;
+}
+
+/**
+ * PostgreSQL only (migration 0013): the last entry the sealer chained, in the order of
+ * `audit_log.txid` (the writing transaction's id, a column default the write path never names)
+ * and then `id`. One row.
+ */
+export interface AuditSealCursorTable {
+  id: number;
+  txid: number;
+  entry_id: string;
 }
 
 /** The last link retention removed, per project: verification starts from its hash. */

@@ -47,15 +47,16 @@ function writtenLinkHash(prevHash: string, row: store.AuditRow): string {
 }
 
 /**
- * Appends entries in the caller's transaction, each chained at once on SQLite and queued for the
+ * Appends entries in the caller's transaction, each chained at once on SQLite and left to the
  * sealer on PostgreSQL. On SQLite every transaction holds the only write lock from its `BEGIN IMMEDIATE`,
  * so the chain head read in it is the head the entry's link follows, and chaining on the
- * write path costs a read of a hot page and a hash instead of a queue row, its deletion and a
- * second pass. On PostgreSQL transactions of one project run side by side, and a chain head read
- * in each would serialize them all; the sealer chains their entries a second later.
+ * write path costs a read of a hot page and a hash instead of a second pass. On PostgreSQL
+ * transactions of one project run side by side, and a chain head read in each would serialize them
+ * all; the sealer chains their entries a second later, in the order of the transactions that wrote
+ * them (`sealPending`).
  */
 export async function appendEntries(db: Db, trx: Transaction, rows: readonly store.AuditRow[]): Promise<void> {
-  if (db.sqlite === undefined) return store.insertQueuedEntries(trx, rows);
+  if (db.sqlite === undefined) return store.insertEntries(trx, rows);
   // `trx` holds the one connection unless it is the database itself, which would run each
   // statement in whatever transaction another caller has open: go through it then.
   if (trx === db.kysely) return inTransaction(db, (inner) => appendEntries(db, inner, rows));
@@ -74,50 +75,110 @@ export async function appendEntries(db: Db, trx: Transaction, rows: readonly sto
 }
 
 /**
- * Chains a project's unsealed entries, in the order they were queued, onto its chain. Each batch is
- * one transaction that appends the links and empties their queue rows; two sealers racing both read
- * the same head, and the primary key (project_id, seq) lets only one append, the other tries again
- * from the new head. Returns how many entries were sealed.
+ * Chains what waits for a project: its entries in `audit_unsealed` (written by a version before
+ * migration 0013, or on SQLite by one that did not chain at once), then on PostgreSQL every pending
+ * entry (of every project) whose transaction committed before this call, waiting up to
+ * SEAL_WAIT_MAX_MS for transactions still running. `svc audit verify` and the tests call it.
+ * Returns how many entries were chained.
  */
 export async function sealProject(db: Db, projectId: string, now: () => string): Promise<number> {
+  let sealed = await sealQueued(db, projectId, now);
+  if (db.dialect === 'postgres') sealed += await sealPendingAfter(db, await store.newTransactionId(db.kysely), now);
+  return sealed;
+}
+
+/** Seals everything waiting, once, without waiting for running transactions (the periodic job). */
+export async function sealAll(db: Db, now: () => string): Promise<number> {
+  let sealed = 0;
+  for (const projectId of await store.projectsWithUnsealed(db.kysely, 1000)) sealed += await sealQueued(db, projectId, now);
+  if (db.dialect === 'postgres') sealed += (await sealPending(db, now)).sealed;
+  return sealed;
+}
+
+/** How long an explicit seal waits for transactions that were running when it was called. */
+const SEAL_WAIT_MAX_MS = 10_000;
+const SEAL_WAIT_STEP_MS = 10;
+
+/**
+ * Seals until every transaction up to `target` has ended and its entries are chained, or until
+ * SEAL_WAIT_MAX_MS have passed (entries of a transaction still running then stay pending).
+ */
+async function sealPendingAfter(db: Db, target: number, now: () => string): Promise<number> {
+  const deadline = Date.now() + SEAL_WAIT_MAX_MS;
+  let sealed = 0;
+  for (;;) {
+    const pass = await sealPending(db, now);
+    sealed += pass.sealed;
+    if (pass.running > target || Date.now() >= deadline) return sealed;
+    await new Promise((resolve) => setTimeout(resolve, SEAL_WAIT_STEP_MS));
+  }
+}
+
+/**
+ * PostgreSQL: chains the entries after the sealing cursor whose transactions have ended, in the
+ * order (txid, id), each onto its project's chain, and moves the cursor past them; a batch per
+ * transaction. The cursor's row lock makes sealers take turns. No entry can commit behind the
+ * cursor: an entry is sealed only once its transaction id is below the oldest one still running,
+ * so every transaction that could still write one below it has ended. Returns the entries sealed
+ * and the oldest running transaction id of the last batch.
+ */
+async function sealPending(db: Db, now: () => string): Promise<{ sealed: number; running: number }> {
+  let sealed = 0;
+  for (let batch = 0; ; batch += 1) {
+    const outcome = await retryingLostRaces(() =>
+      inTransaction(db, async (trx) => {
+        const cursor = await store.lockSealCursor(trx);
+        const entries = await store.pendingEntries(trx, cursor, SEAL_BATCH_MAX);
+        const last = entries[entries.length - 1];
+        if (last === undefined) return { count: 0, running: cursor.running };
+        const heads = await store.chainHeads(trx, [...new Set(entries.map((entry) => entry.project_id))]);
+        const sealedAt = now();
+        const links: store.ChainLink[] = [];
+        for (const entry of entries) {
+          const head = heads.get(entry.project_id);
+          const seq = (head?.seq ?? 0) + 1;
+          const prevHash = head?.hash ?? GENESIS_HASH;
+          const hash = linkHash(prevHash, entry);
+          links.push({ project_id: entry.project_id, seq, entry_id: entry.id, prev_hash: prevHash, hash, sealed_at: sealedAt });
+          heads.set(entry.project_id, { seq, hash });
+        }
+        await store.insertLinks(trx, links, db.dialect);
+        await store.moveSealCursor(trx, { txid: last.txid, entryId: last.id });
+        return { count: entries.length, running: cursor.running };
+      }),
+    );
+    sealed += outcome.count;
+    if (outcome.count < SEAL_BATCH_MAX || batch + 1 >= SEAL_BATCHES_PER_PASS_MAX) return { sealed, running: outcome.running };
+  }
+}
+
+/** Sealing transactions per pass at the most, so one pass of the job is bounded. */
+const SEAL_BATCHES_PER_PASS_MAX = 20;
+
+/**
+ * Chains a project's entries queued in `audit_unsealed`, in queue order, onto its chain. Each batch
+ * is one transaction that appends the links and empties their queue rows. Returns how many entries
+ * were sealed.
+ */
+async function sealQueued(db: Db, projectId: string, now: () => string): Promise<number> {
   let sealed = 0;
   for (let batch = 0; batch < SEAL_BATCHES_PER_PROJECT_MAX; batch += 1) {
-    const count = await sealBatch(db, projectId, now);
+    const count = await retryingLostRaces(() => sealQueuedBatch(db, projectId, now));
     sealed += count;
     if (count < SEAL_BATCH_MAX) break;
   }
   return sealed;
 }
 
-async function sealBatch(db: Db, projectId: string, now: () => string): Promise<number> {
+/**
+ * Two sealers of one project (the queue's and the pending one, or two processes' queue sealers)
+ * both read the same head; the primary key (project_id, seq) lets only one append, and the other
+ * tries again from the new head.
+ */
+async function retryingLostRaces<T>(seal: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await inTransaction(db, async (trx) => {
-        const queued = await store.unsealedEntries(trx, projectId, SEAL_BATCH_MAX);
-        if (queued.length === 0) return 0;
-        const head = (await store.chainHead(trx, projectId)) ?? (await store.findCheckpoint(trx, projectId));
-        let seq = head === undefined ? 0 : head.seq;
-        let prevHash = head?.hash ?? GENESIS_HASH;
-        const sealedAt = now();
-        const links: store.ChainLink[] = [];
-        for (const { entry } of queued) {
-          // A queued entry whose row is gone was deleted around the log; verification finds no
-          // link for it, and there is nothing left to chain.
-          if (entry === undefined) continue;
-          seq += 1;
-          const hash = linkHash(prevHash, entry);
-          links.push({ project_id: projectId, seq, entry_id: entry.id, prev_hash: prevHash, hash, sealed_at: sealedAt });
-          prevHash = hash;
-        }
-        await store.insertLinks(trx, links, db.dialect);
-        await store.deleteUnsealed(
-          trx,
-          projectId,
-          queued.map((item) => item.queueSeq),
-          db.dialect,
-        );
-        return links.length;
-      });
+      return await seal();
     } catch (error) {
       if (attempt < SEAL_ATTEMPTS_MAX && isUniqueViolation(error)) continue;
       throw error;
@@ -125,11 +186,34 @@ async function sealBatch(db: Db, projectId: string, now: () => string): Promise<
   }
 }
 
-/** Seals every project with unsealed entries (the periodic job, and `svc audit verify` first). */
-export async function sealAll(db: Db, now: () => string): Promise<number> {
-  let sealed = 0;
-  for (const projectId of await store.projectsWithUnsealed(db.kysely, 1000)) sealed += await sealProject(db, projectId, now);
-  return sealed;
+async function sealQueuedBatch(db: Db, projectId: string, now: () => string): Promise<number> {
+  return inTransaction(db, async (trx) => {
+    const queued = await store.unsealedEntries(trx, projectId, SEAL_BATCH_MAX);
+    if (queued.length === 0) return 0;
+    const head = (await store.chainHead(trx, projectId)) ?? (await store.findCheckpoint(trx, projectId));
+    let seq = head === undefined ? 0 : head.seq;
+    let prevHash = head?.hash ?? GENESIS_HASH;
+    const sealedAt = now();
+    const links: store.ChainLink[] = [];
+    for (const { entry, ordered } of queued) {
+      // A queued entry whose row is gone was deleted around the log; verification finds no
+      // link for it, and there is nothing left to chain. One with a transaction id (written by an
+      // older version beside a newer one) is the pending sealer's, in transaction order.
+      if (entry === undefined || ordered) continue;
+      seq += 1;
+      const hash = linkHash(prevHash, entry);
+      links.push({ project_id: projectId, seq, entry_id: entry.id, prev_hash: prevHash, hash, sealed_at: sealedAt });
+      prevHash = hash;
+    }
+    await store.insertLinks(trx, links, db.dialect);
+    await store.deleteUnsealed(
+      trx,
+      projectId,
+      queued.map((item) => item.queueSeq),
+      db.dialect,
+    );
+    return links.length;
+  });
 }
 
 export type BrokenLinkProblem = 'entry_altered' | 'entry_missing' | 'link_broken' | 'link_missing' | 'entry_unchained';
@@ -197,7 +281,7 @@ export async function verifyProject(db: Db, projectId: string): Promise<VerifyRe
     }
     if (page.length < VERIFY_PAGE_SIZE) break;
   }
-  const unchained = await store.findUnchainedEntry(db.kysely, projectId);
+  const unchained = await store.findUnchainedEntry(db.kysely, projectId, db.dialect);
   if (unchained !== undefined) {
     return report({
       problem: 'entry_unchained',

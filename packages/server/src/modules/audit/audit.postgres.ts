@@ -3,8 +3,9 @@ import { actorColumns, type AuditContext } from './audit.context.js';
 
 /**
  * The audit write of a one-statement change on PostgreSQL (the ledger's credits, debits and
- * transfers): two data-modifying CTEs, the entries and their sealing queue rows, to put inside the
- * change's own statement so that the entry costs no round trip (docs/adr/0007-audit-log.md).
+ * transfers): a data-modifying CTE inserting the entries, to put inside the change's own statement
+ * so that the entry costs no round trip (docs/adr/0007-audit-log.md). `txid` is left to its
+ * default, the writing transaction's id, the order the sealer chains entries in.
  * `select` yields the entry columns in this order: id, project_id, created_at, action, actor_type,
  * actor_id, actor_user_id, resource_type, resource_id, request_id, ip, user_agent, outcome, changes.
  * Begins with a comma: it follows the statement's other CTEs.
@@ -14,9 +15,6 @@ export function auditEntryCtes(select: RawBuilder<unknown>): RawBuilder<unknown>
       insert into audit_log (id, project_id, created_at, action, actor_type, actor_id, actor_user_id, resource_type, resource_id,
                              request_id, ip, user_agent, outcome, changes)
       ${select}
-      returning id, project_id
-    ), audit_queued as (
-      insert into audit_unsealed (project_id, entry_id) select project_id, id from audit_entries
     )`;
 }
 

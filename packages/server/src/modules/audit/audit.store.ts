@@ -1,4 +1,4 @@
-import { CompiledQuery, type Kysely } from 'kysely';
+import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { assert } from '../../shared/assert.js';
 import { type Dialect, PREPARED_STATEMENT, type SqliteStatements } from '../../db/database.js';
 import type { AuditChainTable, AuditLogTable, Database } from '../../db/schema.js';
@@ -28,18 +28,13 @@ const ENTRY_COLUMNS = [
 ] as const;
 
 /**
- * PostgreSQL: appends entries and queues them for the sealer, in the caller's transaction, in one
- * round trip (the queue rows are inserted from the entries the same statement returns). One of the
- * two writes to `audit_log` outside the retention job (docs/adr/0007-audit-log.md).
+ * PostgreSQL: appends entries in the caller's transaction; `txid` takes its default, the
+ * transaction's id, by which the sealer finds and orders them. One of the two writes to
+ * `audit_log` outside the retention job (docs/adr/0007-audit-log.md).
  */
-export async function insertQueuedEntries(trx: Executor, rows: readonly AuditRow[]): Promise<void> {
+export async function insertEntries(trx: Executor, rows: readonly AuditRow[]): Promise<void> {
   if (rows.length === 0) return;
-  await trx
-    .with('entries', (db) => db.insertInto('audit_log').values(rows).returning(['project_id', 'id']))
-    .insertInto('audit_unsealed')
-    .columns(['project_id', 'entry_id'])
-    .expression((db) => db.selectFrom('entries').select(['project_id', 'id']))
-    .execute();
+  await trx.insertInto('audit_log').values(rows).execute();
 }
 
 /**
@@ -144,23 +139,32 @@ export async function projectsWithUnsealed(db: Executor, limit: number): Promise
   return rows.map((row) => row.project_id);
 }
 
-/** The oldest queued entries of a project, in queue order; `entry` is undefined when its row is gone. */
+/**
+ * The oldest queued entries of a project, in queue order; `entry` is undefined when its row is
+ * gone, `ordered` true when the entry has a transaction id (PostgreSQL since migration 0013; the
+ * pending sealer chains it, in that order).
+ */
 export async function unsealedEntries(
   trx: Executor,
   projectId: string,
   limit: number,
-): Promise<{ queueSeq: number; entryId: string; entry: AuditRow | undefined }[]> {
+): Promise<{ queueSeq: number; entryId: string; entry: AuditRow | undefined; ordered: boolean }[]> {
   const rows = await trx
     .selectFrom('audit_unsealed as u')
     .leftJoin('audit_log as a', (join) => join.onRef('a.id', '=', 'u.entry_id').onRef('a.project_id', '=', 'u.project_id'))
-    .select(['u.seq as queue_seq', 'u.entry_id as queued_entry_id', ...ENTRY_COLUMNS])
+    .select([
+      'u.seq as queue_seq',
+      'u.entry_id as queued_entry_id',
+      sql<boolean | 0 | 1>`a.txid is not null`.as('ordered'),
+      ...ENTRY_COLUMNS,
+    ])
     .where('u.project_id', '=', projectId)
     .orderBy('u.seq')
     .limit(limit)
     .execute();
   return rows.map((row) => {
-    const { queue_seq: queueSeq, queued_entry_id: entryId, ...entry } = row;
-    return { queueSeq, entryId, entry: entry.id === null ? undefined : (entry as AuditRow) };
+    const { queue_seq: queueSeq, queued_entry_id: entryId, ordered, ...entry } = row;
+    return { queueSeq, entryId, entry: entry.id === null ? undefined : (entry as AuditRow), ordered: ordered === true || ordered === 1 };
   });
 }
 
@@ -178,7 +182,8 @@ export async function deleteUnsealed(trx: Executor, projectId: string, queueSeqs
 const PG_DELETE_UNSEALED_SQL = `${PREPARED_STATEMENT} delete from audit_unsealed where project_id = $1 and seq = any($2::bigint[])`;
 const PG_INSERT_LINKS_SQL =
   `${PREPARED_STATEMENT} insert into audit_chain (project_id, seq, entry_id, prev_hash, hash, sealed_at) ` +
-  'select $1, seq, entry_id, prev_hash, hash, $2 from unnest($3::bigint[], $4::text[], $5::text[], $6::text[]) as link(seq, entry_id, prev_hash, hash)';
+  'select project_id, seq, entry_id, prev_hash, hash, $1 ' +
+  'from unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[]) as link(project_id, seq, entry_id, prev_hash, hash)';
 
 export async function chainHead(trx: Executor, projectId: string): Promise<Pick<ChainLink, 'seq' | 'hash'> | undefined> {
   return trx
@@ -199,19 +204,95 @@ export function sqliteChainHead(sqlite: SqliteStatements, projectId: string): Pi
 const SQLITE_CHAIN_HEAD_SQL = 'select seq, hash from audit_chain where project_id = ? order by seq desc limit 1';
 const SQLITE_CHECKPOINT_SQL = 'select seq, hash from audit_checkpoints where project_id = ?';
 
-/** Links of one project sealed at one time (one sealing batch). */
+/**
+ * PostgreSQL: the sealing cursor, locked until the caller's transaction ends (sealers take turns),
+ * and the oldest transaction id still running. Every transaction below it has ended, so every
+ * entry it wrote is visible to the caller's next statement: none can commit behind the cursor.
+ * (The snapshot is the statement's, taken before any wait for the lock: an older, lower bound,
+ * which only seals less.)
+ */
+export async function lockSealCursor(trx: Executor): Promise<SealCursor> {
+  const { rows } = await trx.executeQuery<{ txid: number; entry_id: string; running: string }>(CompiledQuery.raw(PG_LOCK_CURSOR_SQL, []));
+  const row = rows[0];
+  assert(row !== undefined, 'migration 0013 creates the audit seal cursor row');
+  return { txid: row.txid, entryId: row.entry_id, running: Number(row.running) };
+}
+
+export interface SealCursor {
+  /** The last entry sealed, in (txid, id) order. */
+  readonly txid: number;
+  readonly entryId: string;
+  /** The oldest transaction id still running (`pg_snapshot_xmin`): entries of older ones may be sealed. */
+  readonly running: number;
+}
+
+/**
+ * PostgreSQL: entries after the cursor whose transaction has ended, in (txid, id) order, the
+ * chain's order. (An entry a version before migration 0013 also queued in `audit_unsealed` is
+ * chained here alone: the queue's sealer only drops its queue row.)
+ */
+export async function pendingEntries(trx: Executor, cursor: SealCursor, limit: number): Promise<(AuditRow & { txid: number })[]> {
+  const { rows } = await trx.executeQuery<AuditRow & { txid: number }>(
+    CompiledQuery.raw(PG_PENDING_ENTRIES_SQL, [cursor.txid, cursor.entryId, cursor.running, limit]),
+  );
+  return rows;
+}
+
+export async function moveSealCursor(trx: Executor, to: { readonly txid: number; readonly entryId: string }): Promise<void> {
+  await trx.executeQuery(CompiledQuery.raw(PG_MOVE_CURSOR_SQL, [to.txid, to.entryId]));
+}
+
+/**
+ * PostgreSQL: a new transaction id, taken by this statement's own transaction, which ends at once.
+ * Every transaction that had written anything before the call has a smaller one. (Not
+ * `pg_snapshot_xmax`: that is one past the last *completed* id, and a running transaction may
+ * hold it.)
+ */
+export async function newTransactionId(db: Executor): Promise<number> {
+  const { rows } = await db.executeQuery<{ txid: string }>(CompiledQuery.raw(PG_NEW_TRANSACTION_ID_SQL, []));
+  return Number(rows[0]?.txid);
+}
+
+const PG_NEW_TRANSACTION_ID_SQL = `${PREPARED_STATEMENT} select pg_current_xact_id()::text as txid`;
+
+/** PostgreSQL: each project's chain head, or else its checkpoint; absent for a project with neither. */
+export async function chainHeads(trx: Executor, projectIds: readonly string[]): Promise<Map<string, Pick<ChainLink, 'seq' | 'hash'>>> {
+  const { rows } = await trx.executeQuery<{ project_id: string; seq: number | null; hash: string | null }>(
+    CompiledQuery.raw(PG_CHAIN_HEADS_SQL, [projectIds]),
+  );
+  const heads = new Map<string, Pick<ChainLink, 'seq' | 'hash'>>();
+  for (const row of rows) if (row.seq !== null && row.hash !== null) heads.set(row.project_id, { seq: row.seq, hash: row.hash });
+  return heads;
+}
+
+/** The bigint text of the oldest running transaction id; converted in `lockSealCursor`. */
+const PG_LOCK_CURSOR_SQL =
+  `${PREPARED_STATEMENT} select txid, entry_id, pg_snapshot_xmin(pg_current_snapshot())::text as running ` +
+  'from audit_seal_cursor where id = 1 for update';
+// Walks `audit_log_txid_idx` from the cursor, in its order.
+const PG_PENDING_ENTRIES_SQL =
+  `${PREPARED_STATEMENT} select a.txid, ${ENTRY_COLUMNS.join(', ')} from audit_log a ` +
+  'where (a.txid, a.id) > ($1, $2) and a.txid < $3 order by a.txid, a.id limit $4';
+const PG_MOVE_CURSOR_SQL = `${PREPARED_STATEMENT} update audit_seal_cursor set txid = $1, entry_id = $2 where id = 1`;
+const PG_CHAIN_HEADS_SQL =
+  `${PREPARED_STATEMENT} select p.project_id, coalesce(c.seq, k.seq) as seq, coalesce(c.hash, k.hash) as hash ` +
+  'from unnest($1::text[]) as p(project_id) ' +
+  'left join lateral (select seq, hash from audit_chain where project_id = p.project_id order by seq desc limit 1) c on true ' +
+  'left join audit_checkpoints k on k.project_id = p.project_id';
+
+/** Links sealed at one time (one sealing batch). */
 export async function insertLinks(trx: Executor, links: readonly ChainLink[], dialect: Dialect): Promise<void> {
   const first = links[0];
   if (first === undefined) return;
   assert(
-    links.every((link) => link.project_id === first.project_id && link.sealed_at === first.sealed_at),
-    'a sealing batch is one project sealed at one time',
+    links.every((link) => link.sealed_at === first.sealed_at),
+    'a sealing batch is sealed at one time',
   );
   if (dialect === 'postgres') {
     await trx.executeQuery(
       CompiledQuery.raw(PG_INSERT_LINKS_SQL, [
-        first.project_id,
         first.sealed_at,
+        links.map((link) => link.project_id),
         links.map((link) => link.seq),
         links.map((link) => link.entry_id),
         links.map((link) => link.prev_hash),
@@ -268,8 +349,11 @@ export async function linksWithEntries(
   });
 }
 
-/** An entry of the project that is neither chained nor queued for sealing: written around the log. */
-export async function findUnchainedEntry(db: Executor, projectId: string): Promise<Pick<AuditRow, 'id'> | undefined> {
+/**
+ * An entry of the project that is neither chained nor waiting to be: not queued and, on
+ * PostgreSQL, not after the sealing cursor. Written around the log.
+ */
+export async function findUnchainedEntry(db: Executor, projectId: string, dialect: Dialect): Promise<Pick<AuditRow, 'id'> | undefined> {
   return db
     .selectFrom('audit_log as a')
     .select('a.id')
@@ -278,6 +362,9 @@ export async function findUnchainedEntry(db: Executor, projectId: string): Promi
       eb.and([
         eb.not(eb.exists(eb.selectFrom('audit_chain as c').select('c.seq').whereRef('c.entry_id', '=', 'a.id'))),
         eb.not(eb.exists(eb.selectFrom('audit_unsealed as u').select('u.seq').whereRef('u.entry_id', '=', 'a.id'))),
+        ...(dialect === 'postgres'
+          ? [sql<boolean>`not (a.txid is not null and (a.txid, a.id) > (select txid, entry_id from audit_seal_cursor where id = 1))`]
+          : []),
       ]),
     )
     .limit(1)

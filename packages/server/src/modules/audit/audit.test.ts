@@ -576,6 +576,42 @@ describeEachDialect('audit log', (dialect) => {
     expect(await audit.all()).toHaveLength(before);
   });
 
+  it('seals entries queued by an earlier version, and verifies them with the rest', async () => {
+    const { service } = ctx();
+    const { project, secretKey } = await service.projects.createProject({ name: 'Queued' });
+    secrets.push(secretKey);
+    const userId = await createUser(service, project.id);
+    await post('/v1/wallets', { user_id: userId, currency: 'USD' }, { 'x-api-key': secretKey });
+    await service.audit.seal(project.id);
+    // As a version before migration 0013 wrote them: an entry and a row in the sealing queue. The
+    // first without a transaction id (written before the migration); on PostgreSQL the second
+    // with one, as the column's default gives it when the older version runs beside a newer one.
+    const queued = ['before', 'beside'].map((id) =>
+      service.audit.row(SYSTEM_AUDIT_CONTEXT, { projectId: project.id, action: 'role.create', resource: { type: 'role', id } }),
+    );
+    await inTransaction(service.db, async (trx) => {
+      await trx.insertInto('audit_log').values(queued).execute();
+      if (dialect === 'postgres') {
+        await trx
+          .updateTable('audit_log')
+          .set({ txid: null } as never)
+          .where('id', '=', queued[0]!.id)
+          .execute();
+      }
+      await trx
+        .insertInto('audit_unsealed')
+        .values(queued.map((row) => ({ project_id: project.id, entry_id: row.id })))
+        .execute();
+    });
+    await post('/v1/wallets', { user_id: userId, currency: 'USD' }, { 'x-api-key': secretKey });
+    // Five, each chained once: the project's key, the two wallets and the two queued entries.
+    expect(await service.audit.verify(project.id)).toMatchObject({ ok: true, broken: null, links_checked: 5 });
+    expect(await service.db.kysely.selectFrom('audit_unsealed').select('seq').where('project_id', '=', project.id).execute()).toEqual([]);
+    const entries = await auditReader(service, secretKey).all();
+    expect(entries).toHaveLength(5);
+    expect(entries.every((item) => item.hash !== null)).toBe(true);
+  });
+
   it('svc audit verify: exit 0 when the chain holds, 1 naming the first broken link, 2 without --project', async () => {
     const { service, projectId } = ctx();
     const database = service.config.database;

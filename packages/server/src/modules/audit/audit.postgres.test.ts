@@ -1,0 +1,82 @@
+import { describe, expect, inject, it } from 'vitest';
+import { inTransaction } from '../../db/transaction.js';
+import { useTestService } from '../../test/service.js';
+import { SYSTEM_AUDIT_CONTEXT } from './audit.context.js';
+import { auditReader } from './audit.testing.js';
+
+/**
+ * PostgreSQL seals entries in the order of the transactions that wrote them (migration 0013,
+ * docs/adr/0007-audit-log.md). Transactions commit out of that order; an entry must never be
+ * sealed while a transaction with a smaller id could still commit one. SQLite has one writer at
+ * a time, so the case cannot arise there.
+ */
+describe.skipIf(inject('postgresAdminUrl') === '')('audit sealing order (PostgreSQL)', () => {
+  const current = useTestService('postgres');
+
+  it('waits for a transaction that commits after a later one, then chains both in transaction order', async () => {
+    const { service } = current();
+    const { project, secretKey } = await service.projects.createProject({ name: 'Late commit' });
+    const reader = auditReader(service, secretKey);
+    const sealJob = service.jobs.find((candidate) => candidate.name === 'audit-seal')!;
+    const entry = (id: string) => ({ projectId: project.id, action: 'role.create' as const, resource: { type: 'role', id } });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let recorded!: () => void;
+    const earlyRecorded = new Promise<void>((resolve) => (recorded = resolve));
+    // The early transaction writes its entry first (and so has the smaller id), and stays open
+    // while a later one commits.
+    const early = inTransaction(service.db, async (trx) => {
+      await service.audit.record(trx, SYSTEM_AUDIT_CONTEXT, entry('early'));
+      recorded();
+      await released;
+    });
+    try {
+      await earlyRecorded;
+      await inTransaction(service.db, (trx) => service.audit.record(trx, SYSTEM_AUDIT_CONTEXT, entry('late')));
+      await sealJob.run();
+      const whileOpen = await reader.all({ action: 'role.create' });
+      expect(whileOpen.map((item) => item.resource.id)).toEqual(['late']);
+      // Sealed now, it would be ahead of the early entry, which commits behind the sealing cursor.
+      expect(whileOpen[0]!.hash).toBeNull();
+    } finally {
+      // Never left open: a running transaction holds back sealing in every database of the cluster.
+      release();
+      await early;
+    }
+    await sealJob.run();
+    const sealed = await reader.all();
+    expect(sealed.every((item) => item.hash !== null)).toBe(true);
+    const links = await service.db.kysely
+      .selectFrom('audit_chain')
+      .select(['seq', 'entry_id'])
+      .where('project_id', '=', project.id)
+      .orderBy('seq')
+      .execute();
+    const resourceOf = new Map(sealed.map((item) => [item.id, item.resource.id]));
+    expect(links.map((link) => resourceOf.get(link.entry_id))).toEqual([expect.stringMatching(/^key_/), 'early', 'late']);
+    // The project's first entry is its key's creation. Sealing again chains nothing twice.
+    await Promise.all([sealJob.run(), service.audit.seal(project.id)]);
+    expect(await service.audit.verify(project.id)).toMatchObject({ ok: true, broken: null, links_checked: 3 });
+  });
+
+  it('an explicit seal waits for the transactions running when it was called', async () => {
+    const { service } = current();
+    const { project } = await service.projects.createProject({ name: 'Explicit seal' });
+    let recorded!: () => void;
+    const earlyRecorded = new Promise<void>((resolve) => (recorded = resolve));
+    const open = inTransaction(service.db, async (trx) => {
+      await service.audit.record(trx, SYSTEM_AUDIT_CONTEXT, {
+        projectId: project.id,
+        action: 'role.create',
+        resource: { type: 'role', id: 'x' },
+      });
+      recorded();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    });
+    await earlyRecorded;
+    // `svc audit verify` seals first: it must see the entry of a transaction that was running.
+    const report = service.audit.verify(project.id);
+    await open;
+    expect(await report).toMatchObject({ ok: true, links_checked: 2 });
+  });
+});
