@@ -87,6 +87,15 @@ export async function sealProject(db: Db, projectId: string, now: () => string):
   return sealed;
 }
 
+/**
+ * The head of a project's chain, or else its checkpoint, in the caller's transaction (on SQLite
+ * the one connection's, as in `appendEntries`).
+ */
+async function chainHeadIn(db: Db, trx: Transaction, projectId: string): Promise<Pick<store.ChainLink, 'seq' | 'hash'> | undefined> {
+  if (db.sqlite !== undefined) return store.sqliteChainHead(db.sqlite, projectId);
+  return (await store.chainHeads(trx, [projectId])).get(projectId);
+}
+
 /** Seals everything waiting, once, without waiting for running transactions (the periodic job). */
 export async function sealAll(db: Db, now: () => string): Promise<number> {
   let sealed = 0;
@@ -109,7 +118,8 @@ async function sealPendingAfter(db: Db, target: number, now: () => string): Prom
   for (;;) {
     const pass = await sealPending(db, now);
     sealed += pass.sealed;
-    if (pass.running > target || Date.now() >= deadline) return sealed;
+    // A pass cut short by its batch limit left entries behind, whatever the oldest running id.
+    if ((pass.complete && pass.running > target) || Date.now() >= deadline) return sealed;
     await new Promise((resolve) => setTimeout(resolve, SEAL_WAIT_STEP_MS));
   }
 }
@@ -119,10 +129,11 @@ async function sealPendingAfter(db: Db, target: number, now: () => string): Prom
  * order (txid, id), each onto its project's chain, and moves the cursor past them; a batch per
  * transaction. The cursor's row lock makes sealers take turns. No entry can commit behind the
  * cursor: an entry is sealed only once its transaction id is below the oldest one still running,
- * so every transaction that could still write one below it has ended. Returns the entries sealed
- * and the oldest running transaction id of the last batch.
+ * so every transaction that could still write one below it has ended. Returns the entries sealed,
+ * the oldest running transaction id of the last batch, and whether the pass sealed all it could
+ * (false when SEAL_BATCHES_PER_PASS_MAX cut it short).
  */
-async function sealPending(db: Db, now: () => string): Promise<{ sealed: number; running: number }> {
+async function sealPending(db: Db, now: () => string): Promise<{ sealed: number; running: number; complete: boolean }> {
   let sealed = 0;
   for (let batch = 0; ; batch += 1) {
     const outcome = await retryingLostRaces(() =>
@@ -148,7 +159,8 @@ async function sealPending(db: Db, now: () => string): Promise<{ sealed: number;
       }),
     );
     sealed += outcome.count;
-    if (outcome.count < SEAL_BATCH_MAX || batch + 1 >= SEAL_BATCHES_PER_PASS_MAX) return { sealed, running: outcome.running };
+    const complete = outcome.count < SEAL_BATCH_MAX;
+    if (complete || batch + 1 >= SEAL_BATCHES_PER_PASS_MAX) return { sealed, running: outcome.running, complete };
   }
 }
 
@@ -190,7 +202,7 @@ async function sealQueuedBatch(db: Db, projectId: string, now: () => string): Pr
   return inTransaction(db, async (trx) => {
     const queued = await store.unsealedEntries(trx, projectId, SEAL_BATCH_MAX);
     if (queued.length === 0) return 0;
-    const head = (await store.chainHead(trx, projectId)) ?? (await store.findCheckpoint(trx, projectId));
+    const head = await chainHeadIn(db, trx, projectId);
     let seq = head === undefined ? 0 : head.seq;
     let prevHash = head?.hash ?? GENESIS_HASH;
     const sealedAt = now();

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { describe, expect, inject, it } from 'vitest';
 import { inTransaction } from '../../db/transaction.js';
 import { useTestService } from '../../test/service.js';
@@ -57,6 +58,18 @@ describe.skipIf(inject('postgresAdminUrl') === '')('audit sealing order (Postgre
     // The project's first entry is its key's creation. Sealing again chains nothing twice.
     await Promise.all([sealJob.run(), service.audit.seal(project.id)]);
     expect(await service.audit.verify(project.id)).toMatchObject({ ok: true, broken: null, links_checked: 3 });
+  });
+
+  it('an explicit seal chains a backlog longer than one pass of the job', async () => {
+    const { service } = current();
+    const { project } = await service.projects.createProject({ name: 'Backlog' });
+    // 21 sealing batches: one more than a pass of the periodic job takes.
+    const backlog = 21_000;
+    await sql`insert into audit_log (id, project_id, created_at, action, actor_type, resource_type, outcome, changes)
+              select 'aud_' || lpad(g::text, 31, '0'), ${project.id}, '2026-11-21T00:00:00.000Z', 'role.create', 'system', 'role', 'success', '{}'
+              from generate_series(1, ${backlog}) as g`.execute(service.db.kysely);
+    // The project's key, then the backlog.
+    expect(await service.audit.verify(project.id)).toMatchObject({ ok: true, broken: null, links_checked: backlog + 1 });
   });
 
   it('an explicit seal waits for the transactions running when it was called', async () => {

@@ -174,7 +174,10 @@ export class AuditService {
     })();
   }
 
-  /** Chains the project's unsealed entries now; returns how many. */
+  /**
+   * Chains the project's unsealed entries now, and on PostgreSQL every project's entries committed
+   * before the call (waiting up to 10 s for transactions still running); returns how many.
+   */
   async seal(projectId: string): Promise<number> {
     return sealProject(this.#db, projectId, () => isoTime(this.#clock.now()));
   }

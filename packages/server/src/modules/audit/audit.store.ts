@@ -185,16 +185,6 @@ const PG_INSERT_LINKS_SQL =
   'select project_id, seq, entry_id, prev_hash, hash, $1 ' +
   'from unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[]) as link(project_id, seq, entry_id, prev_hash, hash)';
 
-export async function chainHead(trx: Executor, projectId: string): Promise<Pick<ChainLink, 'seq' | 'hash'> | undefined> {
-  return trx
-    .selectFrom('audit_chain')
-    .select(['seq', 'hash'])
-    .where('project_id', '=', projectId)
-    .orderBy('seq', 'desc')
-    .limit(1)
-    .executeTakeFirst();
-}
-
 /** SQLite: the head of the chain, or else the checkpoint, for the write path (`insertChainedEntry`). */
 export function sqliteChainHead(sqlite: SqliteStatements, projectId: string): Pick<ChainLink, 'seq' | 'hash'> | undefined {
   return (sqlite.get(SQLITE_CHAIN_HEAD_SQL, [projectId]) ?? sqlite.get(SQLITE_CHECKPOINT_SQL, [projectId])) as
