@@ -91,8 +91,8 @@ async function authenticate(
  * than ignored, so a misconfigured client learns why.
  */
 function readCredential(request: FastifyRequest, credential: Exclude<RouteCredential, 'public'>): string {
-  const authorization = request.headers.authorization;
-  if (authorization !== undefined && authorization.trim() !== '') {
+  const authorization = headerText(request.headers.authorization);
+  if (authorization !== undefined) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     if (match?.[1] === undefined) {
       const message = 'The Authorization header must be "Bearer <secret key or session token>".';
@@ -100,16 +100,20 @@ function readCredential(request: FastifyRequest, credential: Exclude<RouteCreden
     }
     return match[1];
   }
-  const apiKey = request.headers['x-api-key'];
-  const value = Array.isArray(apiKey) ? apiKey[0] : apiKey;
-  if (value !== undefined && value.trim() !== '') return value.trim();
+  const apiKey = headerText(request.headers['x-api-key']);
+  if (apiKey !== undefined) return apiKey;
   throw new ApiError('credential_missing', 'This route needs a credential: send "Authorization: Bearer <key>" or "X-API-Key: <key>".');
 }
 
+/** A header's trimmed text (its first value), or undefined when absent or blank: blank is no credential. */
+function headerText(header: string | string[] | undefined): string | undefined {
+  const value = (Array.isArray(header) ? header[0] : header)?.trim();
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/** One rule with `readCredential`: a blank header is no credential, so the dashboard cookie still counts. */
 function hasCredentialHeader(request: FastifyRequest): boolean {
-  const authorization = request.headers.authorization;
-  const apiKey = request.headers['x-api-key'];
-  return (authorization !== undefined && authorization.trim() !== '') || (apiKey !== undefined && apiKey.length > 0);
+  return headerText(request.headers.authorization) !== undefined || headerText(request.headers['x-api-key']) !== undefined;
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

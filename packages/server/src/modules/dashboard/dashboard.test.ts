@@ -100,6 +100,9 @@ describeEachDialect('dashboard sessions', (dialect) => {
     const read = await asDashboard({ cookie: session.cookie }, { method: 'GET', url: '/v1/project' });
     expect(read.statusCode).toBe(200);
     expect(read.json().id).toBe(test().projectId);
+    // A blank credential header is no credential, for the cookie as for the headers themselves.
+    const blankKey = await asDashboard({ cookie: session.cookie }, { method: 'GET', url: '/v1/project', headers: { 'x-api-key': '  ' } });
+    expect(blankKey.statusCode).toBe(200);
 
     const withoutCsrf = await asDashboard({ cookie: session.cookie }, { method: 'POST', url: '/v1/api-keys', payload: { name: 'x' } });
     expect(withoutCsrf.statusCode).toBe(403);
