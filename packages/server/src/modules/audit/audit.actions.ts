@@ -54,6 +54,7 @@ export const AUDIT_ACTIONS = [
   'oauth_provider.configure',
   'oauth_provider.delete',
   'user.oauth_login',
+  'user.identity_unlink',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

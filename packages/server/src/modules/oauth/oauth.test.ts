@@ -17,6 +17,7 @@ import {
 } from '../../test/oauth-providers.js';
 import { useTestService } from '../../test/service.js';
 import { eventsOf, signup, testClock } from '../auth/auth.testing.js';
+import { auditReader } from '../audit/audit.testing.js';
 
 const APP = 'https://app.example.com/auth/callback';
 const OTHER_APP = 'https://evil.example.com/auth/callback';
@@ -369,6 +370,52 @@ describeEachDialect('oauth', (dialect) => {
       expect(unlinked.statusCode).toBe(200);
       expect(unlinked.json<{ identities: Array<{ provider: string }> }>().identities.map((item) => item.provider)).toEqual(['google']);
       expectError(await unlink('google'), 409, 'identity_last_sign_in_method');
+    });
+
+    it('records one audit entry per unlink: the key, the user and the provider; a refusal with its error code', async () => {
+      const audit = auditReader(ctx().service, ctx().secretKey);
+      const [key] = await ctx().service.projects.listKeys(ctx().projectId);
+      const actor = { type: 'secret_key', id: key!.id };
+      /** The one entry a request left, with what every unlink entry carries. */
+      async function onlyEntry(response: LightMyRequestResponse, outcome: string): Promise<void> {
+        const entries = await audit.of(response);
+        expect(entries, `entries of ${response.headers['request-id'] as string}`).toHaveLength(1);
+        expect(entries[0]).toMatchObject({
+          object: 'audit_log',
+          action: 'user.identity_unlink',
+          actor,
+          resource: { type: 'user', id: userId },
+          outcome,
+          changes: { provider: 'corp' },
+          request_id: response.headers['request-id'],
+          ip: '127.0.0.1',
+          user_agent: 'lightMyRequest',
+        });
+        expect(Object.keys(entries[0]!.changes)).toEqual(['provider']);
+      }
+
+      oidc.accounts.set('audited-unlink', { email: 'audited-unlink@example.com', email_verified: true });
+      const userId = (await signInWith('corp', 'audited-unlink')).json<{ user: { id: string } }>().user.id;
+      const unlink = (provider: string) =>
+        call({ method: 'DELETE', url: `/v1/users/${userId}/identities/${provider}`, headers: ctx().auth });
+
+      const lastWay = await unlink('corp');
+      expectError(lastWay, 409, 'identity_last_sign_in_method');
+      await onlyEntry(lastWay, 'identity_last_sign_in_method');
+
+      expect((await signInWith('google', 'audited-unlink')).json()).toMatchObject({ created: false, user: { id: userId } });
+      const unlinked = await unlink('corp');
+      expect(unlinked.statusCode).toBe(200);
+      await onlyEntry(unlinked, 'success');
+
+      const missing = await unlink('corp');
+      expectError(missing, 404, 'resource_missing');
+      await onlyEntry(missing, 'resource_missing');
+
+      const all = await audit.all({ action: 'user.identity_unlink', resource_id: userId });
+      expect(all.map((entry) => entry.outcome).sort()).toEqual(['identity_last_sign_in_method', 'resource_missing', 'success']);
+      // The provider's subject and the client secrets never reach the log.
+      expect(JSON.stringify(all)).not.toMatch(/audited-unlink|generic-secret|google-secret/);
     });
   });
 

@@ -90,7 +90,7 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
         },
       },
       (request: FastifyRequest<{ Params: { id: string; provider: string } }>) =>
-        users.unlinkIdentity(requireSecretKey(request).projectId, request.params.id, request.params.provider),
+        users.unlinkIdentity(requireSecretKey(request).projectId, request.params.id, request.params.provider, auditContext(request)),
     );
 
     app.patch(

@@ -319,29 +319,34 @@ export class UsersService {
   /**
    * Unlinks the user's account of `provider`, only when the user keeps another way to sign in (a
    * password or another provider); otherwise 409 `identity_last_sign_in_method`. Serializable, so
-   * two unlinks at once cannot both take away the last two ways.
+   * two unlinks at once cannot both take away the last two ways. Audited as `user.identity_unlink`
+   * with the provider (never the account's subject or a token); a refusal is recorded with its code.
    */
-  async unlinkIdentity(projectId: string, userId: string, provider: string): Promise<UserWithIdentities> {
-    return inTransaction(
-      this.#db,
-      async (trx) => {
-        const user = await this.getRecord(projectId, userId, trx);
-        const rows = await identities.listIdentities(trx, projectId, userId);
-        if (!rows.some((row) => row.provider === provider)) {
-          throw new ApiError('resource_missing', `User ${userId} has no ${provider} identity.`, { param: 'provider' });
-        }
-        const others = rows.filter((row) => row.provider !== provider);
-        if (user.password_hash === null && others.length === 0) {
-          throw new ApiError(
-            'identity_last_sign_in_method',
-            `The ${provider} identity is the only way user ${userId} can sign in; set a password or link another provider first.`,
-            { param: 'provider' },
-          );
-        }
-        await identities.deleteIdentity(trx, projectId, userId, provider);
-        return { ...toUser(user), identities: others.map(toIdentity) };
-      },
-      { isolation: 'serializable' },
+  async unlinkIdentity(projectId: string, userId: string, provider: string, context: AuditContext): Promise<UserWithIdentities> {
+    const record = { ...userRecord(projectId, userId, 'user.identity_unlink'), changes: { provider } };
+    return this.#audit.recordingRefusals(context, record, () =>
+      inTransaction(
+        this.#db,
+        async (trx) => {
+          const user = await this.getRecord(projectId, userId, trx);
+          const rows = await identities.listIdentities(trx, projectId, userId);
+          if (!rows.some((row) => row.provider === provider)) {
+            throw new ApiError('resource_missing', `User ${userId} has no ${provider} identity.`, { param: 'provider' });
+          }
+          const others = rows.filter((row) => row.provider !== provider);
+          if (user.password_hash === null && others.length === 0) {
+            throw new ApiError(
+              'identity_last_sign_in_method',
+              `The ${provider} identity is the only way user ${userId} can sign in; set a password or link another provider first.`,
+              { param: 'provider' },
+            );
+          }
+          await identities.deleteIdentity(trx, projectId, userId, provider);
+          await this.#audit.record(trx, context, record);
+          return { ...toUser(user), identities: others.map(toIdentity) };
+        },
+        { isolation: 'serializable' },
+      ),
     );
   }
 
