@@ -11,7 +11,7 @@ import type { AuditRecord, AuditService } from '../audit/audit.service.js';
 import { queueEmail } from '../email/email.service.js';
 import type { SessionCheck, SessionClient, SessionPrincipal, SessionsService } from '../sessions/sessions.service.js';
 import type { IssuedSession, SessionInfo } from '../sessions/sessions.schemas.js';
-import type { User } from '../users/users.schemas.js';
+import { NAME_LENGTH_MAX, type User } from '../users/users.schemas.js';
 import { type NormalizedEmail, normalizeEmail, toUser, type UsersService } from '../users/users.service.js';
 import { EMAIL_TOKEN_PATTERN, PASSWORD_RESET_TEMPLATE, VERIFY_EMAIL_TEMPLATE } from './auth.emails.js';
 import * as tokens from './email-tokens.store.js';
@@ -26,7 +26,6 @@ export const VERIFICATION_RESEND_RULE: RateLimitRule = { perSecond: 1 / 120, bur
 export const PASSWORD_FORGOT_RULE: RateLimitRule = { perSecond: 1 / 300, burst: 3 };
 
 const INVALID_CREDENTIALS_MESSAGE = 'The email or password is incorrect.';
-const NAME_LENGTH_MAX = 200;
 /** An address tried at log in or forgot, as the audit entry keeps it: at most the longest valid address. */
 const EMAIL_SHOWN_LENGTH_MAX = 254;
 

@@ -10,7 +10,7 @@ import { ApiError } from '../../shared/errors.js';
 import type { SecretBox } from '../../shared/secret-box.js';
 import type { SessionClient, SessionsService } from '../sessions/sessions.service.js';
 import type { IssuedSession } from '../sessions/sessions.schemas.js';
-import type { User } from '../users/users.schemas.js';
+import { NAME_LENGTH_MAX, type User } from '../users/users.schemas.js';
 import { normalizeEmail, toUser, type UserRecord, type UsersService } from '../users/users.service.js';
 import { parseApplePrivateKey } from './apple-client-secret.js';
 import type { OAuthClient, ProviderClaims, ProviderSettings } from './oauth.client.js';
@@ -20,7 +20,6 @@ import * as store from './oauth.store.js';
 
 /** A sign-in must come back within this long; its state is single use. */
 export const STATE_TTL_MS = 10 * 60 * 1000;
-const NAME_LENGTH_MAX = 200;
 
 export interface OAuthServiceOptions {
   readonly db: Db;

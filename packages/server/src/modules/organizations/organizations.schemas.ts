@@ -1,24 +1,10 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { ListQuery, StrictObject } from '../../http/schemas.js';
-import {
-  METADATA_KEY_LENGTH_MAX,
-  METADATA_KEYS_MAX,
-  METADATA_VALUE_LENGTH_MAX,
-  NAME_LENGTH_MAX,
-  RoleKey,
-  UserId,
-} from '../users/users.schemas.js';
+import { Metadata, NAME_LENGTH_MAX, RoleKey, UserId } from '../users/users.schemas.js';
 
 export const SLUG_LENGTH_MAX = 64;
 export const SLUG_PATTERN = '^[a-z0-9]+(?:-[a-z0-9]+)*$';
 
-const Metadata = Type.Unsafe<Record<string, string>>({
-  type: 'object',
-  maxProperties: METADATA_KEYS_MAX,
-  propertyNames: { minLength: 1, maxLength: METADATA_KEY_LENGTH_MAX },
-  additionalProperties: { type: 'string', maxLength: METADATA_VALUE_LENGTH_MAX },
-  description: `Free-form key/value pairs. Up to ${METADATA_KEYS_MAX} keys of 1 to ${METADATA_KEY_LENGTH_MAX} characters, each a string of at most ${METADATA_VALUE_LENGTH_MAX} characters.`,
-});
 const Time = Type.String({ format: 'date-time' });
 const Slug = Type.String({
   minLength: 1,

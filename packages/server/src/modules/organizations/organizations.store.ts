@@ -145,12 +145,7 @@ export async function listUserMemberships(
   let query = db.selectFrom('organization_members').selectAll().where('project_id', '=', projectId).where('user_id', '=', userId);
   const before = filter.before;
   if (before !== undefined) {
-    query = query.where((eb) =>
-      eb.or([
-        eb('created_at', '<', before.createdAt),
-        eb.and([eb('created_at', '=', before.createdAt), eb('organization_id', '<', before.id)]),
-      ]),
-    );
+    query = query.where((eb) => eb(eb.refTuple('created_at', 'organization_id'), '<', eb.tuple(before.createdAt, before.id)));
   }
   return query.orderBy('created_at', 'desc').orderBy('organization_id', 'desc').limit(filter.limit).execute();
 }

@@ -13,6 +13,8 @@ import type { AuditContext } from '../audit/audit.context.js';
 import type { AuditRecord, AuditService } from '../audit/audit.service.js';
 import type { OAuthClient, ProviderSettings } from '../oauth/oauth.client.js';
 import type { SessionClient, SessionsService } from '../sessions/sessions.service.js';
+import { DEFAULT_MEMBER_ROLE } from '../organizations/organizations.service.js';
+import { NAME_LENGTH_MAX } from '../users/users.schemas.js';
 import { normalizeEmail, toUser, type UsersService } from '../users/users.service.js';
 import { ensureMemberInTransaction } from './sso.memberships.js';
 import {
@@ -29,8 +31,6 @@ import * as store from './sso.store.js';
 export const SSO_REQUEST_TTL_MS = 10 * 60 * 1000;
 /** The service's own code is exchanged by the application's back end right away. */
 export const SSO_CODE_TTL_MS = 2 * 60 * 1000;
-const DEFAULT_ROLE = 'member';
-const NAME_LENGTH_MAX = 200;
 const OIDC_SCOPES = ['openid', 'email', 'profile'];
 
 /** What the SSO module needs of the organizations module. */
@@ -96,7 +96,7 @@ export class SsoService {
     const refused: AuditRecord = { projectId, action: 'sso_connection.create', resource: { type: 'organization', id: organizationId } };
     return this.#audit.recordingRefusals(context, refused, async () => {
       await this.#organizations.get(projectId, organizationId);
-      const defaultRole = body.default_role ?? DEFAULT_ROLE;
+      const defaultRole = body.default_role ?? DEFAULT_MEMBER_ROLE;
       await this.#organizations.requireRole(projectId, defaultRole, 'default_role');
       const domains = checkDomains(body.domains);
       const redirectUris = body.redirect_uris.map((uri, index) => checkRedirectUri(uri, `redirect_uris[${index}]`));

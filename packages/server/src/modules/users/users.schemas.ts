@@ -14,7 +14,7 @@ export const CUSTOM_ROLES_MAX = 97;
  * Written out rather than `Type.Record`, whose key pattern `^(.*)$` lets a key with a line break
  * through unchecked (the same shape as a wallet's metadata).
  */
-const Metadata = Type.Unsafe<Record<string, string>>({
+export const Metadata = Type.Unsafe<Record<string, string>>({
   type: 'object',
   maxProperties: METADATA_KEYS_MAX,
   propertyNames: { minLength: 1, maxLength: METADATA_KEY_LENGTH_MAX },
