@@ -13,7 +13,7 @@ export function formatDelta(amount: number): string {
   return amount > 0 ? `+${formatCredits(amount)}` : formatCredits(amount);
 }
 
-export const AMOUNT_MAX = 1_000_000_000_000;
+const AMOUNT_MAX = 1_000_000_000_000;
 
 /**
  * Reads an amount typed by an operator: digits with optional thousands separators (",", "_", " ").
@@ -43,14 +43,6 @@ export function formatDateTime(iso: string | null | undefined): string {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return iso;
   return `${date.getUTCFullYear()}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())} ${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())} UTC`;
-}
-
-/** "2026-11-20" → "Nov 20". */
-export function formatDay(day: string): string {
-  const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-  const match = /^(\d{4})-(\d{2})-(\d{2})/.exec(day);
-  if (match === null) return day;
-  return `${months[Number(match[2]) - 1] ?? match[2]} ${Number(match[3])}`;
 }
 
 /** How long ago, in the largest whole unit: "just now", "5 min ago", "3 h ago", "2 d ago"; "in 4 h" for the future. */
@@ -117,15 +109,6 @@ export function jsonTokens(text: string): JsonToken[] {
     else tokens.push({ kind: 'text', text: space ?? other ?? '' });
   }
   return tokens;
-}
-
-/** Long ids and keys shortened in the middle for narrow screens: "evt_4Qp0…x9Za". */
-export function shortId(id: string, keep = 8): string {
-  const separator = id.indexOf('_');
-  const prefix = separator === -1 ? '' : id.slice(0, separator + 1);
-  const rest = id.slice(prefix.length);
-  if (rest.length <= keep * 2) return id;
-  return `${prefix}${rest.slice(0, keep)}…${rest.slice(-4)}`;
 }
 
 /** The balance of a wallet over time from its transactions (newest first, as the API lists them): oldest first, for a chart. */

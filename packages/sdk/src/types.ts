@@ -3,7 +3,7 @@
  * test regenerates from the server's OpenAPI document; the names below are the SDK's vocabulary
  * for them. Field names are the API's own (snake_case), so the HTTP reference reads the same.
  */
-import type { Operations as GeneratedOperations, IssuedSession, User } from './generated/openapi.js';
+import type { Operations } from './generated/openapi.js';
 
 export type {
   Balance,
@@ -24,29 +24,8 @@ export type {
   WebhookEndpoint,
 } from './generated/openapi.js';
 
-/**
- * Operations CONTRACT.md defines that the server's OpenAPI document does not list yet (OAuth is
- * being built). Once the document has an operation, its generated type replaces the one here.
- */
-export interface ContractOperations {
-  'POST /v1/auth/oauth/{provider}': {
-    path: { provider: string };
-    query: Record<string, never>;
-    body: { redirect_uri: string; state?: string };
-    status: 200;
-    response: { url: string; state: string };
-  };
-  'POST /v1/auth/oauth/{provider}/callback': {
-    path: { provider: string };
-    query: Record<string, never>;
-    body: { code: string; state: string; iss?: string };
-    status: 200;
-    response: { user: User; session: IssuedSession; created: boolean };
-  };
-}
-
 /** Every operation the SDK can call, keyed `"METHOD /path"`. */
-export type Operations = GeneratedOperations & Omit<ContractOperations, keyof GeneratedOperations>;
+export type { Operations } from './generated/openapi.js';
 export type OperationKey = keyof Operations;
 export type PathParams<K extends OperationKey> = Operations[K]['path'];
 export type QueryParams<K extends OperationKey> = Operations[K]['query'];

@@ -354,7 +354,8 @@ describe('SvcClient against the real server', () => {
   });
 
   it('calls every operation the SDK has, each against the real server', () => {
-    // OAuth needs a real provider's code exchange; retries.test.ts checks those two against a stub.
+    // The server serves OAuth, but a sign-in needs a real provider's code exchange: retries.test.ts
+    // checks these two against a stub.
     const providerBound = new Set(['POST /v1/auth/oauth/{provider}', 'POST /v1/auth/oauth/{provider}/callback']);
     expect(sdkOperations.length).toBeGreaterThan(50);
     expect(sdkOperations.filter((operation) => !providerBound.has(operation) && !called.has(operation))).toEqual([]);

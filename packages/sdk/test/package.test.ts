@@ -1,5 +1,4 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { createHmac } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -130,13 +129,24 @@ export async function main(): Promise<void> {
     execFileSync(process.execPath, [TSC, '-p', join(directory, 'tsconfig.json')], { cwd: directory, encoding: 'utf8' });
   });
 
-  it('signs like the server: the test vector of the server’s own signing test', () => {
-    // Kept here too so a change in the HMAC message or key handling fails without a server.
+  it('verifies what the server signs: the test vector of the server’s own signing test', async () => {
+    // Kept here too so a change in the HMAC message or key handling fails without a delivery. Runs
+    // the installed package's CommonJS build, loaded as a user's require loads it.
+    const sdk = createRequire(join(directory, 'index.cjs'))('@svc/sdk') as typeof import('../src/index.js');
     const secret = 'whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=';
     const body =
       '{"id":"evt_test","type":"webhook.test","created_at":"2026-11-20T12:00:00.000Z","data":{"endpoint_id":"we_1"},"idempotency_key":"evt_test"}';
-    expect(createHmac('sha256', secret).update(`1795262400.${body}`).digest('hex')).toBe(
-      'da62a85bfa985b215dd15bbdc1e066a41d8fe2b853da9025e65997bdf37ee3d7',
-    );
+    const header = 't=1795262400,v1=da62a85bfa985b215dd15bbdc1e066a41d8fe2b853da9025e65997bdf37ee3d7';
+    const now = new Date(1795262400 * 1000);
+    expect(await sdk.verifyWebhook(body, header, secret, { now })).toEqual({
+      id: 'evt_test',
+      type: 'webhook.test',
+      created_at: '2026-11-20T12:00:00.000Z',
+      data: { endpoint_id: 'we_1' },
+      idempotency_key: 'evt_test',
+    });
+    const refused = await sdk.verifyWebhook(body.replace('we_1', 'we_2'), header, secret, { now }).catch((caught: unknown) => caught);
+    expect(refused).toBeInstanceOf(sdk.SignatureVerificationError);
+    expect(refused).toMatchObject({ reason: 'signature_mismatch' });
   });
 });

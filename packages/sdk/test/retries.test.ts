@@ -264,7 +264,7 @@ describe('retries, timeouts and aborts against a loopback stub', () => {
     expect(stub.received).toHaveLength(0);
   });
 
-  it('oauth.start and oauth.callback call the contract’s paths (checked here until the server serves them)', async () => {
+  it('oauth.start and oauth.callback call their paths (checked against a stub: a sign-in needs a real provider)', async () => {
     reset((request) =>
       request.url.endsWith('/callback')
         ? { status: 200, body: { user: { id: 'usr_1' }, session: { id: 'svc_ses_x' }, created: true } }
