@@ -2,6 +2,7 @@ import { defineConfig } from 'vite';
 
 // The service serves dist/ at /dashboard: hashed files under assets/ are cached for a year,
 // index.html is revalidated on every load (packages/server/src/modules/dashboard/dashboard.routes.ts).
+// `npm run build` (scripts/build.js) builds into a directory of its own and then renames it to dist/.
 // eslint-disable-next-line no-restricted-syntax -- Vite reads its configuration from the default export.
 export default defineConfig({
   base: '/dashboard/',

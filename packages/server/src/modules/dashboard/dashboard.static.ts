@@ -42,6 +42,20 @@ export interface DashboardFiles {
  * with their gzip made ahead of time, and nothing on disk is opened per request (no path to traverse).
  */
 export function loadDashboardFiles(dir: string = DASHBOARD_DIST_DIR): DashboardFiles {
+  // A build publishes dist/ by renaming directories (packages/dashboard/scripts/build.js): a file
+  // listed just before the rename is gone just after. Reading again then finds the new build.
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return readDashboardFiles(dir);
+    } catch (error) {
+      if (attempt >= LOAD_ATTEMPTS_MAX || (error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
+}
+
+const LOAD_ATTEMPTS_MAX = 3;
+
+function readDashboardFiles(dir: string): DashboardFiles {
   const files = new Map<string, StaticFile>();
   if (!existsSync(join(dir, 'index.html'))) return { index: undefined, files };
   for (const path of walk(dir)) {
