@@ -14,6 +14,7 @@ import type { AuditRecord, AuditService } from '../audit/audit.service.js';
 import type { OAuthClient, ProviderSettings } from '../oauth/oauth.client.js';
 import type { SessionClient, SessionsService } from '../sessions/sessions.service.js';
 import { DEFAULT_MEMBER_ROLE } from '../organizations/organizations.service.js';
+import { findOrganization } from '../organizations/organizations.store.js';
 import { NAME_LENGTH_MAX } from '../users/users.schemas.js';
 import { normalizeEmail, toUser, type UsersService } from '../users/users.service.js';
 import { ensureMemberInTransaction } from './sso.memberships.js';
@@ -349,6 +350,12 @@ export class SsoService {
           throw new ApiError('sso_code_invalid', 'This code is unknown, expired or was used already.', { param: 'code' });
         const row = await store.findConnection(trx, projectId, used.connection_id);
         if (row === undefined) throw new ApiError('sso_code_invalid', 'The connection of this code was deleted.', { param: 'code' });
+        // The organization's row lock, which every change of its members takes first: sign-ins
+        // through one connection happen one at a time on PostgreSQL, so two first sign-ins of one
+        // person make one user, one identity and one membership, the second finding the first's.
+        const lock = this.#db.dialect === 'postgres' ? 'for update' : 'none';
+        if ((await findOrganization(trx, projectId, row.organization_id, lock)) === undefined)
+          throw new ApiError('sso_code_invalid', 'The organization of this code was deleted.', { param: 'code' });
         const provider = identityProvider(row.id);
         const email = normalizeEmail(used.email);
         let user = await this.#users.findByIdentityInTransaction(trx, { projectId, provider, subject: used.subject });

@@ -341,6 +341,31 @@ describeEachDialect('sso', (dialect) => {
       expect(audit).toHaveLength(2);
     });
 
+    it('two first sign-ins of one person at once make one user and one membership', async () => {
+      const setup = await samlConnection('race.example');
+      const codes: string[] = [];
+      for (let index = 0; index < 2; index += 1) {
+        const response = await setup.idp.loginResponse(setup.sp, {
+          email: 'carol@race.example',
+          inResponseTo: await startSaml('carol@race.example'),
+        });
+        codes.push(landing(await acs(setup.connectionId, { SAMLResponse: response })).searchParams.get('code') ?? '');
+      }
+      const signedIn = await Promise.all(codes.map((code) => exchange(code)));
+      for (const response of signedIn) expect(response.statusCode, response.body).toBe(200);
+      const [first, second] = signedIn.map((response) => response.json<{ user: { id: string } }>().user.id);
+      expect(second).toBe(first);
+      const members = await call({ method: 'GET', url: `/v1/organizations/${setup.organizationId}/members`, headers: ctx().auth });
+      expect(members.json<{ data: { user_id: string }[] }>().data.map((member) => member.user_id)).toEqual([first]);
+      const events = await ctx()
+        .service.db.kysely.selectFrom('events')
+        .select('type')
+        .where('type', 'in', ['user.created', 'organization.member.added'])
+        .where('data', 'like', `%${first}%`)
+        .execute();
+      expect(events.map((event) => event.type).sort()).toEqual(['organization.member.added', 'user.created']);
+    });
+
     it('accepts a response signed on the response only, and a NotBefore within the 60 s skew', async () => {
       const setup = await samlConnection('response-signed.example');
       const response = await setup.idp.loginResponse(setup.sp, {
