@@ -43,17 +43,37 @@ export interface DashboardFiles {
  */
 export function loadDashboardFiles(dir: string = DASHBOARD_DIST_DIR): DashboardFiles {
   // A build publishes dist/ by renaming directories (packages/dashboard/scripts/build.js): a file
-  // listed just before the rename is gone just after. Reading again then finds the new build.
+  // listed just before the rename is gone just after, and between the build's two renames there is
+  // no dist/ at all, only the old build beside it as dist-old-<pid>. Reading again then finds the
+  // new build.
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return readDashboardFiles(dir);
+      const loaded = readDashboardFiles(dir);
+      if (loaded.index !== undefined || attempt >= LOAD_ATTEMPTS_MAX || !publishing(dir)) return loaded;
     } catch (error) {
       if (attempt >= LOAD_ATTEMPTS_MAX || (error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
+    sleepSync(PUBLISH_WAIT_MS);
   }
 }
 
-const LOAD_ATTEMPTS_MAX = 3;
+/** Up to about half a second in all for a build being published; the two renames take microseconds. */
+const LOAD_ATTEMPTS_MAX = 50;
+const PUBLISH_WAIT_MS = 10;
+
+/** Whether a build is between its two renames: the previous build set aside, the new one not yet in place. */
+function publishing(dir: string): boolean {
+  const parent = join(dir, '..');
+  try {
+    return readdirSync(parent).some((name) => name.startsWith('dist-old-'));
+  } catch {
+    return false;
+  }
+}
+
+function sleepSync(milliseconds: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, milliseconds);
+}
 
 function readDashboardFiles(dir: string): DashboardFiles {
   const files = new Map<string, StaticFile>();
