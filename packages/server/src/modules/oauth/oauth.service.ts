@@ -98,15 +98,15 @@ export class OAuthService {
     const redirectUris = body.redirect_uris.map((uri, index) => checkRedirectUri(uri, `redirect_uris[${index}]`));
     const scopes = withOpenId(kind, body.scopes ?? DEFAULT_SCOPES[kind]);
     const secret = this.#newSecret(kind, body, existing);
+    // A cheap early refusal; the check that counts is the one in the transaction below.
     if (existing === undefined && (await store.countProviders(this.#db.kysely, projectId)) >= PROVIDERS_PER_PROJECT_MAX) {
-      throw new ApiError('parameter_invalid', `A project configures at most ${PROVIDERS_PER_PROJECT_MAX} providers.`, {
-        param: 'provider',
-      });
+      throw tooManyProviders();
     }
     // Discovery is checked now, so that a wrong issuer is refused here rather than at sign-in.
+    // It is network I/O: it happens before the transaction, never inside it.
     if (issuer !== null) await this.#client.checkIssuer(issuer);
     const now = isoTime(this.#clock.now());
-    const row: store.ProviderRow = {
+    const fields: Omit<store.ProviderRow, 'created_at'> = {
       project_id: projectId,
       provider,
       kind,
@@ -117,17 +117,26 @@ export class OAuthService {
       apple_key_id: body.apple?.key_id ?? null,
       scopes: JSON.stringify(scopes),
       redirect_uris: JSON.stringify(redirectUris),
-      created_at: existing?.created_at ?? now,
       updated_at: now,
     };
-    await inTransaction(this.#db, async (trx) => {
-      await store.upsertProvider(trx, row);
+    const row = await inTransaction(this.#db, async (trx) => {
+      // Concurrent requests for new keys each passed the check above; the project's lock makes
+      // them count one after the other (SQLite's BEGIN IMMEDIATE already does).
+      if (this.#db.dialect === 'postgres') await store.lockProjectProviders(trx, projectId);
+      // Read again: a concurrent request may have created this key since, making this an update.
+      const current = await store.findProvider(trx, projectId, provider);
+      if (current === undefined && (await store.countProviders(trx, projectId)) >= PROVIDERS_PER_PROJECT_MAX) {
+        throw tooManyProviders();
+      }
+      const upserted: store.ProviderRow = { ...fields, created_at: current?.created_at ?? now };
+      await store.upsertProvider(trx, upserted);
       await this.#audit.record(trx, context, {
         ...record,
         // Never the client secret or key: which provider, and which redirect URIs it allows.
-        changes: { kind, created: existing === undefined, client_id: body.client_id, redirect_uris: redirectUris.join(' ') },
+        changes: { kind, created: current === undefined, client_id: body.client_id, redirect_uris: redirectUris.join(' ') },
         createdAt: now,
       });
+      return upserted;
     });
     return toProvider(row);
   }
@@ -405,6 +414,10 @@ function secretContext(projectId: string, provider: string): string {
 
 function stateContext(projectId: string, stateHash: string): string {
   return `oauth_state:${projectId}:${stateHash}`;
+}
+
+function tooManyProviders(): ApiError {
+  return new ApiError('parameter_invalid', `A project configures at most ${PROVIDERS_PER_PROJECT_MAX} providers.`, { param: 'provider' });
 }
 
 function notConfigured(provider: string): ApiError {

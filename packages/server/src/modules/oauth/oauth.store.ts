@@ -28,6 +28,17 @@ export async function countProviders(db: Executor, projectId: string): Promise<n
   return Number(row.count);
 }
 
+/**
+ * PostgreSQL only (SQLite has no row locks; its write transactions run one at a time): takes the
+ * project's row lock, so that transactions adding providers to one project count them one after
+ * the other, and none can pass the per-project limit on a count taken before another's insert
+ * committed. `for no key update` conflicts with itself but not with the key-share lock that
+ * inserting any row referencing the project takes, so the project's other writes are not held up.
+ */
+export async function lockProjectProviders(db: Executor, projectId: string): Promise<void> {
+  await db.selectFrom('projects').select('id').where('id', '=', projectId).forNoKeyUpdate().executeTakeFirst();
+}
+
 /** Inserts or replaces a provider's configuration (`created_at` of an existing row is kept). */
 export async function upsertProvider(db: Executor, row: ProviderRow): Promise<void> {
   const changes = {

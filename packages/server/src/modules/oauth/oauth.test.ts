@@ -1,5 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/database.js';
 import {
@@ -187,6 +189,93 @@ describeEachDialect('oauth', (dialect) => {
       expectError(await put('google', { ...base, extra: 1 }), 400, 'parameter_unknown');
       // Discovery of an issuer that does not answer is refused at configuration time.
       expect(expectError(await put('newcorp', { ...base, issuer: 'https://127.0.0.1:1' }), 400, 'parameter_invalid').param).toBe('issuer');
+    });
+
+    it('lets exactly one of concurrent new providers take the last of 50 places; an update still passes at 50', async () => {
+      // A project of its own, so the file's project keeps room for the other tests' providers.
+      const { project, secretKey } = await ctx().service.projects.createProject({ name: 'Provider limit' });
+      const db = ctx().service.db.kysely;
+      const putHere = (provider: string, payload: object) =>
+        call({ method: 'PUT', url: `/v1/auth/providers/${provider}`, headers: { authorization: `Bearer ${secretKey}` }, payload });
+      const count = async () =>
+        Number(
+          (
+            await db
+              .selectFrom('oauth_providers')
+              .select((eb) => eb.fn.countAll<number | string | bigint>().as('count'))
+              .where('project_id', '=', project.id)
+              .executeTakeFirstOrThrow()
+          ).count,
+        );
+      const body = { client_id: 'generic-client', client_secret: 'generic-secret', issuer: oidc.issuer, redirect_uris: [APP] };
+      expect((await putHere('limit-base', body)).statusCode).toBe(200);
+      // 48 more rows like it, straight into the table: 49 providers, one place left.
+      const base = await db
+        .selectFrom('oauth_providers')
+        .selectAll()
+        .where('project_id', '=', project.id)
+        .where('provider', '=', 'limit-base')
+        .executeTakeFirstOrThrow();
+      await db
+        .insertInto('oauth_providers')
+        .values(Array.from({ length: 48 }, (_, index) => ({ ...base, provider: `limit-filler-${index}` })))
+        .execute();
+      expect(await count()).toBe(49);
+
+      // Each passes the early count (49) before any of them inserts; the count in the transaction decides.
+      const race = () => Promise.all(Array.from({ length: 6 }, (_, index) => putHere(`limit-new-${index}`, body)));
+      let racing: LightMyRequestResponse[];
+      if (dialect === 'postgres') {
+        // Their transactions are short and would rarely overlap on their own. Inserts into the table
+        // are held until all six wait (on the insert, or on the lock taken before counting), so each
+        // transaction counts while the others are open: without the lock all six count 49.
+        racing = await db.connection().execute(async (blocker) => {
+          await sql`begin`.execute(blocker);
+          await sql`lock table oauth_providers in share mode`.execute(blocker);
+          const responses = race();
+          let waiting = 0;
+          try {
+            for (const deadline = Date.now() + 10_000; waiting < 6 && Date.now() < deadline;) {
+              await sleep(10);
+              const waiters = await sql<{ count: string }>`
+                select count(*) as count from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'
+              `.execute(db);
+              waiting = Number(waiters.rows[0]?.count ?? 0);
+            }
+          } finally {
+            await sql`commit`.execute(blocker);
+          }
+          expect(waiting, 'configure transactions waiting together').toBe(6);
+          return responses;
+        });
+      } else {
+        // SQLite runs one write transaction at a time (BEGIN IMMEDIATE): they cannot overlap.
+        racing = await race();
+      }
+      const created = racing.filter((response) => response.statusCode === 200);
+      expect(created).toHaveLength(1);
+      for (const response of racing.filter((item) => item.statusCode !== 200)) {
+        expect(expectError(response, 400, 'parameter_invalid')).toMatchObject({
+          param: 'provider',
+          message: 'A project configures at most 50 providers.',
+        });
+      }
+      expect(await count()).toBe(50);
+
+      // At 50, an update of a configured provider is not a new one: it passes and keeps created_at.
+      const updated = await putHere('limit-base', { ...body, client_id: 'changed-client' });
+      expect(updated.statusCode, updated.body).toBe(200);
+      expect(updated.json()).toMatchObject({ client_id: 'changed-client', created_at: base.created_at });
+      expectError(await putHere('limit-one-more', body), 400, 'parameter_invalid');
+      expect(await count()).toBe(50);
+
+      // One audit entry per request: the creation, and each refusal recorded on its own after the rollback.
+      const audit = auditReader(ctx().service, secretKey);
+      const entries = (await audit.all({ action: 'oauth_provider.configure' })).filter((entry) =>
+        entry.resource.id?.startsWith('limit-new-'),
+      );
+      expect(entries.map((entry) => entry.outcome).sort()).toEqual([...Array<string>(5).fill('parameter_invalid'), 'success']);
+      expect(entries.find((entry) => entry.outcome === 'success')?.changes).toMatchObject({ created: true });
     });
   });
 
