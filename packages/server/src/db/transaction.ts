@@ -1,10 +1,22 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Kysely, sql } from 'kysely';
-import type { Db } from './database.js';
+import type { Db, Dialect } from './database.js';
 import type { Database } from './schema.js';
 
 /** A Kysely handle bound to one connection inside an open transaction. */
 export type Transaction = Kysely<Database>;
+
+/** How a read inside a write transaction locks the rows it reads (`select … for update`, or not at all). */
+export type RowLock = 'for update' | 'none';
+
+/**
+ * The row lock a write transaction takes on what it reads before changing it: PostgreSQL's
+ * transactions run side by side and need it; a SQLite write transaction already holds the
+ * database's one write lock from its `BEGIN IMMEDIATE`, and SQLite has no `for update`.
+ */
+export function rowLockFor(dialect: Dialect): RowLock {
+  return dialect === 'postgres' ? 'for update' : 'none';
+}
 
 export interface TransactionOptions {
   /** PostgreSQL isolation level; SQLite transactions are always serializable (one writer). */

@@ -1,5 +1,6 @@
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
+import { rowLockFor } from '../../db/transaction.js';
 import type { RouteModule } from '../../http/app.js';
 import type { Clock } from '../../shared/clock.js';
 import type { AuditService } from '../audit/audit.service.js';
@@ -35,7 +36,7 @@ export function organizationsAuthHooks(deps: OrganizationsDependencies): Organiz
   const { db, config, clock, audit, projects } = deps;
   return {
     emailComposers: invitationEmailComposers({ db, clock, projects, acceptUrl: config.auth.invitationAcceptUrl }),
-    userDeletionSteps: [removeMembershipsOfDeletedUser({ audit, rowLock: db.dialect === 'postgres' ? 'for update' : 'none' })],
+    userDeletionSteps: [removeMembershipsOfDeletedUser({ audit, rowLock: rowLockFor(db.dialect) })],
   };
 }
 

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import { inTransaction, isUniqueViolation, type Transaction } from '../../db/transaction.js';
+import { inTransaction, rowLockFor, isUniqueViolation, type Transaction } from '../../db/transaction.js';
 import { type Clock, isoTime } from '../../shared/clock.js';
 import { ApiError, isApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
@@ -61,7 +61,7 @@ export class OrganizationsService {
 
   /** The row lock of `store.findOrganization`: PostgreSQL only (SQLite writers hold the database lock). */
   get rowLock(): store.RowLock {
-    return this.#db.dialect === 'postgres' ? 'for update' : 'none';
+    return rowLockFor(this.#db.dialect);
   }
 
   async create(projectId: string, input: CreateOrganizationBody, context: AuditContext): Promise<Organization> {

@@ -1,17 +1,14 @@
 import type { Kysely } from 'kysely';
 import type { Database, OrganizationInvitationsTable, OrganizationMembersTable, OrganizationsTable } from '../../db/schema.js';
+import type { RowLock } from '../../db/transaction.js';
+
+export type { RowLock };
 
 type Executor = Kysely<Database>;
 
 export type OrganizationRow = OrganizationsTable;
 export type MemberRow = OrganizationMembersTable;
 export type InvitationRow = OrganizationInvitationsTable;
-
-/**
- * Whether a read takes the row lock (`FOR UPDATE`). Only PostgreSQL has row locks; on SQLite the
- * transaction holds the database's write lock from its start (`BEGIN IMMEDIATE`).
- */
-export type RowLock = 'for update' | 'none';
 
 /** A (created_at, id) cursor: only rows older than this one, in list order (newest first). */
 export interface Cursor {

@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import * as client from 'openid-client';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/database.js';
-import { inTransaction, isUniqueViolation, type Transaction } from '../../db/transaction.js';
+import { inTransaction, rowLockFor, isUniqueViolation, type Transaction } from '../../db/transaction.js';
 import { addMilliseconds, type Clock, isoTime } from '../../shared/clock.js';
 import { sha256Hex } from '../../shared/crypto.js';
 import { ApiError, isApiError } from '../../shared/errors.js';
@@ -353,8 +353,7 @@ export class SsoService {
         // The organization's row lock, which every change of its members takes first: sign-ins
         // through one connection happen one at a time on PostgreSQL, so two first sign-ins of one
         // person make one user, one identity and one membership, the second finding the first's.
-        const lock = this.#db.dialect === 'postgres' ? 'for update' : 'none';
-        if ((await findOrganization(trx, projectId, row.organization_id, lock)) === undefined)
+        if ((await findOrganization(trx, projectId, row.organization_id, rowLockFor(this.#db.dialect))) === undefined)
           throw new ApiError('sso_code_invalid', 'The organization of this code was deleted.', { param: 'code' });
         const provider = identityProvider(row.id);
         const email = normalizeEmail(used.email);

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import { inTransaction, isUniqueViolation, type Transaction as DbTransaction } from '../../db/transaction.js';
+import { inTransaction, rowLockFor, isUniqueViolation, type Transaction as DbTransaction } from '../../db/transaction.js';
 import { renderError } from '../../http/errors.js';
 import { findStoredAnswer, type IdempotencyClaim, type StoredAnswer, storeAnswer } from '../../http/idempotency.store.js';
 import { AssertionError, assert } from '../../shared/assert.js';
@@ -406,7 +406,7 @@ export class LedgerService {
     for (let attempt = 1; attempt <= 2; attempt += 1) {
       const after = await ledger.changeBalance(trx, { projectId, walletId, delta, updatedAt: movement.createdAt });
       if (after !== undefined) return after;
-      const wallet = await wallets.findWallet(trx, projectId, walletId, this.#lock());
+      const wallet = await wallets.findWallet(trx, projectId, walletId, rowLockFor(this.#db.dialect));
       refuseUnusable(wallet, walletId);
       refuseOutOfRange(wallet, delta);
     }
@@ -557,10 +557,6 @@ export class LedgerService {
   /** On PostgreSQL, at most TRANSFERS_PER_WALLET_MAX transfers per wallet at a time in this process (see `WalletQueue`). */
   #serialized<T>(walletIds: readonly string[], work: () => Promise<T>): Promise<T> {
     return this.#walletQueue === undefined ? work() : this.#walletQueue.run(walletIds, work);
-  }
-
-  #lock(): wallets.RowLock {
-    return this.#db.dialect === 'postgres' ? 'for update' : 'none';
   }
 }
 

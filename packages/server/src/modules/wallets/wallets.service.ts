@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import { inTransaction, type Transaction as DbTransaction } from '../../db/transaction.js';
+import { inTransaction, rowLockFor, type Transaction as DbTransaction } from '../../db/transaction.js';
 import { assert } from '../../shared/assert.js';
 import { type Clock, isoTime } from '../../shared/clock.js';
 import { ApiError } from '../../shared/errors.js';
@@ -199,17 +199,12 @@ export class WalletsService {
     const record = { projectId, action, resource: { type: 'wallet', id: walletId } } as const;
     return this.#audit.recordingRefusals(context, record, () =>
       inTransaction(this.#db, async (trx) => {
-        const current = await this.#find(trx, projectId, walletId, this.#lock());
+        const current = await this.#find(trx, projectId, walletId, rowLockFor(this.#db.dialect));
         const { wallet, changes } = await change(trx, current);
         await this.#audit.record(trx, context, { ...record, changes });
         return wallet;
       }),
     );
-  }
-
-  /** PostgreSQL takes the row lock; SQLite's transaction already holds the database's write lock. */
-  #lock(): store.RowLock {
-    return this.#db.dialect === 'postgres' ? 'for update' : 'none';
   }
 
   async #find(db: DbTransaction, projectId: string, walletId: string, lock: store.RowLock = 'none'): Promise<store.WalletRow> {

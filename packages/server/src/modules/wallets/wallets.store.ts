@@ -2,16 +2,13 @@ import type { Kysely, SelectQueryBuilder } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { fixedQuery, runFixedFirst } from '../../db/fixed-query.js';
 import type { Database, WalletStatus, WalletsTable } from '../../db/schema.js';
+import type { RowLock } from '../../db/transaction.js';
+
+export type { RowLock };
 
 type Executor = Kysely<Database>;
 
 export type WalletRow = WalletsTable;
-
-/**
- * Whether a read takes the row lock (`FOR UPDATE`). Only PostgreSQL has row locks; on SQLite the
- * transaction already holds the one write lock (BEGIN IMMEDIATE), so the read is stable anyway.
- */
-export type RowLock = 'for update' | 'none';
 
 export async function insertWallet(db: Executor, row: WalletRow): Promise<void> {
   await db.insertInto('wallets').values(row).execute();
