@@ -9,11 +9,13 @@
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { mapConcurrently, requestJson } from '../lib/api.js';
+import { spreadCreditRequests } from '../lib/credits.js';
 import { measure } from '../lib/load.js';
 import { postgresCpuProbe } from '../lib/pg-cpu.js';
 import { probePostgres } from '../lib/postgres.js';
 import { createProject, prepareDatabase } from '../lib/service.js';
 import { freePort, LOOPBACK, startServer } from '../lib/processes.js';
+import { median } from '../lib/stats.js';
 
 const SEED_CONCURRENCY = 16;
 /** The issue's budget: a credit with its audit entry costs at most 1.10 x one without. */
@@ -48,7 +50,7 @@ export const scenario = {
               const result = await measure({
                 url: service.origin,
                 headers,
-                request: creditRequests(wallets),
+                request: spreadCreditRequests(wallets),
                 probes: dialect === 'postgres' ? [postgresCpuProbe(new URL(database.env['DATABASE_URL']).pathname.slice(1))] : [],
                 options: ctx.options,
                 serverPid: service.pid,
@@ -114,27 +116,6 @@ async function seed(ctx, database, headers, count) {
   } finally {
     await service.stop();
   }
-}
-
-function creditRequests(wallets) {
-  return {
-    method: 'POST',
-    requests: [
-      {
-        setupRequest(request) {
-          const walletId = wallets[Math.floor(Math.random() * wallets.length)];
-          return { ...request, path: `/v1/wallets/${walletId}/credits`, body: '{"amount":1}' };
-        },
-      },
-    ],
-  };
-}
-
-function median(values) {
-  const sorted = values.filter((value) => typeof value === 'number').sort((a, b) => a - b);
-  if (sorted.length === 0) return null;
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
 /** One line: throughput and CPU per credit with and without, and the cost ratio against the budget. */

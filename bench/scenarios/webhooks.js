@@ -35,6 +35,7 @@ import { cpuSince, startCpuWindow } from '../lib/cpu.js';
 import { probePostgres } from '../lib/postgres.js';
 import { assertLoopback, freePort, httpGet, LOOPBACK, startServer } from '../lib/processes.js';
 import { createProject, prepareDatabase, startService } from '../lib/service.js';
+import { median } from '../lib/stats.js';
 
 const TARGET_DELIVERIES_PER_S = 5000;
 const TARGET_P99_MS = 250;
@@ -430,12 +431,6 @@ async function waitForDeliveries(receiver, names, expected) {
 // ---- Summary ----------------------------------------------------------------------------------
 
 function summarize(ctx, runs, logLevel) {
-  const median = (values) => {
-    const sorted = values.filter((value) => typeof value === 'number' && Number.isFinite(value)).sort((a, b) => a - b);
-    if (sorted.length === 0) return null;
-    const middle = Math.floor(sorted.length / 2);
-    return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-  };
   const baseline = median(runs.map((run) => run.baseline.req_per_s));
   const lines = [`webhooks: medians of ${runs.length} round(s) on PostgreSQL; bare POSTs to the receiver: ${fmt(baseline)} req/s`];
   const rates = [];
