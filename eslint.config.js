@@ -12,7 +12,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['*.js', 'bench/*.js', 'scripts/*.js', 'packages/*/bin/*.js'] },
+        projectService: { allowDefaultProject: ['*.js', 'scripts/*.js', 'packages/*/bin/*.js'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },

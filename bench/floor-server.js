@@ -1,0 +1,191 @@
+// The floor of a SQLite credit (scenarios/floor.js): what the least a credit must do costs on this
+// stack, with everything around it taken away. Bare Fastify (logger off, no credential, no schema,
+// no idempotency, no hooks, no metrics) in front of the credit's own statements on the service's
+// own schema and connection settings (`openDatabase` from the built service): the wallet's
+// conditional update, the transaction, its two entries and its event, and, as FLOOR_AUDIT asks,
+// nothing more (`none`), the audit entry alone (`entry`), or the entry with its link of the hash
+// chain (`chained`, what the service writes). Many credits share one transaction and one commit,
+// and none gets a SAVEPOINT: a credit here cannot be refused. Never for anything but the benchmark.
+//
+// Environment: DATA_DIR (a database migrated by `svc`, with the project FLOOR_PROJECT_ID), PORT,
+// FLOOR_AUDIT, FLOOR_WALLETS (made at the first start, default 1000), SQLITE_SYNCHRONOUS.
+import Fastify from 'fastify';
+import { join } from 'node:path';
+import { setImmediate } from 'node:timers';
+import { openDatabase } from '../packages/server/dist/db/database.js';
+import { linkHash, GENESIS_HASH } from '../packages/server/dist/modules/audit/audit.chain.js';
+import { sqliteChainHead, insertChainedEntry, columnValues } from '../packages/server/dist/modules/audit/audit.store.js';
+import { newId } from '../packages/server/dist/shared/ids.js';
+
+const AUDIT_VARIANTS = ['none', 'entry', 'chained'];
+const BALANCE_MAX = 9_007_199_254_740_991;
+/** As the service's group commit: writes per commit at the most. */
+const BATCH_SIZE_MAX = 128;
+
+const audit = process.env.FLOOR_AUDIT ?? 'chained';
+if (!AUDIT_VARIANTS.includes(audit)) throw new Error(`FLOOR_AUDIT must be one of ${AUDIT_VARIANTS.join(', ')}`);
+const projectId = process.env.FLOOR_PROJECT_ID;
+if (projectId === undefined) throw new Error('FLOOR_PROJECT_ID is required');
+const walletCount = Number(process.env.FLOOR_WALLETS ?? '1000');
+const { sqlite, kysely, destroy } = openDatabase({
+  dialect: 'sqlite',
+  file: join(process.env.DATA_DIR ?? './data', 'svc.sqlite'),
+  synchronous: process.env.SQLITE_SYNCHRONOUS === 'normal' ? 'normal' : 'full',
+});
+
+const SQL = {
+  begin: 'begin immediate',
+  commit: 'commit',
+  credit:
+    'update wallets set balance = balance + ?, updated_at = ? where project_id = ? and id = ? and status = ? and balance <= ? ' +
+    'returning balance, currency',
+  transaction:
+    'insert into ledger_transactions (id, project_id, type, currency, amount, description, metadata, idempotency_key, ' +
+    "idempotency_scope, wallet_id, from_wallet_id, to_wallet_id, created_at) values (?, ?, 'credit', ?, ?, null, '{}', null, ?, ?, null, null, ?)",
+  entries:
+    'insert into ledger_entries (project_id, transaction_id, account_id, amount, balance_after, created_at) ' +
+    'values (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, null, ?)',
+  event: "insert into events (id, project_id, type, data, idempotency_key, created_at) values (?, ?, 'wallet.credit.added', ?, ?, ?)",
+  entry:
+    'insert into audit_log (id, project_id, created_at, action, actor_type, actor_id, actor_user_id, resource_type, resource_id, ' +
+    'request_id, ip, user_agent, outcome, changes) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  newWallet:
+    "insert into wallets (id, project_id, user_id, currency, balance, status, metadata, low_balance_threshold, created_at, updated_at) values (?, ?, 'usr_floor', 'USD', 0, 'active', '{}', null, ?, ?)",
+};
+
+function seedWallets() {
+  const existing = sqlite.get('select count(*) as count from wallets where project_id = ?', [projectId]);
+  if (existing.count > 0) return;
+  const now = new Date().toISOString();
+  sqlite.run(SQL.begin, []);
+  for (let index = 0; index < walletCount; index += 1) sqlite.run(SQL.newWallet, [newId('wlt'), projectId, now, now]);
+  sqlite.run(SQL.commit, []);
+}
+
+/** One credit's writes, in the open transaction; returns what the service would answer. */
+function credit(request, now) {
+  const { walletId, amount } = request;
+  const wallet = sqlite.get(SQL.credit, [amount, now, projectId, walletId, 'active', BALANCE_MAX - amount]);
+  if (wallet === undefined) throw new Error(`floor: wallet ${walletId} is not an active wallet of the project`);
+  const transactionId = newId('txn');
+  sqlite.run(SQL.transaction, [transactionId, projectId, wallet.currency, amount, walletId, walletId, now]);
+  sqlite.run(SQL.entries, [
+    projectId,
+    transactionId,
+    walletId,
+    amount,
+    wallet.balance,
+    now,
+    projectId,
+    transactionId,
+    `issuance:${wallet.currency}`,
+    -amount,
+    now,
+  ]);
+  const data = JSON.stringify({
+    wallet_id: walletId,
+    transaction_id: transactionId,
+    amount,
+    balance_after: wallet.balance,
+    currency: wallet.currency,
+  });
+  sqlite.run(SQL.event, [newId('evt'), projectId, data, `${transactionId}:wallet.credit.added`, now]);
+  if (audit !== 'none') writeAuditEntry(request, transactionId, wallet.balance, now);
+  return {
+    id: transactionId,
+    object: 'transaction',
+    type: 'credit',
+    wallet_id: walletId,
+    amount,
+    balance_after: wallet.balance,
+    description: null,
+    metadata: {},
+    idempotency_key: null,
+    status: 'completed',
+    created_at: now,
+  };
+}
+
+function writeAuditEntry(request, transactionId, balanceAfter, now) {
+  const row = {
+    id: newId('aud'),
+    project_id: projectId,
+    created_at: now,
+    action: 'wallet.credit',
+    actor_type: 'secret_key',
+    actor_id: 'key_floor',
+    actor_user_id: null,
+    resource_type: 'wallet',
+    resource_id: request.walletId,
+    request_id: request.requestId,
+    ip: request.ip,
+    user_agent: request.userAgent,
+    outcome: 'success',
+    // Sorted keys, as the service's canonical JSON.
+    changes: JSON.stringify({
+      amount: request.amount,
+      balance_after: balanceAfter,
+      balance_before: balanceAfter - request.amount,
+      transaction_id: transactionId,
+    }),
+  };
+  if (audit === 'entry') return sqlite.run(SQL.entry, [...columnValues(row), row.changes]);
+  const head = sqliteChainHead(sqlite, projectId);
+  const prevHash = head?.hash ?? GENESIS_HASH;
+  insertChainedEntry(sqlite, row, {
+    project_id: projectId,
+    seq: (head?.seq ?? 0) + 1,
+    entry_id: row.id,
+    prev_hash: prevHash,
+    hash: linkHash(prevHash, row),
+    sealed_at: now,
+  });
+}
+
+let queue = [];
+let scheduled = false;
+
+/** Group commit: everything queued by the next turn of the event loop shares one transaction. */
+function drain() {
+  while (queue.length > 0) {
+    const batch = queue.splice(0, BATCH_SIZE_MAX);
+    const now = new Date().toISOString();
+    sqlite.run(SQL.begin, []);
+    const answers = batch.map((request) => credit(request, now));
+    sqlite.run(SQL.commit, []);
+    batch.forEach((request, index) => void request.reply.code(201).send(answers[index]));
+  }
+  scheduled = false;
+}
+
+seedWallets();
+const app = Fastify({ logger: false });
+app.get('/wallets', async () => {
+  const rows = await kysely.selectFrom('wallets').select('id').where('project_id', '=', projectId).orderBy('id').execute();
+  return { data: rows.map((row) => row.id) };
+});
+app.post('/v1/wallets/:id/credits', (request, reply) => {
+  queue.push({
+    walletId: request.params.id,
+    amount: request.body.amount,
+    requestId: request.id,
+    ip: request.ip,
+    userAgent: request.headers['user-agent'] ?? null,
+    reply,
+  });
+  if (!scheduled) {
+    scheduled = true;
+    setImmediate(drain);
+  }
+  return reply;
+});
+await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT ?? '0') });
+
+function stop() {
+  void app
+    .close()
+    .then(() => destroy())
+    .then(() => process.exit(0));
+}
+process.once('SIGTERM', stop);
+process.once('SIGINT', stop);

@@ -1,0 +1,120 @@
+// The floor under two targets (issue 3: SQLite credit >= 10,000/s; issue 10: the audit write at
+// most +10 % on a credit): credits spread over 1,000 wallets against bench/floor-server.js, the
+// credit's own statements behind bare Fastify and nothing else, with no audit entry, the entry
+// alone, and the entry with its link of the chain; and the real service (`svc serve`) crediting the
+// same wallets in the same run. Rounds alternate the order (ABBA) so that every variant meets the
+// database at every size; medians of the rounds.
+//
+// Knobs besides the runner's: BENCH_FLOOR_ROUNDS (default 2), BENCH_SQLITE_SYNCHRONOUS ("full", the
+// service's default, or "normal").
+import { join } from 'node:path';
+import { requestJson } from '../lib/api.js';
+import { spreadCreditRequests } from '../lib/credits.js';
+import { measure } from '../lib/load.js';
+import { freePort, LOOPBACK, startServer } from '../lib/processes.js';
+import { createProject, prepareDatabase, startService } from '../lib/service.js';
+import { median } from '../lib/stats.js';
+
+const VARIANTS = ['none', 'entry', 'chained', 'service'];
+const SQLITE_CREDIT_TARGET_PER_S = 10_000;
+const AUDIT_COST_RATIO_MAX = 1.1;
+
+export const scenario = {
+  name: 'floor',
+  description: 'SQLite credits with nothing but their statements (with and without the audit write) vs the service, same run',
+
+  async run(ctx) {
+    const settings = readSettings(process.env);
+    const baseline = await ctx.baseline();
+    const database = await prepareDatabase(ctx, 'sqlite');
+    try {
+      const { projectId, secretKey } = createProject(ctx, database);
+      const extraEnv = { SQLITE_SYNCHRONOUS: settings.sqliteSynchronous };
+      const wallets = await walletsOfFloor(ctx, database, projectId, extraEnv);
+      const runs = Object.fromEntries(VARIANTS.map((variant) => [variant, []]));
+      for (let round = 0; round < settings.rounds; round += 1) {
+        for (const variant of round % 2 === 0 ? VARIANTS : [...VARIANTS].reverse()) {
+          const server =
+            variant === 'service'
+              ? await startService(ctx, database, { logLevel: 'warn', extraEnv })
+              : await startFloorServer(ctx, database, projectId, variant, extraEnv);
+          try {
+            const result = await measure({
+              url: server.origin,
+              headers: { authorization: `Bearer ${secretKey}`, 'content-type': 'application/json' },
+              request: spreadCreditRequests(wallets),
+              options: ctx.options,
+              serverPid: server.pid,
+            });
+            runs[variant].push(result);
+            ctx.record({
+              bench: variant === 'service' ? 'floor_service_credit' : `floor_credit_audit_${variant}`,
+              dialect: 'sqlite',
+              log_level: variant === 'service' ? 'warn' : null,
+              sqlite_synchronous: settings.sqliteSynchronous,
+              round,
+              ...result,
+              fastify_req_per_s: baseline.req_per_s,
+            });
+          } finally {
+            await server.stop();
+          }
+        }
+      }
+      for (const line of summary(runs)) ctx.note(line);
+    } finally {
+      await database.drop();
+    }
+  },
+};
+
+function readSettings(env) {
+  const rounds = Number(env['BENCH_FLOOR_ROUNDS'] ?? '2');
+  if (!Number.isInteger(rounds) || rounds < 1 || rounds > 20) throw new Error('BENCH_FLOOR_ROUNDS must be a whole number from 1 to 20');
+  const sqliteSynchronous = env['BENCH_SQLITE_SYNCHRONOUS'] ?? 'full';
+  if (sqliteSynchronous !== 'full' && sqliteSynchronous !== 'normal') throw new Error('BENCH_SQLITE_SYNCHRONOUS must be full or normal');
+  return { rounds, sqliteSynchronous };
+}
+
+async function startFloorServer(ctx, database, projectId, audit, extraEnv) {
+  const port = await freePort();
+  const server = await startServer({
+    label: `floor-server (audit ${audit}, port ${port})`,
+    script: join(ctx.benchDir, 'floor-server.js'),
+    nodeFlags: ctx.options.serverNodeFlags,
+    env: { ...database.env, ...extraEnv, PORT: String(port), FLOOR_PROJECT_ID: projectId, FLOOR_AUDIT: audit },
+    logFile: join(database.dataDir, `floor-server-${port}.log`),
+    readyUrl: `http://${LOOPBACK}:${port}/wallets`,
+  });
+  return { ...server, origin: `http://${LOOPBACK}:${port}` };
+}
+
+/** The floor server makes the wallets at its first start (FLOOR_WALLETS, default 1,000). */
+async function walletsOfFloor(ctx, database, projectId, extraEnv) {
+  const server = await startFloorServer(ctx, database, projectId, 'none', extraEnv);
+  try {
+    const { data } = await requestJson({ method: 'GET', url: `${server.origin}/wallets`, expect: 200 });
+    return data;
+  } finally {
+    await server.stop();
+  }
+}
+
+function summary(runs) {
+  const rate = Object.fromEntries(
+    VARIANTS.map((variant) => [variant, Math.round(median(runs[variant].map((result) => result.req_per_s)) ?? 0)]),
+  );
+  const cpu = Object.fromEntries(
+    VARIANTS.map((variant) => [variant, Math.round(median(runs[variant].map((result) => result.server_cpu_us_per_req)) ?? 0)]),
+  );
+  const describe = (variant) => `${rate[variant]}/s (${cpu[variant]} us of server CPU per credit)`;
+  const floorOfTarget = (rate.chained / SQLITE_CREDIT_TARGET_PER_S).toFixed(2);
+  const auditCost = (rate.none / rate.chained).toFixed(3);
+  const entryCost = (rate.none / rate.entry).toFixed(3);
+  return [
+    `floor [sqlite] credits: no audit ${describe('none')}; audit entry alone ${describe('entry')}; entry and chain link ${describe('chained')}; the service ${describe('service')}`,
+    `FLOOR  SQLite credit with its audit entry: ${rate.chained}/s = ${floorOfTarget} x the 10,000/s target, with nothing but its statements; the service reaches ${(rate.service / rate.chained).toFixed(2)} x the floor`,
+    `FLOOR  the audit write at the floor: a credit costs ${auditCost} x with the chained entry, ${entryCost} x with the entry alone (budget <= ${AUDIT_COST_RATIO_MAX}); ` +
+      `+${cpu.chained - cpu.none} us of server CPU, against ${Math.round(cpu.service * (AUDIT_COST_RATIO_MAX - 1))} us that 10 % of the service's credit allows`,
+  ];
+}
