@@ -13,8 +13,8 @@ import Fastify from 'fastify';
 import { join } from 'node:path';
 import { setImmediate } from 'node:timers';
 import { openDatabase } from '../packages/server/dist/db/database.js';
-import { linkHash, GENESIS_HASH } from '../packages/server/dist/modules/audit/audit.chain.js';
-import { sqliteChainHead, insertChainedEntry, columnValues } from '../packages/server/dist/modules/audit/audit.store.js';
+import { appendChainedSqlite } from '../packages/server/dist/modules/audit/audit.chain.js';
+import { insertUnchainedEntry } from '../packages/server/dist/modules/audit/audit.store.js';
 import { newId } from '../packages/server/dist/shared/ids.js';
 
 const AUDIT_VARIANTS = ['none', 'entry', 'chained'];
@@ -27,6 +27,8 @@ if (!AUDIT_VARIANTS.includes(audit)) throw new Error(`FLOOR_AUDIT must be one of
 const projectId = process.env.FLOOR_PROJECT_ID;
 if (projectId === undefined) throw new Error('FLOOR_PROJECT_ID is required');
 const walletCount = Number(process.env.FLOOR_WALLETS ?? '1000');
+if (!Number.isInteger(walletCount) || walletCount < 1 || walletCount > 1_000_000)
+  throw new Error('FLOOR_WALLETS must be a whole number from 1 to 1,000,000');
 const { sqlite, kysely, destroy } = openDatabase({
   dialect: 'sqlite',
   file: join(process.env.DATA_DIR ?? './data', 'svc.sqlite'),
@@ -46,9 +48,6 @@ const SQL = {
     'insert into ledger_entries (project_id, transaction_id, account_id, amount, balance_after, created_at) ' +
     'values (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, null, ?)',
   event: "insert into events (id, project_id, type, data, idempotency_key, created_at) values (?, ?, 'wallet.credit.added', ?, ?, ?)",
-  entry:
-    'insert into audit_log (id, project_id, created_at, action, actor_type, actor_id, actor_user_id, resource_type, resource_id, ' +
-    'request_id, ip, user_agent, outcome, changes) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
   newWallet:
     "insert into wallets (id, project_id, user_id, currency, balance, status, metadata, low_balance_threshold, created_at, updated_at) values (?, ?, 'usr_floor', 'USD', 0, 'active', '{}', null, ?, ?)",
 };
@@ -129,17 +128,9 @@ function writeAuditEntry(request, transactionId, balanceAfter, now) {
       transaction_id: transactionId,
     }),
   };
-  if (audit === 'entry') return sqlite.run(SQL.entry, [...columnValues(row), row.changes]);
-  const head = sqliteChainHead(sqlite, projectId);
-  const prevHash = head?.hash ?? GENESIS_HASH;
-  insertChainedEntry(sqlite, row, {
-    project_id: projectId,
-    seq: (head?.seq ?? 0) + 1,
-    entry_id: row.id,
-    prev_hash: prevHash,
-    hash: linkHash(prevHash, row),
-    sealed_at: now,
-  });
+  // The service's own statements and hash (`appendEntries` on SQLite), or its entry alone.
+  if (audit === 'entry') insertUnchainedEntry(sqlite, row);
+  else appendChainedSqlite(sqlite, row);
 }
 
 let queue = [];
@@ -151,8 +142,16 @@ function drain() {
     const batch = queue.splice(0, BATCH_SIZE_MAX);
     const now = new Date().toISOString();
     sqlite.run(SQL.begin, []);
-    const answers = batch.map((request) => credit(request, now));
-    sqlite.run(SQL.commit, []);
+    let answers;
+    try {
+      answers = batch.map((request) => credit(request, now));
+      sqlite.run(SQL.commit, []);
+    } catch (error) {
+      // A floor credit is never refused: this is a broken setup, and the run must fail loudly.
+      sqlite.run('rollback', []);
+      for (const request of batch) void request.reply.code(500).send({ error: String(error) });
+      continue;
+    }
     batch.forEach((request, index) => void request.reply.code(201).send(answers[index]));
   }
   scheduled = false;

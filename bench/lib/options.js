@@ -37,3 +37,10 @@ function list(env, name, fallback, separator = ',') {
     .map((item) => item.trim())
     .filter((item) => item !== '');
 }
+
+/** BENCH_SQLITE_SYNCHRONOUS: the SQLite servers' SQLITE_SYNCHRONOUS, "full" (the service's default) or "normal". */
+export function sqliteSynchronousSetting(env = process.env) {
+  const value = env['BENCH_SQLITE_SYNCHRONOUS'] ?? 'full';
+  if (value !== 'full' && value !== 'normal') throw new Error('BENCH_SQLITE_SYNCHRONOUS must be full or normal');
+  return value;
+}

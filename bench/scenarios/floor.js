@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { requestJson } from '../lib/api.js';
 import { spreadCreditRequests } from '../lib/credits.js';
 import { measure } from '../lib/load.js';
+import { sqliteSynchronousSetting } from '../lib/options.js';
 import { freePort, LOOPBACK, startServer } from '../lib/processes.js';
 import { createProject, prepareDatabase, startService } from '../lib/service.js';
 import { median } from '../lib/stats.js';
@@ -71,8 +72,7 @@ export const scenario = {
 function readSettings(env) {
   const rounds = Number(env['BENCH_FLOOR_ROUNDS'] ?? '2');
   if (!Number.isInteger(rounds) || rounds < 1 || rounds > 20) throw new Error('BENCH_FLOOR_ROUNDS must be a whole number from 1 to 20');
-  const sqliteSynchronous = env['BENCH_SQLITE_SYNCHRONOUS'] ?? 'full';
-  if (sqliteSynchronous !== 'full' && sqliteSynchronous !== 'normal') throw new Error('BENCH_SQLITE_SYNCHRONOUS must be full or normal');
+  const sqliteSynchronous = sqliteSynchronousSetting(env);
   return { rounds, sqliteSynchronous };
 }
 

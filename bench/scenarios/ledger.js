@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { mapConcurrently, requestJson } from '../lib/api.js';
 import { checkLedgerInvariants } from '../lib/ledger-invariants.js';
 import { measure } from '../lib/load.js';
+import { sqliteSynchronousSetting } from '../lib/options.js';
 import { postgresCpuProbe } from '../lib/pg-cpu.js';
 import { measurePgbench, pgbenchUnavailable } from '../lib/pgbench.js';
 import { probePostgres } from '../lib/postgres.js';
@@ -118,8 +119,7 @@ function readSettings(env) {
     if (dialect !== 'sqlite' && dialect !== 'postgres') throw new Error(`BENCH_LEDGER_DIALECTS: no dialect "${dialect}"`);
   for (const name of cases)
     if (CASES[name] === undefined) throw new Error(`BENCH_LEDGER_CASES: no case "${name}"; there are ${Object.keys(CASES).join(', ')}`);
-  const sqliteSynchronous = env['BENCH_SQLITE_SYNCHRONOUS'] ?? 'full';
-  if (sqliteSynchronous !== 'full' && sqliteSynchronous !== 'normal') throw new Error('BENCH_SQLITE_SYNCHRONOUS must be full or normal');
+  const sqliteSynchronous = sqliteSynchronousSetting(env);
   // The issue asks for LOG_LEVEL=warn: the ledger's cost, not the request log's.
   return { dialects, cases, sqliteSynchronous, logLevel: 'warn', pgbench: env['BENCH_PGBENCH'] !== 'off' };
 }

@@ -1,4 +1,4 @@
-import type { Db } from '../../db/database.js';
+import type { Db, SqliteStatements } from '../../db/database.js';
 import { inTransaction, isUniqueViolation, type Transaction } from '../../db/transaction.js';
 import { canonicalJson, sha256Hex } from '../../shared/crypto.js';
 import * as store from './audit.store.js';
@@ -60,18 +60,25 @@ export async function appendEntries(db: Db, trx: Transaction, rows: readonly sto
   // `trx` holds the one connection unless it is the database itself, which would run each
   // statement in whatever transaction another caller has open: go through it then.
   if (trx === db.kysely) return inTransaction(db, (inner) => appendEntries(db, inner, rows));
-  for (const row of rows) {
-    const head = store.sqliteChainHead(db.sqlite, row.project_id);
-    const prevHash = head?.hash ?? GENESIS_HASH;
-    store.insertChainedEntry(db.sqlite, row, {
-      project_id: row.project_id,
-      seq: (head?.seq ?? 0) + 1,
-      entry_id: row.id,
-      prev_hash: prevHash,
-      hash: writtenLinkHash(prevHash, row),
-      sealed_at: row.created_at,
-    });
-  }
+  for (const row of rows) appendChainedSqlite(db.sqlite, row);
+}
+
+/**
+ * SQLite: one entry of `AuditService.row` (its `changes` canonical JSON already) and its link onto
+ * the head of its project's chain, in the transaction open on the connection, which holds the
+ * database's write lock. `appendEntries`' write path, and the benchmark's floor (bench/floor-server.js).
+ */
+export function appendChainedSqlite(sqlite: SqliteStatements, row: store.AuditRow): void {
+  const head = store.sqliteChainHead(sqlite, row.project_id);
+  const prevHash = head?.hash ?? GENESIS_HASH;
+  store.insertChainedEntry(sqlite, row, {
+    project_id: row.project_id,
+    seq: (head?.seq ?? 0) + 1,
+    entry_id: row.id,
+    prev_hash: prevHash,
+    hash: writtenLinkHash(prevHash, row),
+    sealed_at: row.created_at,
+  });
 }
 
 /**

@@ -43,8 +43,17 @@ export async function insertEntries(trx: Executor, rows: readonly AuditRow[]): P
  * audited credit.
  */
 export function insertChainedEntry(sqlite: SqliteStatements, row: AuditRow, link: ChainLink): void {
-  sqlite.run(INSERT_ENTRY_SQL, [...columnValues(row), row.changes]);
+  insertUnchainedEntry(sqlite, row);
   sqlite.run(INSERT_LINK_SQL, [link.project_id, link.seq, link.entry_id, link.prev_hash, link.hash, link.sealed_at]);
+}
+
+/**
+ * SQLite: the entry's row alone, without its link. Only `insertChainedEntry` and the benchmark's
+ * floor (bench/floor-server.js, which measures the entry without its chain) call it: an entry
+ * written by the service is always chained in the same transaction.
+ */
+export function insertUnchainedEntry(sqlite: SqliteStatements, row: AuditRow): void {
+  sqlite.run(INSERT_ENTRY_SQL, [...columnValues(row), row.changes]);
 }
 
 /** An entry's columns but `changes`, in the order the insert names them and the chain hashes them. */
