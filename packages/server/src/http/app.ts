@@ -12,6 +12,7 @@ import { ApiError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
 import { credentialGuard } from './credentials.js';
 import { sendError, toApiError } from './errors.js';
+import { clientErrorHandler, frameworkErrorHandler } from './framework-errors.js';
 import { idempotencyHooks, type PendingIdempotency, type RouteIdempotency } from './idempotency.js';
 import type { IdempotencyClaim } from './idempotency.store.js';
 import { lazyChildLoggerFactory } from './lazy-logger.js';
@@ -72,6 +73,8 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
     trustProxy: config.trustProxy,
     requestTimeout: 60_000,
     return503OnClosing: true,
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
     ...(tls === undefined ? {} : { https: tls }),
   }) as unknown as FastifyInstance;
 

@@ -19,6 +19,11 @@ export const ERROR_CATALOG = {
   body_too_large: { status: 413, description: 'The request body is larger than 1 MiB.' },
   unsupported_media_type: { status: 415, description: 'A request with a body must send `Content-Type: application/json`.' },
   route_not_found: { status: 404, description: 'No route matches this method and path.' },
+  url_invalid: { status: 400, description: 'The path is not valid percent-encoding.' },
+  url_too_long: { status: 414, description: 'A path parameter is longer than 100 characters; no id is that long.' },
+  headers_too_large: { status: 431, description: 'The request headers are larger than the server accepts (16 KiB in all).' },
+  request_malformed: { status: 400, description: 'The request is not valid HTTP/1.1; the connection is closed.' },
+  request_timeout: { status: 408, description: 'The request did not arrive whole in time; the connection is closed.' },
 
   // Parameters.
   parameter_missing: { status: 400, description: 'A required parameter is missing; `param` names it.' },
@@ -200,7 +205,7 @@ export function renderErrorCatalogMarkdown(): string {
     '             "param": "amount", "request_id": "req_..." } }',
     '```',
     '',
-    '`type` follows from the status: `invalid_request_error` (400, 404, 409, 413, 415, 422),',
+    '`type` follows from the status: `invalid_request_error` (400, 404, 408, 409, 413, 414, 415, 422, 431),',
     '`authentication_error` (401), `permission_error` (403), `rate_limit_error` (429), `api_error` (500, 503).',
     '`param` is present when one parameter is to blame. A 5xx is always a bug or an outage, never',
     'something the client did.',
