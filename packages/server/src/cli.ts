@@ -5,6 +5,7 @@ import { migrateToLatest } from './db/migrate.js';
 import { startService, startWorker } from './main.js';
 import { AuditService } from './modules/audit/audit.service.js';
 import { ProjectsService } from './modules/projects/projects.service.js';
+import { LEDGER_CHECKS, verifyLedger } from './modules/wallets/ledger.verify.js';
 import { systemClock } from './shared/clock.js';
 import { isApiError } from './shared/errors.js';
 
@@ -19,6 +20,10 @@ const USAGE = `usage: svc <command> [options]
   key revoke --project PRJ_ID KEY_ID     revoke a key
   audit verify --project PRJ_ID          seal new audit entries, then recompute the project's hash chain;
                                          prints the report, exit code 1 when a link is broken
+  ledger verify [--project PRJ_ID]       check every ledger invariant (balances = their entries, each
+                                         transaction sums to zero, no negative balance, no key applied
+                                         twice, one event per movement) in one project or all of them;
+                                         prints the report, exit code 1 naming each broken invariant
 
 The database and every other setting come from the environment (docs/configuration.md).`;
 
@@ -66,6 +71,9 @@ async function dispatch(argv: readonly string[]): Promise<number> {
     case 'audit':
       if (subcommand === 'verify') return auditVerify(rest);
       throw new UsageError(`unknown audit command "${subcommand ?? ''}"`);
+    case 'ledger':
+      if (subcommand === 'verify') return ledgerVerify(rest);
+      throw new UsageError(`unknown ledger command "${subcommand ?? ''}"`);
     case undefined:
     case 'help':
     case '--help':
@@ -172,6 +180,30 @@ async function auditVerify(args: readonly string[]): Promise<number> {
     printJson(report);
     if (report.broken !== null) process.stderr.write(`svc: audit chain broken: ${report.broken.message}\n`);
     return report.ok ? 0 : 1;
+  } finally {
+    await db.destroy();
+  }
+}
+
+/** `svc ledger verify`: 0 when every invariant holds, 1 naming each broken one on stderr. */
+async function ledgerVerify(args: readonly string[]): Promise<number> {
+  const { values } = options(args, ['project']);
+  const projectId = values['project'] ?? null;
+  const db = openDatabase(loadConfig().database);
+  try {
+    await migrateToLatest(db);
+    if (projectId !== null) {
+      await new ProjectsService({ db, clock: systemClock, audit: new AuditService({ db, clock: systemClock }) }).getProject(projectId);
+    }
+    const report = await verifyLedger(db, { projectId });
+    printJson(report);
+    for (const check of LEDGER_CHECKS) {
+      const result = report.checks[check];
+      if (result.violations > 0) {
+        process.stderr.write(`svc: ledger invariant broken: ${check} (${result.violations}; e.g. ${result.examples.join(', ')})\n`);
+      }
+    }
+    return report.sound ? 0 : 1;
   } finally {
     await db.destroy();
   }

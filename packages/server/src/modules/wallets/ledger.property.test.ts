@@ -5,6 +5,7 @@ import { randomBase62 } from '../../shared/ids.js';
 import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
 import { errorCode, ledgerViolations, SOUND_LEDGER, walletsClient, type WalletsClient } from './wallets.fixtures.js';
+import { LEDGER_CHECKS, verifyLedger } from './ledger.verify.js';
 import type { Transaction, Transfer } from './wallets.schemas.js';
 
 /**
@@ -134,6 +135,9 @@ describeEachDialect('ledger property', (dialect) => {
 
           // 5. The ledger's invariants over everything the project holds.
           expect(await ledgerViolations(current().service.db, current().projectId)).toEqual(SOUND_LEDGER);
+          // ... and as `svc ledger verify` checks them.
+          const verification = await verifyLedger(current().service.db, { projectId: current().projectId });
+          expect(verification.checks).toEqual(Object.fromEntries(LEDGER_CHECKS.map((check) => [check, { violations: 0, examples: [] }])));
         },
       ),
       { numRuns: 20 },

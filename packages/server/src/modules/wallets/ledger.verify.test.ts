@@ -1,0 +1,96 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { sql } from 'kysely';
+import { beforeAll, expect, it } from 'vitest';
+import { describeEachDialect } from '../../test/database.js';
+import { useTestService } from '../../test/service.js';
+import { LEDGER_CHECKS, verifyLedger } from './ledger.verify.js';
+import { walletsClient, type WalletsClient } from './wallets.fixtures.js';
+
+const SVC = fileURLToPath(new URL('../../../bin/svc.js', import.meta.url));
+
+/** `svc ledger verify` against the test's database; the exit code and both streams. */
+async function svcLedgerVerify(databaseUrl: string, projectId: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [SVC, 'ledger', 'verify', '--project', projectId], {
+      env: { ...process.env, DATABASE_URL: databaseUrl, NODE_ENV: 'test', LOG_LEVEL: 'silent' },
+      timeout: 30_000,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: failed.code ?? -1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
+  }
+}
+
+describeEachDialect('svc ledger verify', (dialect) => {
+  const current = useTestService(dialect);
+  let client: WalletsClient;
+  const databaseUrl = () => {
+    const config = current().service.config.database;
+    return config.dialect === 'sqlite' ? `sqlite:${config.file}` : config.url;
+  };
+  let wallets: string[] = [];
+
+  beforeAll(async () => {
+    client = await walletsClient(current().service, current());
+    wallets = [(await client.createWallet()).id, (await client.createWallet()).id];
+    await client.credit(wallets[0]!, 100, { idempotency_key: 'k1' });
+    await client.debit(wallets[0]!, 30);
+    await client.transfer(wallets[0]!, wallets[1]!, 20);
+  });
+
+  it('finds a sound ledger sound, in the service and through the CLI (exit 0)', async () => {
+    const report = await verifyLedger(current().service.db, { projectId: current().projectId });
+    expect(report.sound).toBe(true);
+    expect(Object.keys(report.checks)).toEqual([...LEDGER_CHECKS]);
+    const cli = await svcLedgerVerify(databaseUrl(), current().projectId);
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(JSON.parse(cli.stdout)).toMatchObject({ sound: true });
+  });
+
+  it('names every broken invariant, and the CLI exits 1 naming each on stderr', async () => {
+    const k = current().service.db.kysely;
+    // The ledger's tables are append-only (triggers), so the damage is done by appending: a wallet
+    // balance that no longer equals its entries (a negative one the schema's CHECK refuses), a stray
+    // entry that unbalances the debit and breaks its wallet's running balance, and a transaction without
+    // entries or its event.
+    await sql`update wallets set balance = 5 where id = ${wallets[1]!}`.execute(k);
+    const debit = await k.selectFrom('ledger_transactions').selectAll().where('type', '=', 'debit').executeTakeFirstOrThrow();
+    await k
+      .insertInto('ledger_entries')
+      .values({
+        project_id: current().projectId,
+        transaction_id: debit.id,
+        account_id: wallets[1]!,
+        amount: 1,
+        balance_after: 12345,
+        created_at: debit.created_at,
+      })
+      .execute();
+    await k
+      .insertInto('ledger_transactions')
+      .values({ ...debit, id: `${debit.id}x`, idempotency_key: null })
+      .execute();
+
+    const report = await verifyLedger(current().service.db, { projectId: current().projectId });
+    expect(report.sound).toBe(false);
+    const broken = LEDGER_CHECKS.filter((check) => report.checks[check].violations > 0);
+    expect(broken).toEqual([
+      'balances_not_sum_of_entries',
+      'running_balances_wrong',
+      'transactions_not_summing_to_zero',
+      'transactions_with_fewer_than_two_entries',
+      'money_events_missing_or_extra',
+    ]);
+    expect(report.checks.balances_not_sum_of_entries.examples).toEqual([wallets[1]]);
+    expect(report.checks.transactions_not_summing_to_zero.examples).toEqual([debit.id]);
+    expect(report.checks.transactions_with_fewer_than_two_entries.examples).toEqual([`${debit.id}x`]);
+
+    const cli = await svcLedgerVerify(databaseUrl(), current().projectId);
+    expect(cli.code).toBe(1);
+    for (const check of broken) expect(cli.stderr).toContain(`ledger invariant broken: ${check}`);
+    expect(cli.stderr).not.toContain('idempotency_keys_applied_twice');
+  });
+});

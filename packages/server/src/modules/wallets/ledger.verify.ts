@@ -1,0 +1,98 @@
+import { type RawBuilder, sql } from 'kysely';
+import type { Db } from '../../db/database.js';
+
+/**
+ * The ledger's invariants (docs/api.md section 4, Wallets), checked against what is stored. Each
+ * check is one SQL statement that returns the offending rows (at most `EXAMPLES_MAX` of them, plus
+ * their count), so a sound ledger returns nothing; comparisons stay in SQL, where sums above 2^53
+ * are exact. Used by `svc ledger verify` and by the ledger's property tests.
+ */
+
+export const LEDGER_CHECKS = [
+  'balances_not_sum_of_entries',
+  'running_balances_wrong',
+  'transactions_not_summing_to_zero',
+  'transactions_with_fewer_than_two_entries',
+  'negative_balances',
+  'idempotency_keys_applied_twice',
+  'money_events_missing_or_extra',
+] as const;
+
+export type LedgerCheck = (typeof LEDGER_CHECKS)[number];
+
+export interface LedgerCheckResult {
+  /** How many rows break the invariant. */
+  readonly violations: number;
+  /** Ids of the first offending rows (wallets, transactions, or `scope/key` for idempotency keys). */
+  readonly examples: readonly string[];
+}
+
+export interface LedgerVerification {
+  readonly sound: boolean;
+  /** Null: every project. */
+  readonly projectId: string | null;
+  readonly checks: Readonly<Record<LedgerCheck, LedgerCheckResult>>;
+}
+
+const EXAMPLES_MAX = 10;
+
+/** The statement of one check: one column `id` per offending row. */
+function checkStatement(check: LedgerCheck, projectId: string | null): RawBuilder<{ id: string }> {
+  // Every subquery is scoped by project when one is given; `true` otherwise.
+  const scoped = (alias: string) => (projectId === null ? sql`true` : sql`${sql.ref(`${alias}.project_id`)} = ${projectId}`);
+  switch (check) {
+    case 'balances_not_sum_of_entries':
+      return sql`select w.id as id from wallets w
+        left join (select project_id, account_id, sum(amount) as total from ledger_entries e where ${scoped('e')}
+                   group by project_id, account_id) s
+          on s.project_id = w.project_id and s.account_id = w.id
+        where ${scoped('w')} and w.balance <> coalesce(s.total, 0)`;
+    case 'running_balances_wrong':
+      return sql`select r.transaction_id as id from (
+          select e.transaction_id, e.balance_after,
+                 sum(e.amount) over (partition by e.project_id, e.account_id order by e.seq rows unbounded preceding) as running
+          from ledger_entries e where ${scoped('e')} and e.balance_after is not null) r
+        where r.running <> r.balance_after`;
+    case 'transactions_not_summing_to_zero':
+      return sql`select e.transaction_id as id from ledger_entries e where ${scoped('e')}
+        group by e.transaction_id having sum(e.amount) <> 0`;
+    case 'transactions_with_fewer_than_two_entries':
+      return sql`select t.id as id from ledger_transactions t
+        where ${scoped('t')} and (select count(*) from ledger_entries e where e.transaction_id = t.id) < 2`;
+    case 'negative_balances':
+      return sql`select w.id as id from wallets w where ${scoped('w')} and w.balance < 0`;
+    case 'idempotency_keys_applied_twice':
+      return sql`select t.idempotency_scope || '/' || t.idempotency_key as id from ledger_transactions t
+        where ${scoped('t')} and t.idempotency_key is not null
+        group by t.project_id, t.idempotency_scope, t.idempotency_key having count(*) > 1`;
+    case 'money_events_missing_or_extra':
+      // One event per credit or debit and two per transfer, in the same project (wallet.balance.low aside).
+      return sql`select p.project_id as id from (
+          select t.project_id, sum(case when t.type = 'transfer' then 2 else 1 end) as expected, 0 as actual
+          from ledger_transactions t where ${scoped('t')} group by t.project_id
+          union all
+          select v.project_id, 0 as expected, count(*) as actual from events v
+          where ${scoped('v')} and v.type in ('wallet.credit.added', 'wallet.credit.deducted', 'wallet.transfer.sent', 'wallet.transfer.received')
+          group by v.project_id) p
+        group by p.project_id having sum(p.expected) <> sum(p.actual)`;
+  }
+}
+
+/** Runs every check, for one project or (null) for the whole database. */
+export async function verifyLedger(db: Db, options: { projectId: string | null }): Promise<LedgerVerification> {
+  const checks = {} as Record<LedgerCheck, LedgerCheckResult>;
+  for (const check of LEDGER_CHECKS) {
+    const statement = checkStatement(check, options.projectId);
+    const counted = await sql<{ n: number | string | bigint }>`select count(*) as n from (${statement}) c`.execute(db.kysely);
+    const violations = Number(counted.rows[0]?.n ?? 0);
+    const examples =
+      violations === 0
+        ? []
+        : (
+            await sql<{ id: string }>`select c.id as id from (${statement}) c order by c.id limit ${EXAMPLES_MAX}`.execute(db.kysely)
+          ).rows.map((row) => row.id);
+    checks[check] = { violations, examples };
+  }
+  const sound = LEDGER_CHECKS.every((check) => checks[check].violations === 0);
+  return { sound, projectId: options.projectId, checks };
+}
