@@ -71,7 +71,9 @@ describeEachDialect('ledger under concurrency', (dialect) => {
     });
     const responses = await Promise.all(requests.map(async (request) => ({ kind: request.kind, response: await request.response })));
     const outcomes = (kind: string) =>
-      responses.filter((entry) => entry.kind === kind).map((entry) => (entry.response.statusCode === 201 ? 201 : errorCode(entry.response)));
+      responses
+        .filter((entry) => entry.kind === kind)
+        .map((entry) => (entry.response.statusCode === 201 ? 201 : errorCode(entry.response)));
     expect(outcomes('mine')).toEqual(Array(30).fill(201));
     expect(outcomes('theirs')).toEqual(Array(30).fill(201));
     expect(outcomes('stray')).toEqual(Array(30).fill('resource_missing'));
