@@ -32,6 +32,24 @@ describe('loadConfig', () => {
     });
   });
 
+  // Issue 19: without SMTP_URL, every email (verification and password reset tokens included) is
+  // written to DATA_DIR/outbox/, which in production means credentials on disk.
+  it('refuses NODE_ENV=production without SMTP_URL, and starts with it', () => {
+    const production = { NODE_ENV: 'production', SECRETS_ENCRYPTION_KEY: 'a'.repeat(64) };
+    expect(() => loadConfig(production)).toThrow(ConfigError);
+    expect(() => loadConfig(production)).toThrow(/^SMTP_URL: is required when NODE_ENV=production/);
+    expect(() => loadConfig({ ...production, SMTP_URL: ' ' })).toThrow(/^SMTP_URL:/);
+    expect(loadConfig({ ...production, SMTP_URL: 'smtps://mail.example.com' }).email.smtpUrl).toBe('smtps://mail.example.com');
+    expect(loadConfig({ NODE_ENV: 'development' }).email.smtpUrl).toBeUndefined();
+  });
+
+  it('takes REFRESH_REUSE_GRACE_SECONDS (default 0: refresh tokens are single use) and METRICS_TOKEN (default none)', () => {
+    expect(loadConfig({}).auth.refreshReuseGraceSeconds).toBe(0);
+    expect(loadConfig({ REFRESH_REUSE_GRACE_SECONDS: '10' }).auth.refreshReuseGraceSeconds).toBe(10);
+    expect(loadConfig({}).metricsToken).toBeUndefined();
+    expect(loadConfig({ METRICS_TOKEN: 'm'.repeat(32) }).metricsToken).toBe('m'.repeat(32));
+  });
+
   it.each([
     [{ PORT: 'eighty' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
@@ -43,6 +61,9 @@ describe('loadConfig', () => {
     [{ NODE_ENV: 'production', WEBHOOK_ALLOW_PRIVATE: '1' }, 'WEBHOOK_ALLOW_PRIVATE'],
     // A lease shorter than the 10-s attempt timeout could expire while its attempt is in flight.
     [{ WEBHOOK_LEASE_SECONDS: '10' }, 'WEBHOOK_LEASE_SECONDS'],
+    [{ REFRESH_REUSE_GRACE_SECONDS: '61' }, 'REFRESH_REUSE_GRACE_SECONDS'],
+    [{ REFRESH_REUSE_GRACE_SECONDS: '1.5' }, 'REFRESH_REUSE_GRACE_SECONDS'],
+    [{ METRICS_TOKEN: 'short' }, 'METRICS_TOKEN'],
   ])('refuses %o, naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`^${variable}:`));

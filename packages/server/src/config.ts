@@ -35,6 +35,11 @@ export interface Config {
   /** `AUDIT_RETENTION_DAYS`: audit entries older than this are removed, a whole sealed prefix at a time (default 365). */
   readonly auditRetentionDays: number;
   readonly shutdownTimeoutMs: number;
+  /**
+   * `METRICS_TOKEN`: when set, `GET /metrics` answers only `Authorization: Bearer <METRICS_TOKEN>`;
+   * unset, it is open (keep it off the public network then).
+   */
+  readonly metricsToken: string | undefined;
   readonly auth: AuthConfig;
   readonly email: EmailConfig;
   readonly oauth: OAuthConfig;
@@ -72,6 +77,11 @@ export interface AuthConfig {
   readonly sessionTtlSeconds: number;
   /** Lifetime of a refresh token (`REFRESH_TTL`, default 30 days); each refresh starts a new one. */
   readonly refreshTtlSeconds: number;
+  /**
+   * `REFRESH_REUSE_GRACE_SECONDS` (default 0): how long a used refresh token presented again
+   * answers the same new session again (a client's network retry) instead of counting as reuse.
+   */
+  readonly refreshReuseGraceSeconds: number;
   /** Where `GET /v1/auth/verify-email` sends the browser after verifying; unset → a small HTML page. */
   readonly emailVerifiedRedirectUrl: string | undefined;
   /** The application's reset page; the reset email links to it with `?token=`. Unset → the email carries the token alone. */
@@ -111,6 +121,9 @@ export class ConfigError extends Error {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/** A guessable metrics token protects nothing. */
+const METRICS_TOKEN_LENGTH_MIN = 16;
+
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = oneOf(env, 'NODE_ENV', ['development', 'production', 'test'], 'development');
   const dataDir = resolve(env['DATA_DIR'] ?? './data');
@@ -133,6 +146,16 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('WEBHOOK_ALLOW_PRIVATE', 'is a development setting and is refused when NODE_ENV=production');
   }
   const oauth = oauthConfig(env, nodeEnv);
+  if (nodeEnv === 'production' && smtpUrl === undefined) {
+    throw new ConfigError(
+      'SMTP_URL',
+      'is required when NODE_ENV=production: without it, emails (with their verification and password reset tokens) are written to DATA_DIR/outbox/',
+    );
+  }
+  const metricsToken = nonEmpty(env['METRICS_TOKEN']);
+  if (metricsToken !== undefined && metricsToken.length < METRICS_TOKEN_LENGTH_MIN) {
+    throw new ConfigError('METRICS_TOKEN', `must be at least ${METRICS_TOKEN_LENGTH_MIN} characters (e.g. \`openssl rand -hex 32\`)`);
+  }
 
   const config: Config = {
     nodeEnv,
@@ -167,9 +190,13 @@ export function loadConfig(env: Env = process.env): Config {
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, { min: 1, max: 3650 }),
     auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 365, { min: 1, max: 36500 }),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, { min: 0 }),
+    metricsToken,
     auth: {
       sessionTtlSeconds: duration(env, 'SESSION_TTL', 24 * 60 * 60),
       refreshTtlSeconds: duration(env, 'REFRESH_TTL', 30 * 24 * 60 * 60),
+      // At most a minute: the window exists for a retry after a dropped response, and whoever holds
+      // a copy of the token may use it as long as it lasts.
+      refreshReuseGraceSeconds: integer(env, 'REFRESH_REUSE_GRACE_SECONDS', 0, { min: 0, max: 60 }),
       emailVerifiedRedirectUrl: optionalUrl(env, 'EMAIL_VERIFIED_REDIRECT_URL'),
       passwordResetUrl: optionalUrl(env, 'PASSWORD_RESET_URL'),
       invitationAcceptUrl: optionalUrl(env, 'INVITATION_ACCEPT_URL'),

@@ -218,6 +218,12 @@ export interface SessionsTable {
   refreshed_at: string | null;
   /** The session its refresh token was exchanged for. */
   replaced_by: string | null;
+  /**
+   * Within the refresh grace window only: the successor's session token and refresh token, sealed
+   * with the service's SecretBox (bound to this row), so that a retry gets the same session again.
+   * Null otherwise; never the tokens in clear. See docs/adr/0009-sessions-and-refresh-chains.md.
+   */
+  successor_sealed: string | null;
   expires_at: string;
   ip: string | null;
   user_agent: string | null;

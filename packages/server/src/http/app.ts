@@ -153,7 +153,7 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { url: '/v1/openapi.json' } });
 
-  registerOpsRoutes(app, { db: deps.db, metrics });
+  registerOpsRoutes(app, { db: deps.db, metrics, metricsToken: deps.config.metricsToken });
   for (const register of routeModules) register(app);
   await app.ready();
   return app;

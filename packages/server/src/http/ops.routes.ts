@@ -2,15 +2,37 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Db } from '../db/database.js';
 import { databaseReachable } from '../db/database.js';
+import { constantTimeEqual, sha256Hex } from '../shared/crypto.js';
 import { ApiError } from '../shared/errors.js';
 import type { HttpMetrics } from './metrics.js';
 
 export interface OpsRoutesOptions {
   readonly db: Db;
   readonly metrics: HttpMetrics;
+  /** `METRICS_TOKEN`: when set, `GET /metrics` needs it as a bearer token. */
+  readonly metricsToken: string | undefined;
 }
 
-/** Health, readiness, metrics and the OpenAPI document: outside /v1's credentials and rate limits. */
+/**
+ * Refuses a scrape without the metrics token, when one is configured. The hashes are compared, in
+ * constant time, so that neither the token's characters nor its length show in the timing.
+ */
+function checkMetricsToken(expected: string | undefined, authorization: string | undefined): void {
+  if (expected === undefined) return;
+  if (authorization === undefined || authorization.trim() === '') {
+    throw new ApiError('credential_missing', 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>.');
+  }
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  if (match?.[1] === undefined || !constantTimeEqual(sha256Hex(match[1]), sha256Hex(expected))) {
+    throw new ApiError('metrics_token_invalid', 'The metrics token is not the one this service was started with (METRICS_TOKEN).');
+  }
+}
+
+/**
+ * Health, readiness, metrics and the OpenAPI document: outside /v1's credentials and rate limits.
+ * `/metrics` takes its own token when METRICS_TOKEN is set, and a scrape never queries the
+ * database: every gauge is held in memory (docs/configuration.md, `METRICS_TOKEN`).
+ */
 export function registerOpsRoutes(app: FastifyInstance, options: OpsRoutesOptions): void {
   const config = { credential: 'public', rateLimited: false } as const;
   const Status = Type.Object({ status: Type.String() });
@@ -24,7 +46,8 @@ export function registerOpsRoutes(app: FastifyInstance, options: OpsRoutesOption
     return { status: 'ready' };
   });
 
-  app.get('/metrics', { config, schema: { tags: ['operations'], summary: 'Prometheus metrics', hide: true } }, async (_request, reply) => {
+  app.get('/metrics', { config, schema: { tags: ['operations'], summary: 'Prometheus metrics', hide: true } }, async (request, reply) => {
+    checkMetricsToken(options.metricsToken, request.headers.authorization);
     const text = await options.metrics.registry.metrics();
     return reply.type(options.metrics.registry.contentType).send(text);
   });

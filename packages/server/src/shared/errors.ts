@@ -49,6 +49,10 @@ export const ERROR_CATALOG = {
     status: 403,
     description: "A dashboard request that changes something lacks the session's `X-CSRF-Token`, or comes from another origin.",
   },
+  metrics_token_invalid: {
+    status: 401,
+    description: '`GET /metrics` needs `Authorization: Bearer <METRICS_TOKEN>` and the request carried another token.',
+  },
   api_key_in_use: {
     status: 409,
     description: 'The secret key is the one making this request (or this dashboard session); use another key.',

@@ -6,11 +6,13 @@ import { browserAccess } from '../../http/cors.js';
 import type { RateLimiter } from '../../http/rate-limit.js';
 import type { PeriodicJob } from '../../jobs/scheduler.js';
 import type { Clock } from '../../shared/clock.js';
+import { type SecretBox, secretBoxFromConfig } from '../../shared/secret-box.js';
 import { emailOutboxJob } from '../email/email.job.js';
 import type { EmailComposer } from '../email/email.service.js';
 import { createEmailTransport, type EmailTransport } from '../email/email.transport.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { ProjectsService } from '../projects/projects.service.js';
+import { sealedSuccessorsCleanupJob } from '../sessions/refresh-grace.js';
 import { sessionsRoutes } from '../sessions/sessions.routes.js';
 import { SessionsService } from '../sessions/sessions.service.js';
 import { RolesService } from '../users/roles.service.js';
@@ -33,6 +35,8 @@ export interface AuthDependencies {
   readonly emailComposers?: Readonly<Record<string, EmailComposer>>;
   /** Other modules' work in the transaction that deletes a user (organization memberships). */
   readonly userDeletionSteps?: readonly UserDeletionStep[];
+  /** Seals secrets at rest (the refresh grace window's successor tokens); default: the box of SECRETS_ENCRYPTION_KEY. */
+  readonly secrets?: SecretBox;
 }
 
 /** Users, roles, sessions and email and password authentication, with their routes and the email job. */
@@ -45,13 +49,13 @@ export interface Auth {
   /** Browser access (CORS) of session-token routes, for other modules' session routes. */
   readonly browser: ReturnType<typeof browserAccess>;
   readonly routes: readonly RouteModule[];
-  /** The email outbox job; tests call its `run()`. */
+  /** The email outbox job (tests call its `run()`) and the refresh grace window's cleanup. */
   readonly jobs: readonly PeriodicJob[];
   /** Closes the log-in throttle's Redis connection and the SMTP transport. */
   close(): Promise<void>;
 }
 
-function userModules(deps: Pick<AuthDependencies, 'db' | 'config' | 'clock' | 'audit' | 'userDeletionSteps'>) {
+function userModules(deps: Pick<AuthDependencies, 'db' | 'config' | 'clock' | 'audit' | 'userDeletionSteps' | 'secrets'>) {
   const { db, config, clock, audit } = deps;
   const sessions = new SessionsService({
     db,
@@ -59,6 +63,8 @@ function userModules(deps: Pick<AuthDependencies, 'db' | 'config' | 'clock' | 'a
     audit,
     sessionTtlSeconds: config.auth.sessionTtlSeconds,
     refreshTtlSeconds: config.auth.refreshTtlSeconds,
+    refreshReuseGraceSeconds: config.auth.refreshReuseGraceSeconds,
+    secrets: deps.secrets ?? secretBoxFromConfig({ keyHex: config.oauth.secretsEncryptionKeyHex, dataDir: config.dataDir }),
   });
   const roles = new RolesService({ db, clock, audit });
   const users = new UsersService({ db, clock, sessions, roles, audit, deletionSteps: deps.userDeletionSteps ?? [] });
@@ -117,7 +123,7 @@ export function createAuth(deps: AuthDependencies & { readonly rateLimiter: Rate
       sessionsRoutes(service, sessions),
       usersRoutes(users, roles, { browser }),
     ],
-    jobs: [email.job],
+    jobs: [email.job, sealedSuccessorsCleanupJob({ db, clock, graceSeconds: config.auth.refreshReuseGraceSeconds })],
     async close() {
       await loginThrottle.close();
       email.transport.close();

@@ -26,11 +26,27 @@ export interface DashboardDependencies {
 
 const CLEANUP_BATCH_SIZE = 1000;
 
+/** The loopback names a browser treats as this machine, as a URL's `hostname` writes them. */
+const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * Whether the dashboard cookie is `Secure`: always, unless the service is plainly a local one — no
+ * TLS of its own, not production, and `PUBLIC_URL` (default `http://localhost:<PORT>`) an `http://`
+ * address on a loopback name. Behind a TLS-terminating proxy the service itself has no TLS, so the
+ * public address is what tells (issue 19: deciding by TLS and NODE_ENV alone sent the cookie in
+ * clear whenever a proxy terminated TLS outside production).
+ */
+export function dashboardCookieSecure(config: Pick<Config, 'nodeEnv' | 'tls' | 'email'>): boolean {
+  if (config.nodeEnv === 'production' || config.tls !== undefined) return true;
+  const publicUrl = new URL(config.email.publicUrl);
+  return !(publicUrl.protocol === 'http:' && LOOPBACK_HOSTS.has(publicUrl.hostname));
+}
+
 /** The operator dashboard: its cookie sessions, the built page, and the job that forgets old sessions. */
 export function createDashboard(deps: DashboardDependencies, options: { files?: DashboardFiles } = {}): Dashboard {
   const service = new DashboardService(deps);
   const files = options.files ?? loadDashboardFiles();
-  const secureCookie = deps.config.nodeEnv === 'production' || deps.config.tls !== undefined;
+  const secureCookie = dashboardCookieSecure(deps.config);
   return {
     service,
     routes: [dashboardRoutes({ dashboard: service, files, secureCookie })],

@@ -33,7 +33,7 @@ const NOT_BUILT_PAGE =
 export interface DashboardRoutesOptions {
   readonly dashboard: DashboardService;
   readonly files: DashboardFiles;
-  /** Marks the cookie Secure: in production and whenever the service itself speaks HTTPS. */
+  /** Marks the cookie Secure: always, unless the service is plainly local (see `dashboardCookieSecure`). */
   readonly secureCookie: boolean;
 }
 

@@ -2,6 +2,8 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
+import { loadConfig } from '../../config.js';
+import { dashboardCookieSecure } from './dashboard.module.js';
 import { csrfToken, DASHBOARD_COOKIE_NAME } from './dashboard.service.js';
 
 const HOST = 'svc.test';
@@ -263,5 +265,38 @@ describeEachDialect('dashboard session expiry', (dialect) => {
     expect(expired.json().error.message).toContain('expired');
     nowMs += 25 * 3600 * 1000;
     expect(await test().service.dashboard.service.deleteExpired(1000)).toBeGreaterThanOrEqual(1);
+  });
+});
+
+// Issue 19: the cookie was Secure only in production or with the service's own TLS, so behind a
+// TLS-terminating proxy (no TLS_* set) outside production it went without the flag.
+describe('dashboard cookie Secure flag', () => {
+  const secure = (env: Record<string, string>) => dashboardCookieSecure(loadConfig({ NODE_ENV: 'development', ...env }));
+
+  it('is Secure unless the service is plainly on http://localhost, 127.0.0.1 or [::1] without TLS', () => {
+    expect(secure({})).toBe(false); // PUBLIC_URL defaults to http://localhost:<PORT>
+    expect(secure({ PUBLIC_URL: 'http://localhost:3000' })).toBe(false);
+    expect(secure({ PUBLIC_URL: 'http://127.0.0.1:8080/' })).toBe(false);
+    expect(secure({ PUBLIC_URL: 'http://[::1]:8080' })).toBe(false);
+    expect(secure({ PUBLIC_URL: 'https://svc.example.com' })).toBe(true);
+    expect(secure({ PUBLIC_URL: 'https://localhost:8443' })).toBe(true);
+    expect(secure({ PUBLIC_URL: 'http://svc.internal:8080' })).toBe(true);
+    expect(secure({ PUBLIC_URL: 'http://localhost.example.com' })).toBe(true);
+    expect(secure({ TLS_CERT_FILE: '/cert.pem', TLS_KEY_FILE: '/key.pem' })).toBe(true);
+    expect(dashboardCookieSecure({ ...loadConfig({}), nodeEnv: 'production' })).toBe(true);
+  });
+});
+
+describeEachDialect('dashboard cookie behind a TLS-terminating proxy', (dialect) => {
+  const test = useTestService(dialect, { env: { PUBLIC_URL: 'https://svc.example.com' } });
+
+  it('is set Secure when PUBLIC_URL is https, though the service itself has no TLS', async () => {
+    const response = await test().service.app.inject({
+      method: 'POST',
+      url: '/dashboard/api/session',
+      payload: { secret_key: test().secretKey },
+    });
+    expect(response.statusCode, response.body).toBe(201);
+    expect(String(response.headers['set-cookie'])).toMatch(/; HttpOnly; SameSite=Strict; Secure$/);
   });
 });

@@ -5,19 +5,15 @@ import type { Principal, SessionAuthenticator } from '../../http/principal.js';
 import { addMilliseconds, type Clock, isoTime } from '../../shared/clock.js';
 import { constantTimeEqual, sha256Hex } from '../../shared/crypto.js';
 import { ApiError } from '../../shared/errors.js';
+import type { SecretBox } from '../../shared/secret-box.js';
 import type { AuditContext } from '../audit/audit.context.js';
 import type { AuditRecord, AuditService } from '../audit/audit.service.js';
 import { recordEvent } from '../events/events.service.js';
+import { sealSuccessor, successorWithinGrace } from './refresh-grace.js';
 import { isRefreshToken, newRefreshToken, newSessionToken, sessionNameOf, sessionNameOfToken } from './session-tokens.js';
 import type { IssuedSession, SessionInfo } from './sessions.schemas.js';
 import * as store from './sessions.store.js';
 
-/**
- * A refresh token used a moment ago may be presented again within this window without counting as
- * reuse, when it is the immediately previous token of a live chain: two refreshes racing from one
- * client (two tabs, a retry after a timeout) must not log the user out.
- */
-export const REFRESH_REUSE_GRACE_MS = 5_000;
 /** `last_used_at` is written at most this often per session, so checking a token is one read. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 const USER_AGENT_LENGTH_MAX = 500;
@@ -47,6 +43,13 @@ export interface SessionsServiceOptions {
   readonly clock: Clock;
   readonly sessionTtlSeconds: number;
   readonly refreshTtlSeconds: number;
+  /**
+   * `REFRESH_REUSE_GRACE_SECONDS`: how long a used refresh token presented again answers the same
+   * new session again instead of counting as reuse; 0, the default, makes refresh tokens single use.
+   */
+  readonly refreshReuseGraceSeconds: number;
+  /** Seals the successor's tokens for the grace window (unused when it is 0). */
+  readonly secrets: SecretBox;
   readonly audit: AuditService;
 }
 
@@ -68,6 +71,8 @@ export class SessionsService implements SessionAuthenticator {
   readonly #clock: Clock;
   readonly #sessionTtlMs: number;
   readonly #refreshTtlMs: number;
+  readonly #graceMs: number;
+  readonly #secrets: SecretBox;
   readonly #audit: AuditService;
 
   constructor(options: SessionsServiceOptions) {
@@ -75,6 +80,8 @@ export class SessionsService implements SessionAuthenticator {
     this.#clock = options.clock;
     this.#sessionTtlMs = options.sessionTtlSeconds * 1000;
     this.#refreshTtlMs = options.refreshTtlSeconds * 1000;
+    this.#graceMs = options.refreshReuseGraceSeconds * 1000;
+    this.#secrets = options.secrets;
     this.#audit = options.audit;
   }
 
@@ -118,8 +125,10 @@ export class SessionsService implements SessionAuthenticator {
 
   /**
    * Exchanges a refresh token for a new session in the same chain; the old session is revoked
-   * (reason `refreshed`). A token used before, outside the grace window, revokes the whole chain
-   * (reason `refresh_token_reuse`) and answers 401 `refresh_token_reused`: someone holds a copy.
+   * (reason `refreshed`). A token used before revokes the whole chain (reason
+   * `refresh_token_reuse`) and answers 401 `refresh_token_reused`: someone holds a copy. Within
+   * the grace window, if any, a used token answers the very session it was exchanged for, again,
+   * and makes no new one (docs/adr/0009-sessions-and-refresh-chains.md).
    */
   async refresh(projectId: string, refreshToken: string, client: SessionClient, context: AuditContext): Promise<IssuedSessionTokens> {
     const refused: AuditRecord = { projectId, action: 'session.refresh', resource: { type: 'session', id: null } };
@@ -131,7 +140,7 @@ export class SessionsService implements SessionAuthenticator {
       throw new ApiError('refresh_token_invalid', 'The refresh token is not valid.', { param: 'refresh_token' });
     const refreshHash = sha256Hex(refreshToken);
     // A refresh that loses a race to another with the same token runs once more and then finds
-    // the token used: inside the grace window that is not reuse.
+    // the token used: within the grace window it answers the winner's session, else it is reuse.
     for (let attempt = 1; attempt <= 2; attempt += 1) {
       const outcome = await inTransaction(this.#db, (trx) => this.#refreshInTransaction(trx, projectId, refreshHash, client, context));
       switch (outcome.kind) {
@@ -161,12 +170,13 @@ export class SessionsService implements SessionAuthenticator {
     const now = this.#clock.now();
     const nowIso = isoTime(now);
     if (row.refreshed_at !== null) {
-      if (await this.#withinGrace(trx, row, now)) {
-        const issued = await this.createInTransaction(trx, { projectId, userId: row.user_id, client, now, chainId: row.chain_id });
-        await this.#recordRefreshed(trx, context, row, issued, nowIso);
-        return { kind: 'issued', issued };
+      const again = await successorWithinGrace(trx, { secrets: this.#secrets, graceMs: this.#graceMs }, row, now);
+      if (again !== undefined) {
+        await this.#recordRefreshed(trx, context, row, again, nowIso, { replayed: true });
+        return { kind: 'issued', issued: again };
       }
       const revoked = await store.revokeSessions(trx, projectId, { chainId: row.chain_id }, 'refresh_token_reuse', nowIso);
+      await store.clearSealedSuccessors(trx, projectId, row.chain_id);
       await this.#recordRevoked(trx, projectId, revoked, 'refresh_token_reuse', nowIso);
       const error = new ApiError(
         'refresh_token_reused',
@@ -187,7 +197,14 @@ export class SessionsService implements SessionAuthenticator {
     if (row.refresh_expires_at <= nowIso) return { kind: 'invalid', message: 'The refresh token has expired; log in again.' };
 
     const { token, name } = newSessionToken();
-    if (!(await store.markRefreshed(trx, projectId, row.id, name, nowIso))) return { kind: 'raced' };
+    const refreshToken = newRefreshToken();
+    let sealed: string | null = null;
+    if (this.#graceMs > 0) {
+      sealed = sealSuccessor(this.#secrets, row, { token, refreshToken });
+      // A later token of the chain is in use: no retry of an earlier one may get its session now.
+      await store.clearSealedSuccessors(trx, projectId, row.chain_id);
+    }
+    if (!(await store.markRefreshed(trx, projectId, row.id, { name, sealed }, nowIso))) return { kind: 'raced' };
     await this.#recordRevoked(trx, projectId, [row], 'refreshed', nowIso);
     const issued = await this.#insert(trx, {
       projectId,
@@ -196,7 +213,7 @@ export class SessionsService implements SessionAuthenticator {
       now,
       token,
       name,
-      refreshToken: newRefreshToken(),
+      refreshToken,
       chainId: row.chain_id,
     });
     await this.#recordRefreshed(trx, context, row, issued, nowIso);
@@ -209,22 +226,15 @@ export class SessionsService implements SessionAuthenticator {
     previous: store.SessionRow,
     issued: IssuedSessionTokens,
     nowIso: string,
+    options: { replayed?: true } = {},
   ): Promise<void> {
     await this.#audit.record(trx, context, {
       projectId: previous.project_id,
       action: 'session.refresh',
       resource: { type: 'session', id: issued.name },
-      changes: { previous_session_id: previous.id, user_id: previous.user_id },
+      changes: { previous_session_id: previous.id, user_id: previous.user_id, ...options },
       createdAt: nowIso,
     });
-  }
-
-  /** The token was used less than the grace window ago, and the session it became is still live and unrefreshed. */
-  async #withinGrace(trx: Transaction, row: store.SessionRow, now: Date): Promise<boolean> {
-    if (row.refreshed_at === null || row.replaced_by === null) return false;
-    if (now.getTime() - Date.parse(row.refreshed_at) > REFRESH_REUSE_GRACE_MS) return false;
-    const successor = await store.findSession(trx, row.project_id, row.replaced_by);
-    return successor !== undefined && successor.revoked_at === null && successor.refreshed_at === null;
   }
 
   /**
@@ -333,6 +343,7 @@ export class SessionsService implements SessionAuthenticator {
       chain_id: input.chainId,
       refreshed_at: null,
       replaced_by: null,
+      successor_sealed: null,
       expires_at: expiresAt,
       ip: input.client.ip?.slice(0, IP_LENGTH_MAX) ?? null,
       user_agent: input.client.userAgent?.slice(0, USER_AGENT_LENGTH_MAX) ?? null,

@@ -31,7 +31,7 @@ export async function findSessionForCheck(db: Db, sessionId: string): Promise<Se
 
 const SESSION_COLUMNS =
   'id, project_id, user_id, token_hash, refresh_token_hash, refresh_expires_at, chain_id, refreshed_at, replaced_by, ' +
-  'expires_at, ip, user_agent, created_at, last_used_at, revoked_at, revoked_reason';
+  'successor_sealed, expires_at, ip, user_agent, created_at, last_used_at, revoked_at, revoked_reason';
 
 /** A read outside any transaction (checking a token): a fixed, prepared text. */
 const FIND_SESSION = fixedQuery<SessionRow>(`select ${SESSION_COLUMNS} from sessions where project_id = ? and id = ?`);
@@ -64,25 +64,61 @@ export async function touchSession(db: Executor, sessionId: string, nowIso: stri
 }
 
 /**
- * Uses a session's refresh token: marks it used, names its successor and revokes the session, in
- * one conditional UPDATE. Of two concurrent refreshes with one token exactly one gets true.
+ * Uses a session's refresh token: marks it used, names its successor (with its tokens sealed, when
+ * a grace window is on) and revokes the session, in one conditional UPDATE. Of two concurrent
+ * refreshes with one token exactly one gets true.
  */
 export async function markRefreshed(
   db: Executor,
   projectId: string,
   sessionId: string,
-  replacedBy: string,
+  successor: { readonly name: string; readonly sealed: string | null },
   nowIso: string,
 ): Promise<boolean> {
   const result = await db
     .updateTable('sessions')
-    .set({ refreshed_at: nowIso, replaced_by: replacedBy, revoked_at: nowIso, revoked_reason: 'refreshed' })
+    .set({
+      refreshed_at: nowIso,
+      replaced_by: successor.name,
+      successor_sealed: successor.sealed,
+      revoked_at: nowIso,
+      revoked_reason: 'refreshed',
+    })
     .where('project_id', '=', projectId)
     .where('id', '=', sessionId)
     .where('refreshed_at', 'is', null)
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
+}
+
+/**
+ * Forgets the sealed successors a chain's used rows keep for the grace window: once any later
+ * token of the chain is used, or the chain is revoked, no retry of an older token may get them.
+ */
+export async function clearSealedSuccessors(db: Executor, projectId: string, chainId: string): Promise<void> {
+  await db
+    .updateTable('sessions')
+    .set({ successor_sealed: null })
+    .where('project_id', '=', projectId)
+    .where('chain_id', '=', chainId)
+    .where('successor_sealed', 'is not', null)
+    .execute();
+}
+
+/**
+ * Forgets the sealed successors of tokens used at or before `refreshedBeforeIso` (their grace
+ * window has passed), across projects: the job's sweep, served by the partial index on the rows
+ * that still hold one. Returns how many it cleared.
+ */
+export async function clearSealedSuccessorsUsedBefore(db: Executor, refreshedBeforeIso: string): Promise<number> {
+  const result = await db
+    .updateTable('sessions')
+    .set({ successor_sealed: null })
+    .where('successor_sealed', 'is not', null)
+    .where('refreshed_at', '<=', refreshedBeforeIso)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }
 
 /** Revokes one session; returns false when it was already revoked (or does not exist). */

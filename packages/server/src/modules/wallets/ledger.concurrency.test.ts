@@ -55,6 +55,34 @@ describeEachDialect('ledger under concurrency', (dialect) => {
     expect(await ledgerViolations(current().service.db, current().projectId)).toEqual(SOUND_LEDGER);
   });
 
+  it('credits of two projects at once, one naming a wallet of the other project, never fail each other (issue 19: batches keyed by wallet id only)', async () => {
+    const { service } = current();
+    const other = await service.projects.createProject({ name: 'Another tenant' });
+    const otherClient = await walletsClient(service, { projectId: other.project.id, secretKey: other.secretKey });
+    const mine = await client.createWallet();
+    const theirs = await otherClient.createWallet();
+    // Interleaved in one turn of the event loop, so that they land in the same group commit
+    // (SQLite) or the same wallet batch (PostgreSQL).
+    const requests = Array.from({ length: 90 }, (_, i) => {
+      if (i % 3 === 0) return { kind: 'mine', response: client.request('POST', `/v1/wallets/${mine.id}/credits`, { amount: 2 }) };
+      if (i % 3 === 1) return { kind: 'theirs', response: otherClient.request('POST', `/v1/wallets/${theirs.id}/credits`, { amount: 5 }) };
+      // The other project names this project's wallet: 404 for it, and nothing else changes.
+      return { kind: 'stray', response: otherClient.request('POST', `/v1/wallets/${mine.id}/credits`, { amount: 7 }) };
+    });
+    const responses = await Promise.all(requests.map(async (request) => ({ kind: request.kind, response: await request.response })));
+    const outcomes = (kind: string) =>
+      responses
+        .filter((entry) => entry.kind === kind)
+        .map((entry) => (entry.response.statusCode === 201 ? 201 : errorCode(entry.response)));
+    expect(outcomes('mine')).toEqual(Array(30).fill(201));
+    expect(outcomes('theirs')).toEqual(Array(30).fill(201));
+    expect(outcomes('stray')).toEqual(Array(30).fill('resource_missing'));
+    expect(await client.balance(mine.id)).toBe(60);
+    expect(await otherClient.balance(theirs.id)).toBe(150);
+    expect(await ledgerViolations(service.db, current().projectId)).toEqual(SOUND_LEDGER);
+    expect(await ledgerViolations(service.db, other.project.id)).toEqual(SOUND_LEDGER);
+  });
+
   it('a ring of transfers among four wallets, with credits and debits beside it, keeps the ledger sound', async () => {
     const wallets = [await client.createWallet(), await client.createWallet(), await client.createWallet(), await client.createWallet()];
     for (const wallet of wallets) await client.credit(wallet.id, 20);

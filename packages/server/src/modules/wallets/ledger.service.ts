@@ -12,7 +12,7 @@ import type { AuditRow } from '../audit/audit.store.js';
 import { type AuditRecord, type AuditService, isRefusal } from '../audit/audit.service.js';
 import { recordEvents } from '../events/events.service.js';
 import { GroupCommit } from './group-commit.js';
-import { type BatchOutcome, WalletBatches } from './wallet-batches.js';
+import { type BatchOutcome, WalletBatches, type WalletLine } from './wallet-batches.js';
 import { WalletQueue } from './wallet-queue.js';
 import { lowBalanceEvents, walletEvent } from './ledger.events.js';
 import {
@@ -138,7 +138,7 @@ export class LedgerService {
     this.#movementBatches =
       options.db.dialect === 'postgres'
         ? new WalletBatches<Movement, LedgerAnswer<Transaction>>({
-            flush: (walletId, movements) => this.#flushMovements(walletId, movements),
+            flush: (line, movements) => this.#flushMovements(line, movements),
             batchSizeMax: MOVEMENTS_PER_BATCH_MAX,
           })
         : undefined;
@@ -181,7 +181,7 @@ export class LedgerService {
       changes: { transaction_id: transfer.id, to_wallet_id: toWalletId, amount },
       createdAt: transfer.created_at,
     };
-    return this.#serialized([fromWalletId, toWalletId], () =>
+    return this.#serialized(projectId, [fromWalletId, toWalletId], () =>
       this.#settle(options.idempotency, { context: options.audit, record: audit }, async (trx) => {
         // Inside the settled transaction, so that a keyed retry replays this refusal like any other.
         if (fromWalletId === toWalletId)
@@ -272,20 +272,22 @@ export class LedgerService {
   }
 
   async #move(movement: Movement): Promise<LedgerAnswer<Transaction>> {
-    if (this.#movementBatches !== undefined) return this.#movementBatches.run(movement.walletId, movement);
+    if (this.#movementBatches !== undefined) {
+      return this.#movementBatches.run({ projectId: movement.projectId, walletId: movement.walletId }, movement);
+    }
     return this.#settle(movement.idempotency, { context: movement.audit, record: movementAuditRecord(movement) }, (trx) =>
       this.#moveInTransaction(trx, movement),
     );
   }
 
   /**
-   * PostgreSQL: the movements of one wallet that arrived together (WalletBatches). Two or more go
+   * PostgreSQL: the movements of one wallet of one project that arrived together (WalletBatches). Two or more go
    * in one statement; if that changes nothing (one of them is refused, or a key is taken), each
    * runs on its own and gets its own answer.
    */
-  async #flushMovements(walletId: string, movements: readonly Movement[]): Promise<BatchOutcome<LedgerAnswer<Transaction>>[]> {
+  async #flushMovements(line: WalletLine, movements: readonly Movement[]): Promise<BatchOutcome<LedgerAnswer<Transaction>>[]> {
     if (movements.length >= 2) {
-      const balances = await this.#moveManyInOneStatement(walletId, movements);
+      const balances = await this.#moveManyInOneStatement(line, movements);
       if (balances !== undefined) {
         return movements.map((movement, index) => {
           const balance = balances[index];
@@ -329,8 +331,9 @@ export class LedgerService {
   }
 
   /** `moveManyInOneStatement`; undefined when it changed nothing, also when a key was taken meanwhile. */
-  async #moveManyInOneStatement(walletId: string, movements: readonly Movement[]): Promise<number[] | undefined> {
-    const projectId = movements[0]?.projectId ?? '';
+  async #moveManyInOneStatement(line: WalletLine, movements: readonly Movement[]): Promise<number[] | undefined> {
+    const { projectId, walletId } = line;
+    // WalletBatches keys its lines by project and wallet, so this holds by construction.
     assert(
       movements.every(
         (movement) =>
@@ -554,9 +557,17 @@ export class LedgerService {
     return this.#groupCommit === undefined ? inTransaction(this.#db, work) : this.#groupCommit.run(work);
   }
 
-  /** On PostgreSQL, at most TRANSFERS_PER_WALLET_MAX transfers per wallet at a time in this process (see `WalletQueue`). */
-  #serialized<T>(walletIds: readonly string[], work: () => Promise<T>): Promise<T> {
-    return this.#walletQueue === undefined ? work() : this.#walletQueue.run(walletIds, work);
+  /**
+   * On PostgreSQL, at most TRANSFERS_PER_WALLET_MAX transfers per wallet at a time in this process
+   * (see `WalletQueue`). The lines are per project and wallet: a request naming another project's
+   * wallet (answered 404) never takes a place in its owner's line.
+   */
+  #serialized<T>(projectId: string, walletIds: readonly string[], work: () => Promise<T>): Promise<T> {
+    if (this.#walletQueue === undefined) return work();
+    return this.#walletQueue.run(
+      walletIds.map((walletId) => `${projectId} ${walletId}`),
+      work,
+    );
   }
 }
 

@@ -1,12 +1,14 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { Registry } from 'prom-client';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { inTransaction } from '../../db/transaction.js';
 import { type Clock, isoTime } from '../../shared/clock.js';
 import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
 import { recordEvent } from '../events/events.service.js';
+import { createDeliveryMetrics, DELIVERY_GAUGES_REFRESH_INTERVAL_MS } from './webhooks.metrics.js';
 import type { WebhookDelivery, WebhookEndpointWithSecret } from './webhooks.service.js';
 
 /** A clock the test moves by hand, so the retry gap needs no sleeping. */
@@ -56,7 +58,16 @@ describeEachDialect('webhook delivery metrics on GET /metrics', (dialect) => {
     await once(server, 'close');
   });
 
-  async function scrape() {
+  /** What the periodic job does every 15 s: counts the database-wide gauges again. */
+  async function refreshGauges(): Promise<void> {
+    const job = ctx().service.jobs.find((candidate) => candidate.name === 'webhook-metrics-gauges');
+    expect(job?.intervalMs).toBe(DELIVERY_GAUGES_REFRESH_INTERVAL_MS);
+    await job?.run();
+  }
+
+  async function scrape(options: { refreshed?: boolean } = {}) {
+    if (options.refreshed ?? true) await refreshGauges();
+    // No METRICS_TOKEN in this service: the scrape needs no credential.
     const response = await ctx().service.app.inject({ method: 'GET', url: '/metrics' });
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toContain('text/plain');
@@ -95,6 +106,9 @@ describeEachDialect('webhook delivery metrics on GET /metrics', (dialect) => {
 
     const worker = ctx().service.webhooks.worker;
     await worker.drain();
+    // Until the job counts again, a scrape shows the figures held in memory.
+    metric = await scrape({ refreshed: false });
+    expect(metric('webhook_events_undispatched')).toBe(1);
     metric = await scrape();
     expect(metric('webhook_events_undispatched')).toBe(0);
     expect(metric('webhook_attempts_total', { kind: 'scheduled', result: 'succeeded' })).toBe(1);
@@ -127,5 +141,86 @@ describeEachDialect('webhook delivery metrics on GET /metrics', (dialect) => {
     metric = await scrape();
     expect(metric('webhook_attempts_total', { kind: 'manual', result: 'http_error' })).toBe(1);
     expect(metric('webhook_deliveries_finished_total', { status: 'failed' })).toBe(1);
+  });
+});
+
+// Issue 19: every scrape of the public /metrics ran count(*) over every tenant's deliveries and
+// events. A scrape now reads memory only; the counts run in a job, at most every 15 s.
+describeEachDialect('GET /metrics does not query the database', (dialect) => {
+  const ctx = useTestService(dialect);
+
+  it('answers scrapes without a single query, however many', async () => {
+    const executor = ctx().service.db.kysely.getExecutor();
+    const spy = vi.spyOn(executor, 'executeQuery');
+    try {
+      // The spy sees the service's queries: a request that reads the database shows up in it.
+      expect((await ctx().service.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+      expect(spy).toHaveBeenCalled();
+      spy.mockClear();
+      for (let scrape = 0; scrape < 5; scrape += 1) {
+        const response = await ctx().service.app.inject({ method: 'GET', url: '/metrics' });
+        expect(response.statusCode).toBe(200);
+        expect(response.body).toContain('webhook_deliveries_pending ');
+      }
+      const texts = spy.mock.calls.map(([query]) => query.sql);
+      expect(texts).toEqual([]);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
+
+describe('delivery gauges', () => {
+  it('are counted by the job alone, never by a scrape; a failed count keeps the last value', async () => {
+    const registry = new Registry();
+    const counts = { pending: 0, undispatched: 0 };
+    let pending = 7;
+    const { gaugesJob } = createDeliveryMetrics(registry, {
+      countPending: () => {
+        counts.pending += 1;
+        return pending < 0 ? Promise.reject(new Error('database gone')) : Promise.resolve(pending);
+      },
+      countUndispatched: () => {
+        counts.undispatched += 1;
+        return Promise.resolve(3);
+      },
+    });
+    for (let scrape = 0; scrape < 3; scrape += 1) await registry.metrics();
+    expect(counts).toEqual({ pending: 0, undispatched: 0 });
+    await gaugesJob.run();
+    const text = await registry.metrics();
+    expect(text).toContain('webhook_deliveries_pending 7');
+    expect(text).toContain('webhook_events_undispatched 3');
+    expect(counts).toEqual({ pending: 1, undispatched: 1 });
+    pending = -1;
+    await expect(gaugesJob.run()).rejects.toThrow('database gone');
+    expect(await registry.metrics()).toContain('webhook_deliveries_pending 7');
+    expect(await registry.metrics()).toContain('webhook_events_undispatched 3');
+  });
+});
+
+describeEachDialect('GET /metrics with METRICS_TOKEN', (dialect) => {
+  const token = 'metrics-token-0123456789abcdef';
+  const ctx = useTestService(dialect, { env: { METRICS_TOKEN: token } });
+  const scrape = (headers: Record<string, string> = {}) => ctx().service.app.inject({ method: 'GET', url: '/metrics', headers });
+  const errorOf = (response: Awaited<ReturnType<typeof scrape>>) => ({
+    status: response.statusCode,
+    code: response.json<{ error: { code: string } }>().error.code,
+  });
+
+  it('answers only Authorization: Bearer <METRICS_TOKEN>', async () => {
+    const ok = await scrape({ authorization: `Bearer ${token}` });
+    expect(ok.statusCode).toBe(200);
+    expect(ok.body).toContain('http_requests_total');
+    expect(errorOf(await scrape())).toEqual({ status: 401, code: 'credential_missing' });
+    expect(errorOf(await scrape({ authorization: `Bearer ${token}x` }))).toEqual({ status: 401, code: 'metrics_token_invalid' });
+    expect(errorOf(await scrape({ authorization: `Bearer ${token.slice(1)}` }))).toEqual({ status: 401, code: 'metrics_token_invalid' });
+    expect(errorOf(await scrape({ authorization: token }))).toEqual({ status: 401, code: 'metrics_token_invalid' });
+    expect(errorOf(await scrape({ authorization: `Bearer ${ctx().secretKey}` }))).toEqual({ status: 401, code: 'metrics_token_invalid' });
+    const refused = await scrape({ authorization: 'Bearer wrong' });
+    expect(refused.body).not.toContain('http_requests_total');
+    expect(refused.body).not.toContain(token);
+    // The other operations routes stay open.
+    expect((await ctx().service.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
   });
 });

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { WebhookAttemptKind } from '../../db/schema.js';
+import type { PeriodicJob } from '../../jobs/scheduler.js';
 
 /** How an attempt ended, as the metrics count it. */
 export type AttemptResult = 'succeeded' | 'http_error' | 'redirect' | 'timeout' | 'network' | 'refused';
@@ -21,10 +22,22 @@ export const noDeliveryMetrics: DeliveryMetrics = {
 };
 
 export interface DeliveryMetricsOptions {
-  /** Deliveries waiting to be sent, database-wide; read at scrape time. */
+  /** Deliveries waiting to be sent, database-wide (an indexed count); read by the refresh job, never by a scrape. */
   readonly countPending: () => Promise<number>;
-  /** Events not yet fanned out to deliveries, database-wide; read at scrape time. */
+  /** Events not yet fanned out to deliveries, database-wide (an indexed count); read by the refresh job, never by a scrape. */
   readonly countUndispatched: () => Promise<number>;
+}
+
+/**
+ * How often the database-wide gauges are counted again: the most a gauge lags behind the
+ * database, and the most often this process counts, however often it is scraped.
+ */
+export const DELIVERY_GAUGES_REFRESH_INTERVAL_MS = 15_000;
+
+export interface DeliveryMetricsWithGauges {
+  readonly metrics: DeliveryMetrics;
+  /** Counts the database-wide gauges again; scheduled every DELIVERY_GAUGES_REFRESH_INTERVAL_MS. */
+  readonly gaugesJob: PeriodicJob;
 }
 
 const RESULTS: readonly AttemptResult[] = ['succeeded', 'http_error', 'redirect', 'timeout', 'network', 'refused'];
@@ -32,10 +45,13 @@ const KINDS: readonly WebhookAttemptKind[] = ['scheduled', 'manual'];
 
 /**
  * Webhook delivery metrics in the service's registry (served at `GET /metrics`). Counters are per
- * process: with several workers, Prometheus sums them. The two gauges are read from the database
- * when scraped, so every process reports the same database-wide figure.
+ * process: with several workers, Prometheus sums them. The two gauges are database-wide figures,
+ * so every process reports the same; they are counted by `gaugesJob` at most every
+ * DELIVERY_GAUGES_REFRESH_INTERVAL_MS and held in memory. A scrape only reads memory: it never
+ * queries the database, so scraping costs the same whatever the size of the tables and however
+ * often it comes (issue 19: each scrape counted every tenant's deliveries).
  */
-export function createDeliveryMetrics(registry: Registry, options: DeliveryMetricsOptions): DeliveryMetrics {
+export function createDeliveryMetrics(registry: Registry, options: DeliveryMetricsOptions): DeliveryMetricsWithGauges {
   const attempts = new Counter({
     name: 'webhook_attempts_total',
     help: 'Webhook delivery attempts made by this process, by kind (scheduled, manual) and result.',
@@ -60,25 +76,29 @@ export function createDeliveryMetrics(registry: Registry, options: DeliveryMetri
     buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 7200],
     registers: [registry],
   });
-  new Gauge({
+  const pending = new Gauge({
     name: 'webhook_deliveries_pending',
-    help: 'Deliveries waiting for an attempt (status pending), across the database.',
+    help: 'Deliveries waiting for an attempt (status pending), across the database; counted every 15 s.',
     registers: [registry],
-    async collect() {
-      // A scrape during a database outage keeps the last value rather than failing /metrics.
-      const pending = await options.countPending().catch(() => undefined);
-      if (pending !== undefined) this.set(pending);
-    },
   });
-  new Gauge({
+  const undispatched = new Gauge({
     name: 'webhook_events_undispatched',
-    help: 'Events committed but not yet fanned out to webhook deliveries, across the database.',
+    help: 'Events committed but not yet fanned out to webhook deliveries, across the database; counted every 15 s.',
     registers: [registry],
-    async collect() {
-      const undispatched = await options.countUndispatched().catch(() => undefined);
-      if (undispatched !== undefined) this.set(undispatched);
-    },
   });
+  const gaugesJob: PeriodicJob = {
+    name: 'webhook-metrics-gauges',
+    intervalMs: DELIVERY_GAUGES_REFRESH_INTERVAL_MS,
+    async run() {
+      // Each gauge on its own: a count that fails (a database outage) keeps its last value, and
+      // the scheduler logs the failure.
+      const [pendingCount, undispatchedCount] = await Promise.allSettled([options.countPending(), options.countUndispatched()]);
+      if (pendingCount.status === 'fulfilled') pending.set(pendingCount.value);
+      if (undispatchedCount.status === 'fulfilled') undispatched.set(undispatchedCount.value);
+      const failed = [pendingCount, undispatchedCount].find((result) => result.status === 'rejected');
+      if (failed !== undefined) throw failed.reason;
+    },
+  };
   // Children looked up once: prom-client hashes label values on every `labels` call. Every series
   // is created at zero, so a rate over a result that has not happened yet is 0, not absent.
   const attemptChildren = new Map(
@@ -86,7 +106,7 @@ export function createDeliveryMetrics(registry: Registry, options: DeliveryMetri
   );
   const finishedChildren = { succeeded: finished.labels({ status: 'succeeded' }), failed: finished.labels({ status: 'failed' }) };
   for (const child of [...attemptChildren.values(), ...Object.values(finishedChildren)]) child.inc(0);
-  return {
+  const metrics: DeliveryMetrics = {
     attempted(kind, result, latencyMs) {
       attemptChildren.get(`${kind} ${result}`)?.inc();
       duration.observe(latencyMs / 1000);
@@ -98,4 +118,5 @@ export function createDeliveryMetrics(registry: Registry, options: DeliveryMetri
       lag.observe(Math.max(0, lagMs) / 1000);
     },
   };
+  return { metrics, gaugesJob };
 }

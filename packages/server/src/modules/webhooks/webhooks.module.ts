@@ -61,13 +61,14 @@ export function createWebhooks(
     timeoutMs: attemptTimeoutMs,
   });
   const retryScheduleSeconds = config.webhookRetryScheduleSeconds;
-  const metrics =
+  const measured =
     deps.metricsRegistry === undefined
-      ? noDeliveryMetrics
+      ? undefined
       : createDeliveryMetrics(deps.metricsRegistry, {
           countPending: () => countPendingDeliveries(db.kysely),
           countUndispatched: () => countUndispatchedEvents(db),
         });
+  const metrics = measured?.metrics ?? noDeliveryMetrics;
   const service = new WebhooksService({ db, clock, outbound, retryScheduleSeconds, metrics, audit: deps.audit });
   const events = new EventLogService({ db });
   const worker = new DeliveryWorker({
@@ -86,7 +87,7 @@ export function createWebhooks(
     events,
     worker,
     routes: [webhooksRoutes(service), eventsRoutes(events)],
-    jobs: [eventRetentionJob(db, clock, config.eventRetentionDays)],
+    jobs: [eventRetentionJob(db, clock, config.eventRetentionDays), ...(measured === undefined ? [] : [measured.gaugesJob])],
     async close() {
       await worker.stop();
       await outbound.close();
