@@ -577,6 +577,8 @@ export interface SsoCodesTable {
   subject: string;
   email: string;
   name: string;
+  /** 1 when the identity provider vouched for `email` (docs/adr/0014-identity-linking.md), else 0. */
+  email_verified: number;
   expires_at: string;
   used_at: string | null;
   created_at: string;

@@ -13,6 +13,7 @@ import * as auditResourceIndex from './0011_audit_resource_index.js';
 import * as eventIndexes from './0012_event_indexes.js';
 import * as auditSealOrder from './0013_audit_seal_order.js';
 import * as sessionSuccessorSealed from './0015_session_successor_sealed.js';
+import * as ssoCodeEmailVerified from './0017_sso_code_email_verified.js';
 
 /**
  * Every migration, in order, for both dialects. Add new ones at the end with the next number;
@@ -33,4 +34,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0012_event_indexes': eventIndexes,
   '0013_audit_seal_order': auditSealOrder,
   '0015_session_successor_sealed': sessionSuccessorSealed,
+  '0017_sso_code_email_verified': ssoCodeEmailVerified,
 };

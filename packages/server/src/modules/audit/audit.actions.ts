@@ -55,6 +55,7 @@ export const AUDIT_ACTIONS = [
   'oauth_provider.delete',
   'user.oauth_login',
   'user.identity_unlink',
+  'user.email_claim',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

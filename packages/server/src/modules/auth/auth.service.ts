@@ -11,6 +11,7 @@ import type { AuditRecord, AuditService } from '../audit/audit.service.js';
 import { queueEmail } from '../email/email.service.js';
 import type { SessionCheck, SessionClient, SessionPrincipal, SessionsService } from '../sessions/sessions.service.js';
 import type { IssuedSession, SessionInfo } from '../sessions/sessions.schemas.js';
+import { IdentityLinking } from '../users/identity-linking.js';
 import { NAME_LENGTH_MAX, type User } from '../users/users.schemas.js';
 import { type NormalizedEmail, normalizeEmail, toUser, type UsersService } from '../users/users.service.js';
 import { EMAIL_TOKEN_PATTERN, PASSWORD_RESET_TEMPLATE, VERIFY_EMAIL_TEMPLATE } from './auth.emails.js';
@@ -62,6 +63,7 @@ export class AuthService {
   readonly #audit: AuditService;
   readonly #signupLimited: boolean;
   readonly #dummyPasswordHash: Promise<string>;
+  readonly #linking: IdentityLinking;
 
   constructor(options: AuthServiceOptions) {
     this.#db = options.db;
@@ -73,6 +75,7 @@ export class AuthService {
     this.#audit = options.audit;
     this.#signupLimited = options.signupLimited;
     this.#dummyPasswordHash = createDummyPasswordHash();
+    this.#linking = new IdentityLinking(options);
   }
 
   async signup(
@@ -105,7 +108,18 @@ export class AuthService {
     const passwordHash = await hashPassword(input.password);
     return inTransaction(this.#db, async (trx) => {
       const now = this.#clock.now();
-      const user = await this.#users.createInTransaction(trx, { projectId, email, name, passwordHash, now });
+      // A password proves nothing about the address: an address in use is 409 `email_taken`
+      // (docs/adr/0014-identity-linking.md).
+      const { user } = await this.#linking.signInInTransaction(trx, {
+        projectId,
+        method: 'password',
+        email,
+        emailProven: false,
+        name,
+        passwordHash,
+        now,
+        context,
+      });
       const issued = await this.#sessions.createInTransaction(trx, { projectId, userId: user.id, client, now });
       await queueEmail(trx, {
         projectId,

@@ -38,8 +38,11 @@ export interface ProviderSettings {
 export interface ProviderClaims {
   readonly subject: string;
   readonly email: string | undefined;
-  /** True only when the provider asserts it (OIDC `email_verified`, GitHub's `verified`). */
-  readonly emailVerified: boolean;
+  /**
+   * The provider's word on the address (OIDC `email_verified`, GitHub's `verified`): true, false,
+   * or undefined when it said nothing. docs/adr/0014-identity-linking.md says what each proves.
+   */
+  readonly emailVerified: boolean | undefined;
   readonly name: string | undefined;
 }
 
@@ -157,8 +160,7 @@ export class OAuthClient {
       return {
         subject: idToken.sub,
         email: typeof claims['email'] === 'string' ? claims['email'] : undefined,
-        // Apple sends "true" as a string.
-        emailVerified: claims['email_verified'] === true || claims['email_verified'] === 'true',
+        emailVerified: emailVerifiedClaim(claims['email_verified']),
         name: typeof claims['name'] === 'string' ? claims['name'] : undefined,
       };
     } catch (error) {
@@ -272,6 +274,13 @@ export class OAuthClient {
     if (response.status !== 200) throw new Error(`GitHub ${path} answered ${response.status}`);
     return JSON.parse(text) as unknown;
   }
+}
+
+/** OIDC `email_verified`: a boolean, or (Apple) the string "true" or "false"; anything else says nothing. */
+function emailVerifiedClaim(value: unknown): boolean | undefined {
+  if (value === true || value === 'true') return true;
+  if (value === false || value === 'false') return false;
+  return undefined;
 }
 
 function githubMetadata(endpoints: OAuthEndpoints): client.ServerMetadata {

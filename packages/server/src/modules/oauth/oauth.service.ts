@@ -11,7 +11,8 @@ import type { SecretBox } from '../../shared/secret-box.js';
 import type { SessionClient, SessionsService } from '../sessions/sessions.service.js';
 import type { IssuedSession } from '../sessions/sessions.schemas.js';
 import { NAME_LENGTH_MAX, type User } from '../users/users.schemas.js';
-import { normalizeEmail, toUser, type UserRecord, type UsersService } from '../users/users.service.js';
+import { IdentityLinking } from '../users/identity-linking.js';
+import { normalizeEmail, toUser, type UsersService } from '../users/users.service.js';
 import { parseApplePrivateKey } from './apple-client-secret.js';
 import type { OAuthClient, ProviderClaims, ProviderSettings } from './oauth.client.js';
 import { builtInKind, DEFAULT_SCOPES, isOpenIdConnect, PROVIDER_KEY_PATTERN, type ProviderKind } from './oauth.providers.js';
@@ -46,29 +47,29 @@ interface SealedSecret {
 
 /**
  * Social and OpenID Connect sign-in: each project's provider configurations, the start of a
- * sign-in (state, PKCE, nonce) and its callback (code exchange, then the user: known identity,
- * new user, or a link by verified email). The linking rule and the storage of state and secrets
- * are in docs/adr/0008-oauth.md.
+ * sign-in (state, PKCE, nonce) and its callback (code exchange, then the user by the one linking
+ * rule of docs/adr/0014-identity-linking.md). The storage of state and secrets is in
+ * docs/adr/0008-oauth.md.
  */
 export class OAuthService {
   readonly #db: Db;
   readonly #clock: Clock;
-  readonly #users: UsersService;
   readonly #sessions: SessionsService;
   readonly #audit: AuditService;
   readonly #client: OAuthClient;
   readonly #secrets: SecretBox;
   readonly #allowInsecureHttp: boolean;
+  readonly #linking: IdentityLinking;
 
   constructor(options: OAuthServiceOptions) {
     this.#db = options.db;
     this.#clock = options.clock;
-    this.#users = options.users;
     this.#sessions = options.sessions;
     this.#audit = options.audit;
     this.#client = options.client;
     this.#secrets = options.secrets;
     this.#allowInsecureHttp = options.allowInsecureHttp;
+    this.#linking = new IdentityLinking(options);
   }
 
   // ---- Configuration ---------------------------------------------------------------------------
@@ -250,44 +251,25 @@ export class OAuthService {
     const email = claims.email === undefined ? undefined : safeEmail(claims.email);
     return inTransaction(this.#db, async (trx) => {
       const now = this.#clock.now();
-      const identity = { provider, subject: claims.subject, email: email?.email ?? null, now };
-      let user = await this.#users.findByIdentityInTransaction(trx, { projectId, provider, subject: claims.subject });
-      let created = false;
-      if (user === undefined) {
-        if (email === undefined) {
-          throw new ApiError('oauth_exchange_failed', `${provider} did not share an email address, which a new account needs.`);
-        }
-        const existing = await this.#users.findRecordByEmail(projectId, email, trx);
-        if (existing !== undefined) {
-          // The only link ever made: the provider vouches for the address and so did the user.
-          // Anything less would hand an account to whoever controls the provider account.
-          if (!claims.emailVerified || existing.email_verified_at === null) {
-            throw new ApiError(
-              'email_taken',
-              `A user with this email already exists; it is linked to a ${provider} account only when ${provider} and the user have both verified the address.`,
-            );
-          }
-          user = existing;
-        } else {
-          user = await this.#users.createInTransaction(trx, {
-            projectId,
-            email,
-            name: (claims.name ?? '').trim().slice(0, NAME_LENGTH_MAX),
-            passwordHash: null,
-            now,
-          });
-          if (claims.emailVerified) user = await this.#users.markEmailVerifiedInTransaction(trx, user, now);
-          created = true;
-        }
-      }
-      refuseBanned(user);
-      await this.#users.linkIdentityInTransaction(trx, { user, ...identity });
+      // docs/adr/0014-identity-linking.md: only the provider's explicit word proves the address.
+      const { user, created, claimed } = await this.#linking.signInInTransaction(trx, {
+        projectId,
+        method: 'oauth',
+        account: { provider, subject: claims.subject },
+        email,
+        emailProven: claims.emailVerified === true,
+        name: (claims.name ?? '').trim().slice(0, NAME_LENGTH_MAX),
+        passwordHash: null,
+        withoutEmail: new ApiError('oauth_exchange_failed', `${provider} did not share an email address, which a new account needs.`),
+        now,
+        context,
+      });
       const issued = await this.#sessions.createInTransaction(trx, { projectId, userId: user.id, client: sessionClient, now });
       await this.#audit.record(trx, context, {
         projectId,
         action: 'user.oauth_login',
         resource: { type: 'user', id: user.id },
-        changes: { provider, user_created: created, session_id: issued.name },
+        changes: { provider, user_created: created, email_claimed: claimed, session_id: issued.name },
         createdAt: isoTime(now),
       });
       return { user: toUser(user), session: issued.session, created };
@@ -430,10 +412,6 @@ function notConfigured(provider: string): ApiError {
           param: 'provider',
         },
       );
-}
-
-function refuseBanned(user: UserRecord): void {
-  if (user.banned_at !== null) throw new ApiError('user_banned', 'This user is banned and cannot log in.');
 }
 
 /** An address the provider gave that this service cannot store is treated as no address. */

@@ -415,7 +415,7 @@ describeEachDialect('oauth', (dialect) => {
       expectError(await finish('corp', { code: 'whatever', state }), 400, 'oauth_state_invalid');
     });
 
-    it('links to an existing user only on a verified email both sides; never on an unverified one', async () => {
+    it('links to a verified user only on a verified email; never on an unverified one (docs/adr/0014-identity-linking.md)', async () => {
       // The victim has a verified address; the attacker's provider account claims it, unverified.
       const victim = await signup(call, ctx().secretKey, { email: 'victim@example.com' });
       await ctx()
@@ -428,10 +428,11 @@ describeEachDialect('oauth', (dialect) => {
       const victimView = await call({ method: 'GET', url: `/v1/users/${victim.userId}`, headers: ctx().auth });
       expect(victimView.json<{ identities: unknown[] }>().identities).toEqual([]);
 
-      // An unverified user is not linked either, even when the provider vouches for the address.
-      await signup(call, ctx().secretKey, { email: 'squatter@example.com' });
+      // An unverified user is claimed by the provider account that proves the address (its
+      // password goes; identity-linking.test.ts covers the claim in full).
+      const squatter = await signup(call, ctx().secretKey, { email: 'squatter@example.com' });
       oidc.accounts.set('owner', { email: 'squatter@example.com', email_verified: true });
-      expectError(await signInWith('corp', 'owner'), 409, 'email_taken');
+      expect((await signInWith('corp', 'owner')).json()).toMatchObject({ created: false, user: { id: squatter.userId } });
 
       // The real owner, verified at the provider, is linked and signed in.
       oidc.accounts.set('victim-real', { email: 'victim@example.com', email_verified: true });

@@ -16,6 +16,7 @@ import type { SessionClient, SessionsService } from '../sessions/sessions.servic
 import { DEFAULT_MEMBER_ROLE } from '../organizations/organizations.service.js';
 import { findOrganization } from '../organizations/organizations.store.js';
 import { NAME_LENGTH_MAX } from '../users/users.schemas.js';
+import { IdentityLinking } from '../users/identity-linking.js';
 import { normalizeEmail, toUser, type UsersService } from '../users/users.service.js';
 import { ensureMemberInTransaction } from './sso.memberships.js';
 import {
@@ -68,7 +69,6 @@ export class SsoService {
   readonly #db: Db;
   readonly #clock: Clock;
   readonly #logger: Logger;
-  readonly #users: UsersService;
   readonly #sessions: SessionsService;
   readonly #organizations: SsoOrganizations;
   readonly #audit: AuditService;
@@ -76,12 +76,12 @@ export class SsoService {
   readonly #secrets: SecretBox;
   readonly #publicUrl: string;
   readonly #allowInsecureHttp: boolean;
+  readonly #linking: IdentityLinking;
 
   constructor(options: SsoServiceOptions) {
     this.#db = options.db;
     this.#clock = options.clock;
     this.#logger = options.logger;
-    this.#users = options.users;
     this.#sessions = options.sessions;
     this.#organizations = options.organizations;
     this.#audit = options.audit;
@@ -89,6 +89,7 @@ export class SsoService {
     this.#secrets = options.secrets;
     this.#publicUrl = options.publicUrl;
     this.#allowInsecureHttp = options.allowInsecureHttp;
+    this.#linking = new IdentityLinking(options);
   }
 
   // ---- Connections -----------------------------------------------------------------------------
@@ -285,9 +286,10 @@ export class SsoService {
         codeVerifier: this.#secrets.open(request.code_verifier_sealed ?? '', requestContext(request.project_id, stateHash)),
         nonce: request.nonce ?? undefined,
       });
-      return inTransaction(this.#db, (trx) =>
-        this.#issueCode(trx, row, { subject: claims.subject, email: claims.email, name: claims.name }, request),
-      );
+      // The connection's IdP speaks for its domains (docs/adr/0014-identity-linking.md), unless it
+      // says itself that it has not verified the address.
+      const identity = { subject: claims.subject, email: claims.email, name: claims.name, emailVerified: claims.emailVerified !== false };
+      return inTransaction(this.#db, (trx) => this.#issueCode(trx, row, identity, request));
     });
   }
 
@@ -333,7 +335,10 @@ export class SsoService {
           const relayed = body.RelayState !== undefined && allowed.includes(body.RelayState) ? body.RelayState : undefined;
           request = { redirect_uri: relayed ?? allowed[0] ?? '', client_state: null };
         }
-        return this.#issueCode(trx, row, assertion, request);
+        // SAML has no verification claim: the connection's IdP is authoritative for its domains,
+        // which #issueCode checks (docs/adr/0014-identity-linking.md).
+        const identity = { subject: assertion.subject, email: assertion.email, name: assertion.name, emailVerified: true };
+        return this.#issueCode(trx, row, identity, request);
       });
     });
   }
@@ -355,22 +360,19 @@ export class SsoService {
         // person make one user, one identity and one membership, the second finding the first's.
         if ((await findOrganization(trx, projectId, row.organization_id, rowLockFor(this.#db.dialect))) === undefined)
           throw new ApiError('sso_code_invalid', 'The organization of this code was deleted.', { param: 'code' });
-        const provider = identityProvider(row.id);
-        const email = normalizeEmail(used.email);
-        let user = await this.#users.findByIdentityInTransaction(trx, { projectId, provider, subject: used.subject });
-        let created = false;
-        if (user === undefined) {
-          // The connection's domains are the organization's: its identity provider speaks for
-          // every address in them, so an existing user of that address is the same person.
-          user = await this.#users.findRecordByEmail(projectId, email, trx);
-          if (user === undefined) {
-            user = await this.#users.createInTransaction(trx, { projectId, email, name: used.name, passwordHash: null, now });
-            created = true;
-          }
-        }
-        if (user.banned_at !== null) throw new ApiError('user_banned', 'This user is banned and cannot log in.');
-        user = await this.#users.markEmailVerifiedInTransaction(trx, user, now);
-        await this.#users.linkIdentityInTransaction(trx, { user, provider, subject: used.subject, email: email.email, now });
+        // The connection's domains are the organization's: its identity provider proves every
+        // address in them unless it said otherwise (docs/adr/0014-identity-linking.md).
+        const { user, created, claimed } = await this.#linking.signInInTransaction(trx, {
+          projectId,
+          method: 'sso',
+          account: { provider: identityProvider(row.id), subject: used.subject },
+          email: normalizeEmail(used.email),
+          emailProven: used.email_verified === 1,
+          name: used.name,
+          passwordHash: null,
+          now,
+          context,
+        });
         const memberAdded = await ensureMemberInTransaction(trx, this.#audit, {
           projectId,
           organizationId: row.organization_id,
@@ -384,7 +386,13 @@ export class SsoService {
           projectId,
           action: 'user.sso_login',
           resource: { type: 'user', id: user.id },
-          changes: { connection_id: row.id, organization_id: row.organization_id, user_created: created, member_added: memberAdded },
+          changes: {
+            connection_id: row.id,
+            organization_id: row.organization_id,
+            user_created: created,
+            email_claimed: claimed,
+            member_added: memberAdded,
+          },
           createdAt: nowIso,
         });
         return { user: toUser(user), session: issued.session, organization_id: row.organization_id };
@@ -398,7 +406,7 @@ export class SsoService {
   async #issueCode(
     trx: Transaction,
     row: store.ConnectionRow,
-    identity: { subject: string; email: string | undefined; name: string | undefined },
+    identity: { subject: string; email: string | undefined; name: string | undefined; emailVerified: boolean },
     request: Pick<store.RequestRow, 'redirect_uri' | 'client_state'>,
   ): Promise<string> {
     if (identity.email === undefined) {
@@ -424,6 +432,7 @@ export class SsoService {
       subject: identity.subject,
       email: email.email,
       name: (identity.name ?? '').trim().slice(0, NAME_LENGTH_MAX),
+      email_verified: identity.emailVerified ? 1 : 0,
       expires_at: isoTime(addMilliseconds(now, SSO_CODE_TTL_MS)),
       used_at: null,
       created_at: isoTime(now),

@@ -57,3 +57,14 @@ export async function deleteIdentity(db: Executor, projectId: string, userId: st
     .executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
+
+/** Deletes every identity of a user; returns their providers, oldest first. */
+export async function deleteIdentitiesOfUser(db: Executor, projectId: string, userId: string): Promise<string[]> {
+  const rows = await db
+    .deleteFrom('user_identities')
+    .where('project_id', '=', projectId)
+    .where('user_id', '=', userId)
+    .returning(['provider', 'created_at'])
+    .execute();
+  return rows.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.provider.localeCompare(b.provider)).map((row) => row.provider);
+}

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { fixedQuery, runFixedFirst } from '../../db/fixed-query.js';
 import type { Database, RolesTable, UsersTable } from '../../db/schema.js';
+import type { RowLock } from '../../db/transaction.js';
 
 type Executor = Kysely<Database>;
 
@@ -24,6 +25,12 @@ const FIND_USER = fixedQuery<UserRow>(
 
 export async function findUserForRead(db: Db, projectId: string, userId: string): Promise<UserRow | undefined> {
   return runFixedFirst(db, FIND_USER, [projectId, userId]);
+}
+
+/** The user, its row locked until the transaction ends (PostgreSQL; SQLite's one writer needs no lock). */
+export async function findUserLocked(db: Executor, projectId: string, userId: string, lock: RowLock): Promise<UserRow | undefined> {
+  const query = db.selectFrom('users').selectAll().where('project_id', '=', projectId).where('id', '=', userId);
+  return (lock === 'for update' ? query.forUpdate() : query).executeTakeFirst();
 }
 
 export async function findUserByEmailKey(db: Executor, projectId: string, emailKey: string): Promise<UserRow | undefined> {
