@@ -199,12 +199,13 @@ export class SessionsService implements SessionAuthenticator {
     const { token, name } = newSessionToken();
     const refreshToken = newRefreshToken();
     let sealed: string | null = null;
-    if (this.#graceMs > 0) {
-      sealed = sealSuccessor(this.#secrets, row, { token, refreshToken });
-      // A later token of the chain is in use: no retry of an earlier one may get its session now.
-      await store.clearSealedSuccessors(trx, projectId, row.chain_id);
-    }
+    if (this.#graceMs > 0) sealed = sealSuccessor(this.#secrets, row, { token, refreshToken });
     if (!(await store.markRefreshed(trx, projectId, row.id, { name, sealed }, nowIso))) return { kind: 'raced' };
+    // A later token of the chain is in use: no retry of an earlier one may get its session now.
+    // Only after this refresh has won its row: on PostgreSQL a loser of the race (which commits,
+    // answering 'raced') would otherwise clear the winner's just-committed sealed successor, and
+    // the loser's retry would then find no successor and revoke the chain as reuse.
+    if (this.#graceMs > 0) await store.clearSealedSuccessors(trx, projectId, row.chain_id, { exceptSessionId: row.id });
     await this.#recordRevoked(trx, projectId, [row], 'refreshed', nowIso);
     const issued = await this.#insert(trx, {
       projectId,

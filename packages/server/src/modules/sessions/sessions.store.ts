@@ -96,14 +96,20 @@ export async function markRefreshed(
  * Forgets the sealed successors a chain's used rows keep for the grace window: once any later
  * token of the chain is used, or the chain is revoked, no retry of an older token may get them.
  */
-export async function clearSealedSuccessors(db: Executor, projectId: string, chainId: string): Promise<void> {
-  await db
+export async function clearSealedSuccessors(
+  db: Executor,
+  projectId: string,
+  chainId: string,
+  options: { readonly exceptSessionId?: string } = {},
+): Promise<void> {
+  let update = db
     .updateTable('sessions')
     .set({ successor_sealed: null })
     .where('project_id', '=', projectId)
     .where('chain_id', '=', chainId)
-    .where('successor_sealed', 'is not', null)
-    .execute();
+    .where('successor_sealed', 'is not', null);
+  if (options.exceptSessionId !== undefined) update = update.where('id', '<>', options.exceptSessionId);
+  await update.execute();
 }
 
 /**
