@@ -13,7 +13,7 @@ import { WalletPage, WalletsPage } from './pages/wallets.js';
 import { WebhookPage, WebhooksPage } from './pages/webhooks.js';
 import { matchPath, usePath } from './router.js';
 import './styles.css';
-import { ErrorBox, Link, Loading, Page } from './ui.js';
+import { ErrorBox, Link, Loading, Page, useResource } from './ui.js';
 
 const NAV: readonly { path: string; label: string }[] = [
   { path: '/', label: 'Overview' },
@@ -50,6 +50,25 @@ function route(path: string, session: Session) {
         No page here. <Link to="/">Go to the overview</Link>.
       </p>
     </Page>
+  );
+}
+
+/**
+ * The project's name from GET /v1/project, its id in the tooltip; the id alone only when the name
+ * cannot be read. (The header showed the id only: issue 23.)
+ */
+function ProjectName(props: { session: Session }) {
+  const { session } = props;
+  const project = useResource<{ name: string }>('/v1/project');
+  const name = project.data?.name ?? (project.error === undefined ? '' : session.project_id);
+  return (
+    <span
+      className="muted project"
+      data-testid="project-name"
+      title={`${session.project_id}, signed in with ${session.key_id} until ${formatDateTime(session.expires_at)}`}
+    >
+      {name}
+    </span>
   );
 }
 
@@ -155,9 +174,7 @@ function App() {
       </a>
       <header className="top">
         <span className="brand">svc</span>
-        <span className="muted project" title={`Signed in with ${session.key_id} until ${formatDateTime(session.expires_at)}`}>
-          {session.project_id}
-        </span>
+        <ProjectName session={session} />
         <button
           type="button"
           onClick={() => {

@@ -1,4 +1,6 @@
-import { Chart, dayToSeconds } from '../chart.js';
+import { useMemo } from 'react';
+import { dayToSeconds, formatDay, total } from '../chart-axis.js';
+import { Chart, type ChartSeries } from '../chart.js';
 import { formatCredits, formatLatency, formatPercent } from '../format.js';
 import { Loaded, Page, useResource } from '../ui.js';
 
@@ -17,12 +19,13 @@ interface CreditsDay {
 interface WebhooksDay {
   day: string;
   attempts: number;
+  succeeded: number;
   success_rate: number | null;
   latency_ms_avg: number | null;
 }
 
 const DAYS = 30;
-const PERCENT_RANGE = [0, 100] as const;
+const PERIOD = `Last ${DAYS} days`;
 
 export function OverviewPage() {
   const overview = useResource<Overview>('/v1/stats/overview');
@@ -69,55 +72,97 @@ export function OverviewPage() {
       <div className="grid-2">
         <section className="panel" aria-labelledby="credits-chart">
           <h2 id="credits-chart">Credits added and deducted per day</h2>
-          <Loaded resource={credits}>
-            {({ data }) => {
-              const total = data.reduce((sum, day) => sum + day.added + day.deducted, 0);
-              if (total === 0) return <p className="state state-empty">No credits added or deducted in the last {DAYS} days.</p>;
-              const today = data.at(-1);
-              return (
-                <Chart
-                  testId="chart-credits"
-                  summary={`Credits per day over ${DAYS} days; today ${formatCredits(today?.added ?? 0)} added and ${formatCredits(today?.deducted ?? 0)} deducted.`}
-                  x={data.map((day) => dayToSeconds(day.day))}
-                  series={[
-                    { label: 'Added', values: data.map((day) => day.added), color: '#2f9e44', bars: true },
-                    { label: 'Deducted', values: data.map((day) => day.deducted), color: '#e8590c', bars: true },
-                  ]}
-                  formatValue={formatCredits}
-                />
-              );
-            }}
-          </Loaded>
+          <Loaded resource={credits}>{({ data }) => <CreditsChart days={data} />}</Loaded>
         </section>
         <section className="panel" aria-labelledby="webhooks-chart">
-          <h2 id="webhooks-chart">Webhook delivery success rate and latency</h2>
-          <Loaded resource={webhooks}>
-            {({ data }) => {
-              if (data.every((day) => day.attempts === 0))
-                return <p className="state state-empty">No webhook attempts in the last {DAYS} days.</p>;
-              const last = [...data].reverse().find((day) => day.attempts > 0);
-              return (
-                <Chart
-                  testId="chart-webhooks"
-                  summary={`Webhook attempts per day over ${DAYS} days; latest day ${formatPercent(last?.success_rate ?? null)} succeeded, average latency ${formatLatency(last?.latency_ms_avg ?? null)}.`}
-                  x={data.map((day) => dayToSeconds(day.day))}
-                  series={[
-                    {
-                      label: 'Success rate',
-                      values: data.map((day) => (day.success_rate === null ? null : day.success_rate * 100)),
-                      color: '#1c7ed6',
-                    },
-                    { label: 'Average latency', values: data.map((day) => day.latency_ms_avg), color: '#ae3ec9', rightAxis: true },
-                  ]}
-                  yRange={PERCENT_RANGE}
-                  formatValue={(value) => `${Math.round(value)}%`}
-                  formatRight={formatLatency}
-                />
-              );
-            }}
-          </Loaded>
+          <h2 id="webhooks-chart">Webhook delivery attempts and latency per day</h2>
+          <Loaded resource={webhooks}>{({ data }) => <WebhooksChart days={data} />}</Loaded>
         </section>
       </div>
     </Page>
+  );
+}
+
+function CreditsChart(props: { days: readonly CreditsDay[] }) {
+  const { days } = props;
+  // Memoized: a new array would make the chart draw itself again on every render of the page.
+  const { x, added, deducted, series } = useMemo(() => {
+    const added = days.map((day) => day.added);
+    const deducted = days.map((day) => day.deducted);
+    const series: ChartSeries[] = [
+      { label: 'Added', values: added, color: '#2f9e44', bars: true },
+      { label: 'Deducted', values: deducted, color: '#e8590c', bars: true },
+    ];
+    return { x: days.map((day) => dayToSeconds(day.day)), added, deducted, series };
+  }, [days]);
+  if (total(added) + total(deducted) === 0)
+    return <p className="state state-empty">No credits added or deducted in the last {DAYS} days.</p>;
+  const today = days.at(-1);
+  return (
+    <Chart
+      testId="chart-credits"
+      summary={`Credits per day over ${DAYS} days; today ${formatCredits(today?.added ?? 0)} added and ${formatCredits(today?.deducted ?? 0)} deducted.`}
+      x={x}
+      xAxis="days"
+      series={series}
+      legend={(index) => {
+        const day = index === null ? undefined : days[index];
+        if (day === undefined) return { title: PERIOD, values: [formatCredits(total(added)), formatCredits(total(deducted))] };
+        return { title: formatDay(dayToSeconds(day.day)), values: [formatCredits(day.added), formatCredits(day.deducted)] };
+      }}
+      formatValue={formatCredits}
+    />
+  );
+}
+
+/**
+ * Attempts per day as stacked bars (succeeded, failed on top), so a few days of data still read as
+ * bars on a 30-day axis, and the average latency as a line with its points on the right axis.
+ */
+function WebhooksChart(props: { days: readonly WebhooksDay[] }) {
+  const { days } = props;
+  const { x, series } = useMemo(() => {
+    const series: ChartSeries[] = [
+      { label: 'Succeeded', values: days.map((day) => day.succeeded), color: '#2f9e44', bars: true },
+      {
+        label: 'Failed',
+        values: days.map((day) => day.attempts),
+        barBase: days.map((day) => day.succeeded),
+        color: '#e03131',
+        bars: true,
+      },
+      { label: 'Average latency', values: days.map((day) => day.latency_ms_avg), color: '#ae3ec9', rightAxis: true },
+    ];
+    return { x: days.map((day) => dayToSeconds(day.day)), series };
+  }, [days]);
+  if (days.every((day) => day.attempts === 0)) return <p className="state state-empty">No webhook attempts in the last {DAYS} days.</p>;
+  const attempts = total(days.map((day) => day.attempts));
+  const succeeded = total(days.map((day) => day.succeeded));
+  // The period's average latency weighs each day by its attempts.
+  const latencySum = total(days.map((day) => (day.latency_ms_avg === null ? 0 : day.latency_ms_avg * day.attempts)));
+  const last = [...days].reverse().find((day) => day.attempts > 0);
+  const rate = (ratio: number | null) => (ratio === null ? 'no attempts' : `${formatPercent(ratio)} succeeded`);
+  return (
+    <Chart
+      testId="chart-webhooks"
+      summary={`Webhook attempts per day over ${DAYS} days; latest day ${formatPercent(last?.success_rate ?? null)} succeeded, average latency ${formatLatency(last?.latency_ms_avg ?? null)}.`}
+      x={x}
+      xAxis="days"
+      series={series}
+      legend={(index) => {
+        const day = index === null ? undefined : days[index];
+        if (day === undefined)
+          return {
+            title: `${PERIOD} · ${rate(succeeded / attempts)}`,
+            values: [formatCredits(succeeded), formatCredits(attempts - succeeded), formatLatency(latencySum / attempts)],
+          };
+        return {
+          title: `${formatDay(dayToSeconds(day.day))} · ${rate(day.success_rate)}`,
+          values: [formatCredits(day.succeeded), formatCredits(day.attempts - day.succeeded), formatLatency(day.latency_ms_avg)],
+        };
+      }}
+      formatValue={formatCredits}
+      formatRight={formatLatency}
+    />
   );
 }

@@ -30,7 +30,7 @@ export function UsersPage() {
                 <tbody>
                   {data.map((user) => (
                     <tr key={user.id}>
-                      <td>
+                      <td className="break">
                         <Link to={`/users/${user.id}`}>{user.email}</Link>
                       </td>
                       <td>{user.name}</td>
@@ -65,7 +65,9 @@ export function UserPage(props: { id: string }) {
       <Loaded resource={user}>
         {(data) => (
           <section className="panel" aria-labelledby="profile">
-            <h2 id="profile">{data.email}</h2>
+            <h2 id="profile" className="break">
+              {data.email}
+            </h2>
             <dl className="facts">
               <dt>Id</dt>
               <dd>

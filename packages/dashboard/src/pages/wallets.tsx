@@ -1,6 +1,6 @@
-import { useId, useState } from 'react';
+import { useId, useMemo, useState } from 'react';
 import { newIdempotencyKey, post } from '../api.js';
-import { Chart } from '../chart.js';
+import { Chart, type ChartSeries } from '../chart.js';
 import { balanceSeries, formatCredits, formatDateTime, formatDelta, formatRelative, parseAmount, resultingBalance } from '../format.js';
 import { navigate } from '../router.js';
 import type { List } from '../api.js';
@@ -147,21 +147,7 @@ export function WalletPage(props: { id: string }) {
 
       <section className="panel" aria-labelledby="balance-chart">
         <h2 id="balance-chart">Balance over time</h2>
-        <Loaded resource={history}>
-          {({ data }) => {
-            const series = balanceSeries(data);
-            if (series.times.length === 0) return <Empty>No transactions yet: the balance has not moved.</Empty>;
-            return (
-              <Chart
-                testId="chart-balance"
-                summary={`Balance over the last ${series.times.length} transactions, now ${formatCredits(series.balances.at(-1) ?? 0)}.`}
-                x={series.times}
-                series={[{ label: 'Balance', values: series.balances, color: '#1c7ed6' }]}
-                formatValue={formatCredits}
-              />
-            );
-          }}
-        </Loaded>
+        <Loaded resource={history}>{({ data }) => <BalanceChart transactions={data} />}</Loaded>
       </section>
 
       <section className="panel" aria-labelledby="transactions">
@@ -343,5 +329,33 @@ function OperationDialog(props: { wallet: Wallet; operation: Operation; onClose:
         </div>
       )}
     </Dialog>
+  );
+}
+
+/** The balance after each transaction, as a step: it holds until the next one. */
+function BalanceChart(props: { transactions: readonly Transaction[] }) {
+  // Memoized: a new array would make the chart draw itself again on every render of the page.
+  const { times, balances, series } = useMemo(() => {
+    const { times, balances } = balanceSeries(props.transactions);
+    const series: ChartSeries[] = [{ label: 'Balance', values: balances, color: '#1c7ed6', stepped: true }];
+    return { times, balances, series };
+  }, [props.transactions]);
+  const now = balances.at(-1);
+  if (now === undefined) return <Empty>No transactions yet: the balance has not moved.</Empty>;
+  return (
+    <Chart
+      testId="chart-balance"
+      summary={`Balance over the last ${times.length} transactions, now ${formatCredits(now)}.`}
+      x={times}
+      xAxis="time"
+      series={series}
+      legend={(index) => {
+        const time = index === null ? undefined : times[index];
+        const balance = index === null ? undefined : balances[index];
+        if (time === undefined || balance === undefined) return { title: 'Now', values: [formatCredits(now)] };
+        return { title: formatDateTime(new Date(time * 1000).toISOString()), values: [formatCredits(balance)] };
+      }}
+      formatValue={formatCredits}
+    />
   );
 }

@@ -84,9 +84,7 @@ export function WebhooksPage() {
                 <li key={endpoint.id} className="row">
                   <div>
                     <Link to={`/webhooks/${endpoint.id}`}>{endpoint.url}</Link>
-                    <div className="muted">
-                      {endpoint.description ?? ''} {endpoint.events.join(', ')}
-                    </div>
+                    <div className="muted">{[endpoint.description, endpoint.events.join(', ')].filter(Boolean).join(' · ')}</div>
                   </div>
                   <StatusBadge status={endpoint.enabled ? 'enabled' : 'disabled'} />
                 </li>
