@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config.js';
@@ -11,6 +11,7 @@ import type { Clock } from '../shared/clock.js';
 import { ApiError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
 import { credentialGuard } from './credentials.js';
+import { type RequestClient, transportClient } from './end-user.js';
 import { sendError, toApiError } from './errors.js';
 import { idempotencyHooks, type PendingIdempotency, type RouteIdempotency } from './idempotency.js';
 import type { IdempotencyClaim } from './idempotency.store.js';
@@ -36,6 +37,10 @@ declare module 'fastify' {
     idempotency: PendingIdempotency | undefined;
     /** On routes that claim their key in their own transaction (`claim: 'transaction'`): the key, not yet claimed. */
     idempotencyClaim: IdempotencyClaim | undefined;
+    /** Set by the credential guard when a secret key's request names its end user (`X-End-User-IP`, `X-End-User-Agent`). */
+    endUser: RequestClient | undefined;
+    /** Who is behind the request: the end user it names, else the connection. Rate limits, sessions and audit entries use it. */
+    readonly client: RequestClient;
   }
 }
 
@@ -79,6 +84,12 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
   app.decorateRequest('principal', undefined);
   app.decorateRequest('idempotency', undefined);
   app.decorateRequest('idempotencyClaim', undefined);
+  app.decorateRequest('endUser', undefined);
+  app.decorateRequest('client', {
+    getter(this: FastifyRequest): RequestClient {
+      return this.endUser ?? transportClient(this);
+    },
+  });
   // JSON is the only body this API reads; a text/plain body is refused with 415.
   app.removeContentTypeParser(['text/plain']);
 

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimitConfig } from '../config.js';
 import type { ProjectsService } from '../modules/projects/projects.service.js';
 import { ApiError } from '../shared/errors.js';
+import { endUserClient } from './end-user.js';
 import type { DashboardAuthenticator, DashboardCredential, Principal, RouteCredential, SessionAuthenticator } from './principal.js';
 import type { RateLimitDecision, RateLimiter, RateLimitRule } from './rate-limit.js';
 
@@ -56,6 +57,8 @@ export function credentialGuard(options: CredentialGuardOptions) {
     }
     request.principal = principal;
     if (limited && principal.kind === 'secret_key') await limit(reply, `key:${principal.keyId}`, keyRule);
+    // Read only once the credential is known to be a secret key's: docs/architecture.md, "End-user context".
+    request.endUser = endUserClient(request, principal);
   };
 }
 
