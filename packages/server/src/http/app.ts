@@ -15,6 +15,7 @@ import { type RequestClient, transportClient } from './end-user.js';
 import { sendError, toApiError } from './errors.js';
 import { idempotencyHooks, type PendingIdempotency, type RouteIdempotency } from './idempotency.js';
 import type { IdempotencyClaim } from './idempotency.store.js';
+import { checkRequestText } from './input-text.js';
 import { lazyChildLoggerFactory } from './lazy-logger.js';
 import { createHttpMetrics } from './metrics.js';
 import { registerOpsRoutes } from './ops.routes.js';
@@ -77,6 +78,16 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
     trustProxy: config.trustProxy,
     requestTimeout: 60_000,
     return503OnClosing: true,
+    // JSON.parse keeps `__proto__` and `constructor` as own keys, which the preValidation hook below
+    // refuses as unknown parameters, naming them; Fastify's own check would call the body invalid JSON.
+    onProtoPoisoning: 'ignore',
+    onConstructorPoisoning: 'ignore',
+    // A path that is not UTF-8 once percent-decoded, or a path parameter too long for the router.
+    frameworkErrors: (error, request, reply) => {
+      const problem = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a part is too long' : 'not UTF-8 once decoded';
+      void reply.header('Request-Id', request.id);
+      void sendError(request, reply, new ApiError('parameter_invalid', `The URL path is not valid (${problem}).`, { param: 'path' }));
+    },
     ...(tls === undefined ? {} : { https: tls }),
   }) as unknown as FastifyInstance;
 
@@ -109,6 +120,15 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
     void reply.header('X-Content-Type-Options', 'nosniff');
     if (tls !== undefined) void reply.header('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
     return guard(request, reply);
+  });
+  app.addHook('preValidation', (request, _reply, done) => {
+    try {
+      checkRequestText(request);
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
+    done();
   });
   // Idempotency-Key applies to POST only, so its hooks are attached to POST routes alone.
   const idempotency = idempotencyHooks({ db: deps.db, clock: deps.clock });
@@ -145,7 +165,10 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
       info: {
         title: 'svc API',
         version: '1.0.0',
-        description: 'Wallets with credits, authentication and sessions, organizations and signed webhooks. Errors: docs/errors.md.',
+        description:
+          'Wallets with credits, authentication and sessions, organizations and signed webhooks. Errors: docs/errors.md. ' +
+          'A secret-key request made for an end user may carry `X-End-User-IP` and `X-End-User-Agent`: sessions, audit entries and ' +
+          'log-in throttling then use them (ignored with a session token).',
       },
       components: {
         securitySchemes: {
