@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config.js';
@@ -11,10 +11,12 @@ import type { Clock } from '../shared/clock.js';
 import { ApiError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
 import { credentialGuard } from './credentials.js';
+import { type RequestClient, transportClient } from './end-user.js';
 import { sendError, toApiError } from './errors.js';
 import { clientErrorHandler, frameworkErrorHandler } from './framework-errors.js';
 import { idempotencyHooks, type PendingIdempotency, type RouteIdempotency } from './idempotency.js';
 import type { IdempotencyClaim } from './idempotency.store.js';
+import { checkRequestText } from './input-text.js';
 import { lazyChildLoggerFactory } from './lazy-logger.js';
 import { createHttpMetrics } from './metrics.js';
 import { registerOpsRoutes } from './ops.routes.js';
@@ -37,6 +39,10 @@ declare module 'fastify' {
     idempotency: PendingIdempotency | undefined;
     /** On routes that claim their key in their own transaction (`claim: 'transaction'`): the key, not yet claimed. */
     idempotencyClaim: IdempotencyClaim | undefined;
+    /** Set by the credential guard when a secret key's request names its end user (`X-End-User-IP`, `X-End-User-Agent`). */
+    endUser: RequestClient | undefined;
+    /** Who is behind the request: the end user it names, else the connection. Rate limits, sessions and audit entries use it. */
+    readonly client: RequestClient;
   }
 }
 
@@ -75,6 +81,10 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
     return503OnClosing: true,
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
+    // JSON.parse keeps `__proto__` and `constructor` as own keys, which the preValidation hook below
+    // refuses as unknown parameters, naming them; Fastify's own check would call the body invalid JSON.
+    onProtoPoisoning: 'ignore',
+    onConstructorPoisoning: 'ignore',
     ...(tls === undefined ? {} : { https: tls }),
   }) as unknown as FastifyInstance;
 
@@ -82,8 +92,25 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
   app.decorateRequest('principal', undefined);
   app.decorateRequest('idempotency', undefined);
   app.decorateRequest('idempotencyClaim', undefined);
-  // JSON is the only body this API reads; a text/plain body is refused with 415.
+  app.decorateRequest('endUser', undefined);
+  app.decorateRequest('client', {
+    getter(this: FastifyRequest): RequestClient {
+      return this.endUser ?? transportClient(this);
+    },
+  });
+  // JSON is the only body this API reads; a text/plain body is refused with 415, and so is JSON
+  // that says it is in another character set than UTF-8 (RFC 8259 allows no other).
   app.removeContentTypeParser(['text/plain']);
+  const parseJson = app.getDefaultJsonParser('ignore', 'ignore');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+      done(new ApiError('unsupported_media_type', `Send the body as UTF-8 JSON; charset=${charset} is not read.`), undefined);
+      return;
+    }
+    void parseJson(request, typeof body === 'string' ? body : body.toString('utf8'), done);
+  });
 
   const metrics = createHttpMetrics(deps.metricsRegistry);
   const guard = credentialGuard({
@@ -101,6 +128,15 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
     void reply.header('X-Content-Type-Options', 'nosniff');
     if (tls !== undefined) void reply.header('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
     return guard(request, reply);
+  });
+  app.addHook('preValidation', (request, _reply, done) => {
+    try {
+      checkRequestText(request);
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
+    done();
   });
   // Idempotency-Key applies to POST only, so its hooks are attached to POST routes alone.
   const idempotency = idempotencyHooks({ db: deps.db, clock: deps.clock });
@@ -137,7 +173,10 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
       info: {
         title: 'svc API',
         version: '1.0.0',
-        description: 'Wallets with credits, authentication and sessions, organizations and signed webhooks. Errors: docs/errors.md.',
+        description:
+          'Wallets with credits, authentication and sessions, organizations and signed webhooks. Errors: docs/errors.md. ' +
+          'A secret-key request made for an end user may carry `X-End-User-IP` and `X-End-User-Agent`: sessions, audit entries and ' +
+          'log-in throttling then use them (ignored with a session token).',
       },
       components: {
         securitySchemes: {

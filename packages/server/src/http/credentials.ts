@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimitConfig } from '../config.js';
 import type { ProjectsService } from '../modules/projects/projects.service.js';
 import { ApiError } from '../shared/errors.js';
+import { endUserClient } from './end-user.js';
 import type { DashboardAuthenticator, DashboardCredential, Principal, RouteCredential, SessionAuthenticator } from './principal.js';
 import type { RateLimitDecision, RateLimiter, RateLimitRule } from './rate-limit.js';
 
@@ -56,6 +57,8 @@ export function credentialGuard(options: CredentialGuardOptions) {
     }
     request.principal = principal;
     if (limited && principal.kind === 'secret_key') await limit(reply, `key:${principal.keyId}`, keyRule);
+    // Read only once the credential is known to be a secret key's: docs/architecture.md, "End-user context".
+    request.endUser = endUserClient(request, principal);
   };
 }
 
@@ -86,9 +89,11 @@ async function authenticate(
 }
 
 /**
- * The credential from `Authorization: Bearer …` or, failing that, `X-API-Key`. Both headers are
- * accepted for every credential kind; an Authorization header of another scheme is refused rather
- * than ignored, so a misconfigured client learns why.
+ * The credential from `Authorization: Bearer …` or `X-API-Key`. Both headers are accepted for every
+ * credential kind; an Authorization header of another scheme is refused rather than ignored, so a
+ * misconfigured client learns why. Both headers with different values → 400 `credential_conflict`:
+ * which one wins would otherwise depend on this function's order, and a proxy adding its own key
+ * could silently act for the client's project.
  */
 function readCredential(request: FastifyRequest, credential: Exclude<RouteCredential, 'public'>): string {
   const authorization = headerText(request.headers.authorization);
@@ -98,6 +103,9 @@ function readCredential(request: FastifyRequest, credential: Exclude<RouteCreden
       const message = 'The Authorization header must be "Bearer <secret key or session token>".';
       throw new ApiError(credential === 'session' ? 'session_invalid' : 'invalid_api_key', message);
     }
+    const apiKeyAlso = headerText(request.headers['x-api-key']);
+    if (apiKeyAlso !== undefined && apiKeyAlso !== match[1])
+      throw new ApiError('credential_conflict', 'The Authorization and X-API-Key headers carry different credentials; send one.');
     return match[1];
   }
   const apiKey = headerText(request.headers['x-api-key']);

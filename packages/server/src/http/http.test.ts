@@ -83,11 +83,15 @@ describeEachDialect('HTTP errors and credentials', (dialect) => {
     });
     it('answers malformed JSON with 400 body_invalid_json', async () => expectError(await post('{"name": '), 400, 'body_invalid_json'));
     it('answers an empty JSON body with 400 body_invalid_json', async () => expectError(await post(''), 400, 'body_invalid_json'));
-    it('answers prototype poisoning with 400 body_invalid_json', async () =>
-      expectError(await post('{"name":"a","__proto__":{"admin":true}}'), 400, 'body_invalid_json'));
+    it('answers a __proto__ key (valid JSON) with 400 parameter_unknown naming it', async () =>
+      expectError(await post('{"name":"a","__proto__":{"admin":true}}'), 400, 'parameter_unknown', '__proto__'));
     it('answers another content type with 415', async () => {
       expectError(await post('name=a', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'unsupported_media_type');
       expectError(await post('{"name":"a"}', { 'content-type': 'text/plain' }), 415, 'unsupported_media_type');
+      // Regression: JSON in another character set was read as if it were UTF-8.
+      expectError(await post('{"name":"a"}', { 'content-type': 'application/json; charset=latin1' }), 415, 'unsupported_media_type');
+      expect((await post('{"name":"a"}', { 'content-type': 'application/json; charset=UTF-8' })).statusCode).toBe(200);
+      expect((await post('{"name":"a"}', { 'content-type': 'application/json;charset="utf-8"' })).statusCode).toBe(200);
     });
     it('answers a body over 1 MiB with 413', async () =>
       expectError(await post(JSON.stringify({ name: 'x'.repeat(1024 * 1024) })), 413, 'body_too_large'));

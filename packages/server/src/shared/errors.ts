@@ -33,6 +33,10 @@ export const ERROR_CATALOG = {
 
   // Credentials.
   credential_missing: { status: 401, description: 'The route needs a credential and the request carried none.' },
+  credential_conflict: {
+    status: 400,
+    description: '`Authorization` and `X-API-Key` carry different credentials; send one (the same key in both is fine).',
+  },
   invalid_api_key: { status: 401, description: 'The secret key is malformed, unknown or revoked.' },
   secret_key_required: { status: 403, description: 'A session token was sent to a route that needs a secret key.' },
   session_token_required: { status: 403, description: 'A secret key was sent to a route that needs a session token.' },

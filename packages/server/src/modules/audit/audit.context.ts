@@ -16,12 +16,11 @@ export interface AuditContext {
   readonly userAgent: string | null;
 }
 
-/** Longer user agents are cut, as for sessions. */
-const USER_AGENT_LENGTH_MAX = 500;
-
 /**
  * The audit context of an HTTP request: its principal as the actor (a public route's caller is
- * `anonymous`), its request id, client IP (as `trustProxy` resolves it) and user agent.
+ * `anonymous`), its request id, and its client's IP and user agent: the end user a secret key's
+ * request names (`X-End-User-IP`, `X-End-User-Agent`), else the connection's (docs/architecture.md,
+ * "End-user context").
  */
 export function auditContext(request: FastifyRequest): AuditContext {
   const principal = request.principal;
@@ -30,13 +29,8 @@ export function auditContext(request: FastifyRequest): AuditContext {
     actor = principal.via === 'dashboard' ? { type: 'dashboard', key_id: principal.keyId } : { type: 'secret_key', id: principal.keyId };
   else if (principal?.kind === 'session') actor = { type: 'session', id: principal.sessionName, user_id: principal.userId };
   else actor = { type: 'anonymous' };
-  const userAgent = request.headers['user-agent'];
-  return {
-    actor,
-    requestId: request.id,
-    ip: request.ip,
-    userAgent: userAgent === undefined ? null : userAgent.slice(0, USER_AGENT_LENGTH_MAX),
-  };
+  const client = request.client;
+  return { actor, requestId: request.id, ip: client.ip, userAgent: client.userAgent ?? null };
 }
 
 /** Changes made by the service itself or by an operator through the CLI. */

@@ -34,8 +34,9 @@ const sessionSecurity = [{ sessionToken: [] }];
  */
 const noReplay = { mode: 'off' } as const;
 
+/** Where a new session is created from: the end user a secret key's request names, else the connection. */
 export function sessionClient(request: FastifyRequest): SessionClient {
-  return { ip: request.ip, userAgent: request.headers['user-agent'] };
+  return request.client;
 }
 
 export interface AuthRoutesOptions {

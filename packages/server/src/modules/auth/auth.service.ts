@@ -16,7 +16,7 @@ import { NAME_LENGTH_MAX, type User } from '../users/users.schemas.js';
 import { type NormalizedEmail, normalizeEmail, toUser, type UsersService } from '../users/users.service.js';
 import { EMAIL_TOKEN_PATTERN, PASSWORD_RESET_TEMPLATE, VERIFY_EMAIL_TEMPLATE } from './auth.emails.js';
 import * as tokens from './email-tokens.store.js';
-import type { LoginThrottle } from './login-throttle.js';
+import type { LoginThrottle, LoginThrottleLimit, LoginThrottleRule } from './login-throttle.js';
 import { checkPasswordStrength, createDummyPasswordHash, hashPassword, needsRehash, verifyPassword } from './passwords.js';
 
 /** Sign-ups per project and client IP: 20 at once, then one a second. */
@@ -25,6 +25,11 @@ export const SIGNUP_RATE_RULE: RateLimitRule = { perSecond: 1, burst: 20 };
 export const VERIFICATION_RESEND_RULE: RateLimitRule = { perSecond: 1 / 120, burst: 2 };
 /** Reset emails per address: 3 at once, then one every 5 minutes. Past it, forgot still answers 202. */
 export const PASSWORD_FORGOT_RULE: RateLimitRule = { perSecond: 1 / 300, burst: 3 };
+
+/** Failed log-ins per project, email and end-user address: 10 per 15 minutes. */
+export const LOGIN_FAILURES_PER_ADDRESS: LoginThrottleRule = { failuresMax: 10, windowSeconds: 15 * 60 };
+/** Failed log-ins per project and email from all addresses together: 100 per 15 minutes. */
+export const LOGIN_FAILURES_PER_EMAIL: LoginThrottleRule = { failuresMax: 100, windowSeconds: 15 * 60 };
 
 const INVALID_CREDENTIALS_MESSAGE = 'The email or password is incorrect.';
 /** An address tried at log in or forgot, as the audit entry keeps it: at most the longest valid address. */
@@ -139,8 +144,9 @@ export class AuthService {
 
   /**
    * A wrong email and a wrong password answer alike, in about the same time (an unknown email is
-   * checked against a dummy hash). The throttle is consulted before the password, so a refused
-   * attempt learns nothing; only failures count against it.
+   * checked against a dummy hash). Each attempt takes its throttle slots before the password is
+   * checked, so a refused attempt learns nothing and concurrent guesses cannot pass the limits;
+   * only failures keep their slots (docs/architecture.md, "Log-in throttling").
    */
   async login(
     projectId: string,
@@ -174,17 +180,14 @@ export class AuthService {
     } catch {
       email = undefined;
     }
-    const throttleKey = loginThrottleKey(projectId, email?.emailKey ?? input.email.trim().toLowerCase(), client.ip);
-    await this.#checkThrottle(throttleKey);
-    const user = email === undefined ? undefined : await this.#users.findRecordByEmail(projectId, email);
-    if (user !== undefined) found(user.id);
-    const passwordHash = user?.password_hash ?? (await this.#dummyPasswordHash);
-    const passwordMatches = await verifyPassword(passwordHash, input.password);
-    if (user === undefined || user.password_hash === null || !passwordMatches) {
-      await this.#loginThrottle.recordFailure(throttleKey);
-      throw new ApiError('invalid_credentials', INVALID_CREDENTIALS_MESSAGE);
-    }
-    await this.#loginThrottle.clear(throttleKey);
+    const throttle = loginThrottleLimits(projectId, email?.emailKey ?? input.email.trim().toLowerCase(), client.ip);
+    const user = await this.#throttled(throttle, async () => {
+      const record = email === undefined ? undefined : await this.#users.findRecordByEmail(projectId, email);
+      if (record !== undefined) found(record.id);
+      const passwordMatches = await verifyPassword(record?.password_hash ?? (await this.#dummyPasswordHash), input.password);
+      return record !== undefined && record.password_hash !== null && passwordMatches ? record : undefined;
+    });
+    if (user === undefined || user.password_hash === null) throw new ApiError('invalid_credentials', INVALID_CREDENTIALS_MESSAGE);
     if (user.banned_at !== null) throw new ApiError('user_banned', 'This user is banned and cannot log in.');
     const rehashed = needsRehash(user.password_hash) ? await hashPassword(input.password) : undefined;
     return inTransaction(this.#db, async (trx) => {
@@ -410,13 +413,12 @@ export class AuthService {
   ): Promise<User> {
     const { projectId, userId } = principal;
     const user = await this.#users.getRecord(projectId, userId);
-    const throttleKey = loginThrottleKey(projectId, user.email_key, client.ip);
-    await this.#checkThrottle(throttleKey);
-    if (user.password_hash === null || !(await verifyPassword(user.password_hash, input.current_password))) {
-      await this.#loginThrottle.recordFailure(throttleKey);
+    const throttle = loginThrottleLimits(projectId, user.email_key, client.ip);
+    const currentPasswordMatches = await this.#throttled(throttle, async () =>
+      user.password_hash !== null && (await verifyPassword(user.password_hash, input.current_password)) ? true : undefined,
+    );
+    if (currentPasswordMatches === undefined)
       throw new ApiError('invalid_credentials', 'The current password is incorrect.', { param: 'current_password' });
-    }
-    await this.#loginThrottle.clear(throttleKey);
     checkPasswordStrength(input.new_password, 'new_password');
     const passwordHash = await hashPassword(input.new_password);
     return inTransaction(this.#db, async (trx) => {
@@ -438,13 +440,32 @@ export class AuthService {
     });
   }
 
-  async #checkThrottle(key: string): Promise<void> {
-    const retryAfterSeconds = await this.#loginThrottle.retryAfterSeconds(key);
+  /**
+   * Runs one password check under the log-in throttle: refused with 429 before `check` runs when a
+   * limit is full; `check` answers undefined for a failure, which keeps its slots. A success forgets
+   * the failures of its (email, address) pair and gives back its slot of the email's limit, which
+   * it does not clear: the owner logging in must not reset what other addresses have spent. A check
+   * that throws was no failure either.
+   */
+  async #throttled<T>(limits: LoginThrottleLimits, check: () => Promise<T | undefined>): Promise<T | undefined> {
+    const retryAfterSeconds = await this.#loginThrottle.reserve([limits.pair, limits.email]);
     if (retryAfterSeconds > 0) {
       throw new ApiError('rate_limited', `Too many failed attempts; retry in ${retryAfterSeconds} s.`, {
         headers: { 'Retry-After': String(retryAfterSeconds) },
       });
     }
+    let result: T | undefined;
+    try {
+      result = await check();
+    } catch (error) {
+      await this.#loginThrottle.release([limits.pair.key, limits.email.key]);
+      throw error;
+    }
+    if (result !== undefined) {
+      await this.#loginThrottle.clear(limits.pair.key);
+      await this.#loginThrottle.release([limits.email.key]);
+    }
+    return result;
   }
 
   async #limit(bucket: string, rule: RateLimitRule): Promise<void> {
@@ -483,9 +504,22 @@ export class AuthService {
   }
 }
 
-/** Failures are counted per project, email and client IP (CONTRACT.md section 1). */
-function loginThrottleKey(projectId: string, emailKey: string, ip: string | undefined): string {
-  return `${projectId}:${sha256Hex(emailKey)}:${ip ?? ''}`;
+interface LoginThrottleLimits {
+  readonly pair: LoginThrottleLimit;
+  readonly email: LoginThrottleLimit;
+}
+
+/**
+ * The two limits of a log-in attempt, per project and email: per end-user address, and across all
+ * addresses. Both keys share the `{project:email}` hash tag, so a Redis Cluster keeps them on one
+ * node, where one script can check and count them together.
+ */
+function loginThrottleLimits(projectId: string, emailKey: string, ip: string | undefined): LoginThrottleLimits {
+  const emailTag = `{${projectId}:${sha256Hex(emailKey)}}`;
+  return {
+    pair: { key: `${emailTag}:ip:${ip ?? ''}`, ...LOGIN_FAILURES_PER_ADDRESS },
+    email: { key: `${emailTag}:all`, ...LOGIN_FAILURES_PER_EMAIL },
+  };
 }
 
 function userRecord(projectId: string, userId: string | null, action: AuditRecord['action']): AuditRecord {

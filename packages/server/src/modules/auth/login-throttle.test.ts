@@ -1,91 +1,139 @@
-import type { InjectOptions } from 'fastify';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { randomBase62 } from '../../shared/ids.js';
-import { useTestService } from '../../test/service.js';
-import { signup } from './auth.testing.js';
-import { MemoryLoginThrottle, RedisLoginThrottle } from './login-throttle.js';
-import { testClock } from './auth.testing.js';
+import { testClock, type TestClock } from './auth.testing.js';
+import { type LoginThrottle, type LoginThrottleLimit, MemoryLoginThrottle, RedisLoginThrottle } from './login-throttle.js';
 
 const redisUrl = inject('redisUrl');
 
-describe('MemoryLoginThrottle', () => {
-  it('refuses a key after failuresMax failures until the window ends; a success clears it', async () => {
-    const clock = testClock();
-    const throttle = new MemoryLoginThrottle({ clock, rule: { failuresMax: 3, windowSeconds: 60 } });
-    for (let failure = 0; failure < 3; failure += 1) {
-      expect(await throttle.retryAfterSeconds('k')).toBe(0);
-      await throttle.recordFailure('k');
-    }
-    expect(await throttle.retryAfterSeconds('k')).toBe(60);
-    expect(await throttle.retryAfterSeconds('other')).toBe(0);
-    clock.advance(59_500);
-    expect(await throttle.retryAfterSeconds('k')).toBe(1);
-    clock.advance(500);
-    expect(await throttle.retryAfterSeconds('k')).toBe(0);
-    await throttle.recordFailure('k');
-    await throttle.clear('k');
-    expect(await throttle.retryAfterSeconds('k')).toBe(0);
-  });
-});
+/** A throttle backend under test and a way to move its time past a window. */
+interface Backend {
+  readonly name: string;
+  readonly skip: boolean;
+  /** Two handles on one store, as two nodes would have (memory: the same object). */
+  open(): { first: LoginThrottle; second: LoginThrottle; passWindow: () => Promise<void> };
+}
 
-describe.skipIf(redisUrl === '')('RedisLoginThrottle', () => {
-  const keyPrefix = `svc:test:login-failures:${randomBase62(8)}:`;
-  const first = new RedisLoginThrottle({ url: redisUrl, keyPrefix, rule: { failuresMax: 3, windowSeconds: 2 } });
-  const second = new RedisLoginThrottle({ url: redisUrl, keyPrefix, rule: { failuresMax: 3, windowSeconds: 2 } });
-  afterAll(async () => {
-    await first.close();
-    await second.close();
-  });
+const WINDOW_SECONDS = 1;
 
-  it('shares the count between processes and forgets it when the window ends', async () => {
-    await first.recordFailure('pair');
-    await second.recordFailure('pair');
-    expect(await first.retryAfterSeconds('pair')).toBe(0);
-    await first.recordFailure('pair');
-    const retryAfter = await second.retryAfterSeconds('pair');
-    expect(retryAfter).toBeGreaterThan(0);
-    expect(retryAfter).toBeLessThanOrEqual(2);
-    // Later failures do not extend the window.
-    await second.recordFailure('pair');
-    await sleep(2100);
-    expect(await first.retryAfterSeconds('pair')).toBe(0);
-  });
+const backends: Backend[] = [
+  {
+    name: 'MemoryLoginThrottle',
+    skip: false,
+    open() {
+      const clock: TestClock = testClock();
+      const throttle = new MemoryLoginThrottle({ clock });
+      return {
+        first: throttle,
+        second: throttle,
+        passWindow: () => Promise.resolve(clock.advance(WINDOW_SECONDS * 1000)),
+      };
+    },
+  },
+  {
+    name: 'RedisLoginThrottle',
+    skip: redisUrl === '',
+    open() {
+      const keyPrefix = `svc:test:login-failures:${randomBase62(8)}:`;
+      return {
+        first: new RedisLoginThrottle({ url: redisUrl, keyPrefix }),
+        second: new RedisLoginThrottle({ url: redisUrl, keyPrefix }),
+        passWindow: () => sleep(WINDOW_SECONDS * 1000 + 100),
+      };
+    },
+  },
+];
 
-  it('a success clears the count', async () => {
-    for (let failure = 0; failure < 3; failure += 1) await first.recordFailure('cleared');
-    expect(await second.retryAfterSeconds('cleared')).toBeGreaterThan(0);
-    await second.clear('cleared');
-    expect(await first.retryAfterSeconds('cleared')).toBe(0);
-  });
+function limit(key: string, failuresMax: number): LoginThrottleLimit {
+  return { key, failuresMax, windowSeconds: WINDOW_SECONDS };
+}
 
-  it('lets attempts through when Redis does not answer, and reports it', async () => {
+for (const backend of backends) {
+  describe.skipIf(backend.skip)(backend.name, () => {
+    let first: LoginThrottle;
+    let second: LoginThrottle;
+    let passWindow: () => Promise<void>;
+    beforeAll(() => {
+      ({ first, second, passWindow } = backend.open());
+    });
+    afterAll(async () => {
+      await first.close();
+      if (second !== first) await second.close();
+    });
+
+    it('reserves up to failuresMax slots of a key in a window, shared between nodes, then refuses until it ends', async () => {
+      const pair = limit(`pair-${randomBase62(6)}`, 3);
+      expect(await first.reserve([pair])).toBe(0);
+      expect(await second.reserve([pair])).toBe(0);
+      expect(await first.reserve([pair])).toBe(0);
+      const retryAfter = await second.reserve([pair]);
+      expect(retryAfter).toBeGreaterThan(0);
+      expect(retryAfter).toBeLessThanOrEqual(WINDOW_SECONDS);
+      // A refused attempt is not counted: the window is not extended and ends on time.
+      expect(await first.reserve([pair])).toBeGreaterThan(0);
+      await passWindow();
+      expect(await first.reserve([pair])).toBe(0);
+    });
+
+    it('takes a slot of every limit or of none: a full limit refuses without counting against the others', async () => {
+      const pairA = limit(`a-${randomBase62(6)}`, 2);
+      const pairB = limit(`b-${randomBase62(6)}`, 2);
+      const email = limit(`email-${randomBase62(6)}`, 3);
+      expect(await first.reserve([pairA, email])).toBe(0);
+      expect(await first.reserve([pairA, email])).toBe(0);
+      expect(await first.reserve([pairA, email])).toBeGreaterThan(0); // pair A full: email not counted
+      expect(await second.reserve([pairB, email])).toBe(0); // email's third slot
+      expect(await second.reserve([pairB, email])).toBeGreaterThan(0); // email full: pair B not counted
+      await second.release([email.key]);
+      expect(await second.reserve([pairB, email])).toBe(0); // pair B had one slot left
+      expect(await second.reserve([pairB, email])).toBeGreaterThan(0);
+    });
+
+    it('release gives back one slot; clear forgets the key', async () => {
+      const pair = limit(`r-${randomBase62(6)}`, 2);
+      expect(await first.reserve([pair])).toBe(0);
+      expect(await first.reserve([pair])).toBe(0);
+      await second.release([pair.key]);
+      expect(await first.reserve([pair])).toBe(0);
+      expect(await first.reserve([pair])).toBeGreaterThan(0);
+      await second.clear(pair.key);
+      expect(await first.reserve([pair])).toBe(0);
+      // Releasing more than was reserved never goes below nothing.
+      await first.release([pair.key, pair.key, pair.key]);
+      expect(await first.reserve([pair])).toBe(0);
+      expect(await first.reserve([pair])).toBe(0);
+      expect(await first.reserve([pair])).toBeGreaterThan(0);
+    });
+
+    // Regression, issue 19 item 4: the check ran before the password and the count after it, so
+    // concurrent guesses all saw room. Reserving is one atomic step.
+    it('lets exactly failuresMax of 30 concurrent reservations through, across two nodes', async () => {
+      const pair = limit(`c-${randomBase62(6)}`, 10);
+      const email = limit(`ce-${randomBase62(6)}`, 100);
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, (_, index) => (index % 2 === 0 ? first : second).reserve([pair, email])),
+      );
+      expect(answers.filter((retryAfter) => retryAfter === 0)).toHaveLength(10);
+      expect(answers.filter((retryAfter) => retryAfter > 0)).toHaveLength(20);
+      // The email's limit counted the ten reservations only.
+      const emailOnly = await Promise.all(Array.from({ length: 95 }, () => first.reserve([email])));
+      expect(emailOnly.filter((retryAfter) => retryAfter === 0)).toHaveLength(90);
+    });
+  });
+}
+
+describe.skipIf(redisUrl === '')('RedisLoginThrottle when Redis does not answer', () => {
+  it('lets attempts through and reports it', async () => {
     const errors: unknown[] = [];
     const down = new RedisLoginThrottle({ url: 'redis://127.0.0.1:1', onError: (error) => errors.push(error) });
-    await down.recordFailure('k');
-    expect(await down.retryAfterSeconds('k')).toBe(0);
-    expect(errors.length).toBeGreaterThan(0);
-    await down.close();
-  });
-});
-
-describe.skipIf(redisUrl === '')('log-in throttling through Redis (REDIS_URL)', () => {
-  const ctx = useTestService('sqlite', { env: { REDIS_URL: redisUrl } });
-  const call = (options: InjectOptions) => ctx().service.app.inject(options);
-
-  it('answers 429 after 10 failures for the (email, IP) pair', async () => {
-    const account = await signup(call, ctx().secretKey);
-    const attempt = (password: string) =>
-      call({
-        method: 'POST',
-        url: '/v1/auth/login',
-        headers: ctx().auth,
-        payload: { email: account.email, password },
-        remoteAddress: '198.51.100.77',
-      });
-    for (let failure = 0; failure < 10; failure += 1) expect((await attempt('wrong-password')).statusCode).toBe(401);
-    const refused = await attempt(account.password);
-    expect(refused.statusCode).toBe(429);
-    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(14 * 60);
+    try {
+      const pair = limit('k', 1);
+      expect(await down.reserve([pair])).toBe(0);
+      expect(await down.reserve([pair])).toBe(0);
+      await down.release([pair.key]);
+      expect(errors.length).toBeGreaterThan(0);
+    } finally {
+      await down.close();
+    }
   });
 });

@@ -2,18 +2,26 @@ import { Redis } from 'ioredis';
 import type { Clock } from '../../shared/clock.js';
 
 /**
- * Counts failed log-in attempts per key (project, email and client IP) in a fixed window: after
- * `failuresMax` failures within `windowSeconds` of the first, the key is refused until the window
- * ends. A success clears the count.
+ * Counts log-in attempts against fixed-window limits (docs/architecture.md, "Log-in throttling").
  *
- * Not the request rate limiter's token bucket: that one counts every request, and a log-in limit
- * must be checked before the password is (so a refused attempt learns nothing) while only failures
- * count against it, which a take-one-token bucket cannot express.
+ * An attempt takes a slot of every limit it falls under BEFORE the password is checked, in one
+ * atomic step with the check that each limit has room: concurrent guesses cannot all see room and
+ * all go on to a password check. When any limit is full nothing is counted and the attempt is
+ * refused, so a refused attempt learns nothing about the password. A wrong password keeps its slot;
+ * a right one gives its slots back (`release`), and may forget earlier failures (`clear`).
+ *
+ * Not the request rate limiter's token bucket: only failures may end up counted, which a
+ * take-one-token bucket cannot express.
  */
 export interface LoginThrottle {
-  /** Seconds until `key` may try again; 0 when it may try now. */
-  retryAfterSeconds(key: string): Promise<number>;
-  recordFailure(key: string): Promise<void>;
+  /**
+   * Takes one slot of every limit and answers 0, or, when any of them is full, takes none and
+   * answers the seconds until the last full one has room again.
+   */
+  reserve(limits: readonly LoginThrottleLimit[]): Promise<number>;
+  /** Gives back one slot of each key: the attempt it was reserved for did not fail. */
+  release(keys: readonly string[]): Promise<void>;
+  /** Forgets a key's count altogether. */
   clear(key: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -23,116 +31,174 @@ export interface LoginThrottleRule {
   readonly windowSeconds: number;
 }
 
-/** CONTRACT.md section 1: 10 failures per 15 minutes per (email, IP). */
-export const LOGIN_THROTTLE_RULE: LoginThrottleRule = { failuresMax: 10, windowSeconds: 15 * 60 };
+/** One counter and its rule. The window starts at the counter's first attempt; later ones do not extend it. */
+export interface LoginThrottleLimit extends LoginThrottleRule {
+  readonly key: string;
+}
 
 /** Keys kept at most; past it the oldest are dropped, which only forgives. */
 const ENTRIES_MAX = 100_000;
 
-/** In this process's memory: the default on one node. Time comes from the service's clock. */
+interface Counter {
+  attempts: number;
+  windowEndsMs: number;
+}
+
+/**
+ * In this process's memory: the default on one node. Time comes from the service's clock. Each
+ * method runs to its end without awaiting, so on one node the check and the count are one step.
+ */
 export class MemoryLoginThrottle implements LoginThrottle {
-  readonly #entries = new Map<string, { failures: number; windowEndsMs: number }>();
-  readonly #rule: LoginThrottleRule;
+  readonly #counters = new Map<string, Counter>();
   readonly #clock: Clock;
 
-  constructor(options: { clock: Clock; rule?: LoginThrottleRule }) {
+  constructor(options: { clock: Clock }) {
     this.#clock = options.clock;
-    this.#rule = options.rule ?? LOGIN_THROTTLE_RULE;
   }
 
-  retryAfterSeconds(key: string): Promise<number> {
-    const entry = this.#live(key);
-    if (entry === undefined || entry.failures < this.#rule.failuresMax) return Promise.resolve(0);
-    return Promise.resolve(Math.max(1, Math.ceil((entry.windowEndsMs - this.#clock.now().getTime()) / 1000)));
+  reserve(limits: readonly LoginThrottleLimit[]): Promise<number> {
+    const nowMs = this.#clock.now().getTime();
+    let retryAfterMs = 0;
+    for (const limit of limits) {
+      const counter = this.#live(limit.key, nowMs);
+      if (counter !== undefined && counter.attempts >= limit.failuresMax)
+        retryAfterMs = Math.max(retryAfterMs, counter.windowEndsMs - nowMs);
+    }
+    if (retryAfterMs > 0) return Promise.resolve(Math.ceil(retryAfterMs / 1000));
+    for (const limit of limits) {
+      const counter = this.#live(limit.key, nowMs);
+      if (counter !== undefined) {
+        counter.attempts += 1;
+        continue;
+      }
+      if (this.#counters.size >= ENTRIES_MAX) this.#evictOldest();
+      this.#counters.set(limit.key, { attempts: 1, windowEndsMs: nowMs + limit.windowSeconds * 1000 });
+    }
+    return Promise.resolve(0);
   }
 
-  recordFailure(key: string): Promise<void> {
-    const entry = this.#live(key);
-    if (entry !== undefined) {
-      entry.failures += 1;
-    } else {
-      if (this.#entries.size >= ENTRIES_MAX) this.#evictOldest();
-      this.#entries.set(key, { failures: 1, windowEndsMs: this.#clock.now().getTime() + this.#rule.windowSeconds * 1000 });
+  release(keys: readonly string[]): Promise<void> {
+    const nowMs = this.#clock.now().getTime();
+    for (const key of keys) {
+      const counter = this.#live(key, nowMs);
+      if (counter === undefined) continue;
+      counter.attempts -= 1;
+      if (counter.attempts <= 0) this.#counters.delete(key);
     }
     return Promise.resolve();
   }
 
   clear(key: string): Promise<void> {
-    this.#entries.delete(key);
+    this.#counters.delete(key);
     return Promise.resolve();
   }
 
   close(): Promise<void> {
-    this.#entries.clear();
+    this.#counters.clear();
     return Promise.resolve();
   }
 
-  #live(key: string): { failures: number; windowEndsMs: number } | undefined {
-    const entry = this.#entries.get(key);
-    if (entry !== undefined && entry.windowEndsMs <= this.#clock.now().getTime()) {
-      this.#entries.delete(key);
+  #live(key: string, nowMs: number): Counter | undefined {
+    const counter = this.#counters.get(key);
+    if (counter !== undefined && counter.windowEndsMs <= nowMs) {
+      this.#counters.delete(key);
       return undefined;
     }
-    return entry;
+    return counter;
   }
 
   #evictOldest(): void {
     let evicted = 0;
-    for (const key of this.#entries.keys()) {
-      this.#entries.delete(key);
+    for (const key of this.#counters.keys()) {
+      this.#counters.delete(key);
       evicted += 1;
       if (evicted >= ENTRIES_MAX / 10) break;
     }
   }
 }
 
-const RECORD_FAILURE_SCRIPT = `
-local failures = redis.call('INCR', KEYS[1])
-if failures == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
-return failures
+/**
+ * KEYS: the counters; ARGV: for each counter its maximum and window in milliseconds. Answers 0 when
+ * every counter had room and each was incremented (a new one expiring at the end of its window), or
+ * the milliseconds until the last full counter expires, having changed nothing.
+ */
+const RESERVE_SCRIPT = `
+local retry_ms = 0
+for i, key in ipairs(KEYS) do
+  local attempts = tonumber(redis.call('GET', key) or '0')
+  if attempts >= tonumber(ARGV[2 * i - 1]) then
+    local ttl_ms = redis.call('PTTL', key)
+    if ttl_ms < 0 then
+      ttl_ms = tonumber(ARGV[2 * i])
+      redis.call('PEXPIRE', key, ttl_ms)
+    end
+    retry_ms = math.max(retry_ms, ttl_ms)
+  end
+end
+if retry_ms > 0 then return retry_ms end
+for i, key in ipairs(KEYS) do
+  if redis.call('INCR', key) == 1 then redis.call('PEXPIRE', key, ARGV[2 * i]) end
+end
+return 0
 `;
 
-/** The longest a throttle check waits for Redis, as for the request rate limiter. */
+/** KEYS: the counters to give one slot back to; a counter that reaches 0 is deleted. */
+const RELEASE_SCRIPT = `
+for _, key in ipairs(KEYS) do
+  local attempts = tonumber(redis.call('GET', key) or '0')
+  if attempts > 1 then redis.call('DECR', key) elseif attempts == 1 then redis.call('DEL', key) end
+end
+return 0
+`;
+
+/** The Lua scripts as ioredis defines them on the client. */
+interface ThrottleCommands {
+  svcLoginReserve: (...keysThenArguments: Array<string | number>) => Promise<number>;
+  svcLoginRelease: (...keys: string[]) => Promise<number>;
+}
+
+/** The longest a throttle step waits for Redis, as for the request rate limiter. */
 const COMMAND_TIMEOUT_MS = 250;
 
 /**
- * Shared by every process through Redis (`REDIS_URL`): one counter per key, created with the
- * window as its time to live. If Redis does not answer, attempts are let through (and the error
- * reported): an outage of Redis should not lock every user out.
+ * Shared by every process through Redis (`REDIS_URL`): one counter per key, created with its window
+ * as its time to live, checked and incremented by one Lua script (atomic in Redis). If Redis does
+ * not answer, attempts are let through (and the error reported): an outage of Redis should not lock
+ * every user out.
  */
 export class RedisLoginThrottle implements LoginThrottle {
-  readonly #redis: Redis;
-  readonly #rule: LoginThrottleRule;
+  readonly #redis: Redis & ThrottleCommands;
   readonly #keyPrefix: string;
   readonly #onError: (error: unknown) => void;
 
-  constructor(options: { url: string; rule?: LoginThrottleRule; keyPrefix?: string; onError?: (error: unknown) => void }) {
-    this.#redis = new Redis(options.url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, commandTimeout: COMMAND_TIMEOUT_MS });
-    this.#redis.on('error', () => undefined);
-    this.#rule = options.rule ?? LOGIN_THROTTLE_RULE;
+  constructor(options: { url: string; keyPrefix?: string; onError?: (error: unknown) => void }) {
+    const redis = new Redis(options.url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, commandTimeout: COMMAND_TIMEOUT_MS });
+    redis.on('error', () => undefined);
+    redis.defineCommand('svcLoginReserve', { lua: RESERVE_SCRIPT });
+    redis.defineCommand('svcLoginRelease', { lua: RELEASE_SCRIPT });
+    this.#redis = redis as Redis & ThrottleCommands;
     this.#keyPrefix = options.keyPrefix ?? 'svc:login-failures:';
     this.#onError = options.onError ?? (() => undefined);
   }
 
-  async retryAfterSeconds(key: string): Promise<number> {
+  async reserve(limits: readonly LoginThrottleLimit[]): Promise<number> {
+    if (limits.length === 0) return 0;
     try {
-      const [[, failures], [, ttlMs]] = (await this.#redis.multi().get(this.#key(key)).pttl(this.#key(key)).exec()) as [
-        [unknown, string | null],
-        [unknown, number],
-      ];
-      if (failures === null || Number(failures) < this.#rule.failuresMax) return 0;
-      return Math.max(1, Math.ceil(ttlMs / 1000));
+      const keys = limits.map((limit) => this.#key(limit.key));
+      const rules = limits.flatMap((limit) => [limit.failuresMax, limit.windowSeconds * 1000]);
+      // ioredis' defined commands take the number of keys from the definition; pass it first when unset.
+      const retryAfterMs = await this.#redis.svcLoginReserve(keys.length, ...keys, ...rules);
+      return retryAfterMs > 0 ? Math.ceil(retryAfterMs / 1000) : 0;
     } catch (error) {
       this.#onError(error);
       return 0;
     }
   }
 
-  async recordFailure(key: string): Promise<void> {
+  async release(keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return;
     try {
-      // The window starts at the first failure and later ones do not extend it. A script rather
-      // than EXPIRE … NX, which needs Redis 7.
-      await this.#redis.eval(RECORD_FAILURE_SCRIPT, 1, this.#key(key), this.#rule.windowSeconds);
+      await this.#redis.svcLoginRelease(String(keys.length), ...keys.map((key) => this.#key(key)));
     } catch (error) {
       this.#onError(error);
     }

@@ -545,6 +545,25 @@ describeEachDialect('oauth', (dialect) => {
       expect((await finish('scripted', { code: 'c', state })).json()).toMatchObject({ user: { email: 'sc@example.com' } });
     });
 
+    it("records the end user's X-End-User-IP and X-End-User-Agent on the callback's session", async () => {
+      const { state, nonce } = await startScripted();
+      answerWith(idToken({ nonce }));
+      const response = await call({
+        method: 'POST',
+        url: '/v1/auth/oauth/scripted/callback',
+        headers: { ...ctx().auth, 'x-end-user-ip': '198.51.100.23', 'x-end-user-agent': 'Firefox/140' },
+        payload: { code: 'c', state },
+      });
+      expect(response.statusCode).toBe(200);
+      const { user, session } = response.json<{ user: { id: string }; session: { id: string } }>();
+      const sessions = await call({ method: 'GET', url: `/v1/users/${user.id}/sessions`, headers: ctx().auth });
+      const name = session.id.slice(0, session.id.indexOf('.'));
+      expect(sessions.json<{ data: Array<{ id: string }> }>().data.find((row) => row.id === name)).toMatchObject({
+        ip: '198.51.100.23',
+        user_agent: 'Firefox/140',
+      });
+    });
+
     it('refuses a wrong nonce, an expired token, a wrong signature, a wrong audience', async () => {
       const otherKey = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey;
       const now = Math.floor(clock.now().getTime() / 1000);

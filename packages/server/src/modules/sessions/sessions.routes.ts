@@ -58,7 +58,7 @@ export function sessionsRoutes(auth: AuthService, sessions: SessionsService): Ro
         auth.refresh(
           requireSecretKey(request).projectId,
           (request.body as Static<typeof RefreshSessionBody>).refresh_token,
-          { ip: request.ip, userAgent: request.headers['user-agent'] },
+          request.client,
           auditContext(request),
         ),
     );

@@ -1,0 +1,74 @@
+import { isIP } from 'node:net';
+import type { FastifyRequest } from 'fastify';
+import { ApiError } from '../shared/errors.js';
+import type { Principal } from './principal.js';
+
+/**
+ * Who is behind a request: the address and user agent that rate limits, log-in throttling, new
+ * sessions and audit entries record. See docs/architecture.md ("End-user context").
+ */
+export interface RequestClient {
+  readonly ip: string;
+  readonly userAgent: string | undefined;
+}
+
+export const END_USER_IP_HEADER = 'x-end-user-ip';
+export const END_USER_AGENT_HEADER = 'x-end-user-agent';
+/** Longer user agents are cut, as the sessions table and the audit log keep them. */
+export const USER_AGENT_LENGTH_MAX = 500;
+
+/** The connection's own address (as `trustProxy` resolves it) and `User-Agent`. */
+export function transportClient(request: FastifyRequest): RequestClient {
+  return { ip: request.ip, userAgent: headerValue(request.headers['user-agent'])?.slice(0, USER_AGENT_LENGTH_MAX) };
+}
+
+/**
+ * The end user a server-to-server request speaks for, from `X-End-User-IP` and `X-End-User-Agent`,
+ * or undefined when the request names none. Only a secret key's holder (the calling application)
+ * may name one: on a session token or a dashboard cookie the headers are ignored, since a browser
+ * could otherwise choose the address it is throttled and recorded under. Each header stands alone:
+ * the one not sent keeps the connection's value. A malformed address → 400 `parameter_invalid`.
+ */
+export function endUserClient(request: FastifyRequest, principal: Principal): RequestClient | undefined {
+  if (principal.kind !== 'secret_key' || principal.via === 'dashboard') return undefined;
+  const ipHeader = headerValue(request.headers[END_USER_IP_HEADER]);
+  const agentHeader = headerValue(request.headers[END_USER_AGENT_HEADER]);
+  if (ipHeader === undefined && agentHeader === undefined) return undefined;
+  const transport = transportClient(request);
+  return {
+    ip: ipHeader === undefined ? transport.ip : canonicalIp(ipHeader),
+    userAgent: agentHeader === undefined ? transport.userAgent : agentHeader.slice(0, USER_AGENT_LENGTH_MAX),
+  };
+}
+
+/**
+ * One spelling per address, so that `2001:DB8::1`, `2001:db8:0:0:0:0:0:1` and `::ffff:192.0.2.1`
+ * (an IPv4 address in IPv6 form) count against the same throttle as `2001:db8::1` and `192.0.2.1`.
+ * Zone ids (`fe80::1%eth0`) name a local interface, never an end user, and are refused.
+ */
+export function canonicalIp(text: string): string {
+  const value = text.trim();
+  const family = value.length > 64 ? 0 : isIP(value);
+  if (family === 4) return value;
+  if (family === 6 && !value.includes('%')) {
+    // The URL parser writes IPv6 addresses in their canonical form (RFC 5952): lower case, zeros compressed.
+    const canonical = new URL(`http://[${value}]/`).hostname.slice(1, -1);
+    const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(canonical);
+    if (mapped?.[1] === undefined || mapped[2] === undefined) return canonical;
+    const high = Number.parseInt(mapped[1], 16);
+    const low = Number.parseInt(mapped[2], 16);
+    return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
+  }
+  throw new ApiError(
+    'parameter_invalid',
+    'The X-End-User-IP header must be one IPv4 or IPv6 address, such as 203.0.113.7 or 2001:db8::1.',
+    {
+      param: 'X-End-User-IP',
+    },
+  );
+}
+
+/** A header's first value; a repeated custom header arrives joined with ", " and then fails the address check. */
+function headerValue(header: string | string[] | undefined): string | undefined {
+  return Array.isArray(header) ? header[0] : header;
+}
