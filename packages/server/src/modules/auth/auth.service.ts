@@ -191,6 +191,14 @@ export class AuthService {
     if (user.banned_at !== null) throw new ApiError('user_banned', 'This user is banned and cannot log in.');
     const rehashed = needsRehash(user.password_hash) ? await hashPassword(input.password) : undefined;
     return inTransaction(this.#db, async (trx) => {
+      // The password was checked before this transaction. Regression: a log in whose check finished
+      // just before the account was taken over by its address's owner (its password removed, its
+      // sessions revoked) still got a session. Read the row again, locked, and insist it is unchanged.
+      const current = await this.#users.findRecordLockedInTransaction(trx, projectId, user.id);
+      if (current === undefined || current.password_hash !== user.password_hash) {
+        throw new ApiError('invalid_credentials', INVALID_CREDENTIALS_MESSAGE);
+      }
+      if (current.banned_at !== null) throw new ApiError('user_banned', 'This user is banned and cannot log in.');
       const now = this.#clock.now();
       if (rehashed !== undefined) await this.#users.setPasswordHashInTransaction(trx, user, rehashed, now);
       const issued = await this.#sessions.createInTransaction(trx, { projectId, userId: user.id, client, now });

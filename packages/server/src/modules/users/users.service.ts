@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import { inTransaction, isUniqueViolation, type Transaction } from '../../db/transaction.js';
+import { inTransaction, isUniqueViolation, rowLockFor, type Transaction } from '../../db/transaction.js';
 import { type Clock, isoTime } from '../../shared/clock.js';
 import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
@@ -126,6 +126,15 @@ export class UsersService {
 
   async findRecord(projectId: string, userId: string, executor?: Transaction): Promise<UserRecord | undefined> {
     return executor === undefined ? store.findUserForRead(this.#db, projectId, userId) : store.findUser(executor, projectId, userId);
+  }
+
+  /**
+   * The stored user, its row locked until `trx` ends on PostgreSQL: a sign-in that checked a
+   * credential outside the transaction reads it again here, after any takeover of the account
+   * (docs/adr/0014-identity-linking.md) that committed in between.
+   */
+  async findRecordLockedInTransaction(trx: Transaction, projectId: string, userId: string): Promise<UserRecord | undefined> {
+    return store.findUserLocked(trx, projectId, userId, rowLockFor(this.#db.dialect));
   }
 
   async findRecordByEmail(
