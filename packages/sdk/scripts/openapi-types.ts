@@ -1,8 +1,10 @@
 /**
- * Renders the service's OpenAPI 3.1 document as TypeScript: one interface per component schema and
+ * Renders the service's OpenAPI 3.1 document as TypeScript: one interface per component schema,
  * one `Operations` map keyed by `"METHOD /path"` with each operation's path parameters, query,
- * body and success response. The SDK calls the API only through keys of that map, so a path or
- * field the server does not have is a type error.
+ * body and success response, and the `operations` table keyed by `operationId` from which the
+ * clients build one method per operation (`client.operations.listOrganizations()`). The SDK calls
+ * the API only through keys of that map, so a path or field the server does not have is a type
+ * error, and a route the server adds is a method as soon as this file is generated again.
  *
  * Only the JSON Schema the server's TypeBox schemas produce is understood: objects, arrays,
  * strings, numbers, booleans, null, `enum`, `const`, `anyOf`/`oneOf`/`allOf` and `$ref` to a
@@ -33,7 +35,9 @@ interface Parameter {
 }
 
 interface Operation {
+  readonly operationId?: string;
   readonly summary?: string;
+  readonly security?: ReadonlyArray<Readonly<Record<string, readonly string[]>>>;
   readonly parameters?: readonly Parameter[];
   readonly requestBody?: { readonly required?: boolean; readonly content?: Readonly<Record<string, { readonly schema?: JsonSchema }>> };
   readonly responses?: Readonly<Record<string, { readonly content?: Readonly<Record<string, { readonly schema?: JsonSchema }>> }>>;
@@ -168,6 +172,24 @@ class Renderer {
   }
 }
 
+/** Who may call an operation, from its `security`: the client whose credential it takes gets its method. */
+export type OperationCredential = 'secret' | 'session' | 'any' | 'public';
+
+function credentialOf(operation: Operation, name: string): OperationCredential {
+  const schemes = new Set((operation.security ?? []).flatMap((requirement) => Object.keys(requirement)));
+  if (operation.security === undefined) throw new Error(`${name} has no security`);
+  const secret = schemes.has('secretKey') || schemes.has('secretKeyHeader');
+  const session = schemes.has('sessionToken');
+  return secret && session ? 'any' : secret ? 'secret' : session ? 'session' : 'public';
+}
+
+/** A list in the API's shape (`{object: 'list', data, has_more}`) that pages with `starting_after`. */
+function isList(operation: Operation, responseSchema: JsonSchema | undefined): boolean {
+  const properties = responseSchema?.properties ?? {};
+  const pages = (operation.parameters ?? []).some((parameter) => parameter.in === 'query' && parameter.name === 'starting_after');
+  return pages && properties['data']?.type === 'array' && properties['has_more'] !== undefined;
+}
+
 /** The TypeScript source of `src/generated/openapi.ts` (before formatting). */
 export function renderOpenApiTypes(document: OpenApiDocument): string {
   const components = document.components?.schemas ?? {};
@@ -179,32 +201,55 @@ export function renderOpenApiTypes(document: OpenApiDocument): string {
     source += type.startsWith('{') ? `export interface ${name} ${type}\n` : `export type ${name} = ${type};\n`;
   }
 
+  let table = '';
+  const names = new Set<string>();
   source += '\n/** Every operation of the API, keyed by method and path template. */\nexport interface Operations {\n';
   for (const [path, item] of Object.entries(document.paths)) {
-    if (!path.startsWith('/v1/')) continue;
     for (const method of METHODS) {
       const operation = item[method];
       if (operation === undefined) continue;
+      const key = `${method.toUpperCase()} ${path}`;
       const indent = '    ';
       const parameters = operation.parameters ?? [];
-      const bodySchema = operation.requestBody?.content?.['application/json']?.schema;
+      const bodyContent = operation.requestBody?.content ?? {};
+      const bodySchema = bodyContent['application/json']?.schema ?? bodyContent['application/x-www-form-urlencoded']?.schema;
       const [status, response] =
         Object.entries(operation.responses ?? {})
           .filter(([code]) => /^2\d\d$/.test(code))
           .sort(([a], [b]) => Number(a) - Number(b))[0] ?? [];
-      if (status === undefined) throw new Error(`${method.toUpperCase()} ${path} has no success response`);
+      if (status === undefined) throw new Error(`${key} has no success response`);
       const responseSchema = response?.content?.['application/json']?.schema;
+      // A documented body in another media type (Prometheus text) is read as text.
       const responseType =
-        status === '204' ? 'undefined' : responseSchema === undefined ? 'unknown' : renderer.type(responseSchema, indent);
+        status === '204'
+          ? 'undefined'
+          : responseSchema !== undefined
+            ? renderer.type(responseSchema, indent)
+            : Object.keys(response?.content ?? {}).length > 0
+              ? 'string'
+              : 'unknown';
       source += comment(operation.summary, '  ');
-      source += `  ${JSON.stringify(`${method.toUpperCase()} ${path}`)}: {\n`;
+      source += `  ${JSON.stringify(key)}: {\n`;
       source += `${indent}path: ${renderer.parameters(parameters, 'path', indent)};\n`;
       source += `${indent}query: ${renderer.parameters(parameters, 'query', indent)};\n`;
       source += `${indent}body: ${bodySchema === undefined ? 'undefined' : renderer.type(bodySchema, indent)};\n`;
       source += `${indent}status: ${status};\n`;
       source += `${indent}response: ${responseType};\n`;
       source += '  };\n';
+
+      const id = operation.operationId;
+      if (id === undefined || !/^[a-z][A-Za-z0-9]*$/.test(id)) throw new Error(`${key} has no camelCase operationId`);
+      if (names.has(id)) throw new Error(`operationId ${id} is used twice`);
+      names.add(id);
+      const body = bodyContent['application/x-www-form-urlencoded'] !== undefined ? 'form' : bodySchema === undefined ? 'none' : 'json';
+      table += comment(operation.summary === undefined ? key : `\`${key}\`: ${operation.summary}`, '  ');
+      table += `  ${id}: { method: '${method.toUpperCase()}', path: ${JSON.stringify(path)}, credential: '${credentialOf(operation, key)}', body: '${body}', list: ${isList(operation, responseSchema)} },\n`;
     }
   }
-  return `${source}}\n`;
+  source += '}\n';
+  source +=
+    '\n/**\n * Every operation by its `operationId`: method, path template, the credential it takes\n' +
+    ' * (`secret`, `session`, `any` or `public`), how its body is sent, and whether it is a list that\n' +
+    ' * pages with `starting_after`. The clients turn each entry into a method of `operations`.\n */\n';
+  return `${source}export const operations = {\n${table}} as const;\n`;
 }

@@ -1,3 +1,4 @@
+import { operations } from './generated/openapi.js';
 import { type ListPage, PagedList } from './pagination.js';
 import type { Credential, RequestOptions, RetryMode, Transport } from './transport.js';
 import type { OperationKey, PathParams, QueryParams, RequestBody, ResponseBody } from './types.js';
@@ -16,6 +17,13 @@ const UNREPLAYED: ReadonlySet<OperationKey> = new Set<OperationKey>([
   'POST /v1/sessions/refresh',
   'POST /v1/auth/oauth/{provider}/callback',
 ]);
+
+/** Operations whose body is a form (`application/x-www-form-urlencoded`), as the browser posts it; JSON for the rest. */
+const FORM_BODIES: ReadonlySet<string> = new Set(
+  Object.values(operations)
+    .filter((spec) => spec.body === 'form')
+    .map((spec) => `${spec.method} ${spec.path}`),
+);
 
 type EmptyRecord = Record<string, never>;
 
@@ -57,6 +65,7 @@ export class Api {
         retry,
         ...(input.query === undefined ? {} : { query: input.query }),
         ...(input.body === undefined ? {} : { body: input.body }),
+        ...(FORM_BODIES.has(key) ? { bodyEncoding: 'form' as const } : {}),
       },
       options,
     );

@@ -1,4 +1,5 @@
 import { Api } from './api.js';
+import { type OperationMethods, operationMethods, type SecretKeyOperationId, type SessionOperationId } from './operations.js';
 import { Auth } from './resources/auth.js';
 import { Sessions } from './resources/sessions.js';
 import { Roles, Users } from './resources/users.js';
@@ -24,7 +25,8 @@ export interface SvcSessionClientOptions extends TransportOptions {
 
 /**
  * The client for your servers, holding the project's secret key. Every namespace mirrors a part of
- * the API (CONTRACT.md section 4); `withSession(token)` makes the end-user client.
+ * the API (docs/api.md); `operations` has a method for every operation; `withSession(token)`
+ * makes the end-user client.
  *
  * ```ts
  * const svc = new SvcClient({ apiKey: process.env.SVC_SECRET_KEY!, baseUrl: 'https://api.example.com' });
@@ -40,6 +42,12 @@ export class SvcClient {
   readonly webhooks: Webhooks;
   readonly events: Events;
   readonly project: { get(options?: RequestOptions): Promise<Project> };
+  /**
+   * Every operation a secret key may call, by its `operationId` (see `operations.ts`): the
+   * namespaces above cover the common ones with shorter signatures; these cover all of them,
+   * organizations, invitations, SSO, OAuth providers, API keys, audit logs and stats included.
+   */
+  readonly operations: OperationMethods<SecretKeyOperationId>;
   readonly #api: Api;
 
   constructor(options: SvcClientOptions) {
@@ -59,6 +67,7 @@ export class SvcClient {
     this.webhooks = new Webhooks(api);
     this.events = new Events(api);
     this.project = { get: (requestOptions) => api.call('GET /v1/project', {}, requestOptions) };
+    this.operations = operationMethods(api, new Set(['secret', 'any', 'public']));
   }
 
   /** The end-user client for this session token, with this client's address, fetch and retry settings. */
@@ -86,6 +95,8 @@ export class SvcSessionClient {
     /** `POST /v1/auth/logout`: ends this session; the token is refused from then on. */
     logout(options?: RequestOptions): Promise<void>;
   };
+  /** Every operation a session token may call, by its `operationId`, e.g. `acceptInvitation`, `listCurrentUserOrganizations`. */
+  readonly operations: OperationMethods<SessionOperationId>;
 
   constructor(options: SvcSessionClientOptions) {
     if (typeof options.sessionToken !== 'string' || options.sessionToken === '') throw new TypeError('sessionToken is required.');
@@ -100,6 +111,7 @@ export class SvcSessionClient {
         await api.call('POST /v1/auth/logout', { body: {} }, requestOptions);
       },
     };
+    this.operations = operationMethods(api, new Set(['session', 'any', 'public']));
   }
 
   /** @internal */

@@ -5,7 +5,7 @@
  * signal's own reason (an `AbortError` DOMException unless the caller gave another), as `fetch` does.
  */
 
-/** The error body of every refusal (CONTRACT.md section 2). */
+/** The error body of every refusal (docs/api.md section 2). */
 export interface ErrorBody {
   readonly type: string;
   readonly code: string;

@@ -7,6 +7,7 @@ export {
   ServiceError,
   SvcTimeoutError,
 } from './errors.js';
+export type { OperationId, OperationKeyOf, OperationMethods, SecretKeyOperationId, SessionOperationId } from './operations.js';
 export { type ListPage, PagedList } from './pagination.js';
 export type { LoginOptions } from './resources/auth.js';
 export type { RequestOptions, ResponseInfo, TransportOptions } from './transport.js';

@@ -1,4 +1,4 @@
-/** One page of a list (CONTRACT.md section 1): newest first; `has_more` says whether another follows. */
+/** One page of a list (docs/api.md section 1): newest first; `has_more` says whether another follows. */
 export interface ListPage<T> {
   readonly object: 'list';
   readonly data: T[];

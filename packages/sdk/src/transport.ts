@@ -67,6 +67,8 @@ export interface RequestSpec {
   readonly path: string;
   readonly query?: Readonly<Record<string, string | number | boolean | undefined>>;
   readonly body?: object;
+  /** `form` sends the body as `application/x-www-form-urlencoded` (the SAML ACS); default JSON. */
+  readonly bodyEncoding?: 'json' | 'form';
   readonly credential: Credential;
   readonly retry: RetryMode;
 }
@@ -199,6 +201,10 @@ export class Transport {
     };
     if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
     if (spec.body === undefined) return { method: spec.method, headers };
+    if (spec.bodyEncoding === 'form') {
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      return { method: spec.method, headers, body: new URLSearchParams(spec.body as Record<string, string>).toString() };
+    }
     headers['content-type'] = 'application/json';
     return { method: spec.method, headers, body: JSON.stringify(spec.body) };
   }
@@ -209,6 +215,10 @@ function parseSuccess(response: Response, text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
+    // The few operations that answer something else (Prometheus text, JSON lines, a page, SAML
+    // metadata) say so in Content-Type; their body is returned as text.
+    const media = (response.headers.get('content-type') ?? 'application/json').split(';')[0]?.trim().toLowerCase() ?? '';
+    if (media !== 'application/json' && !media.endsWith('+json')) return text;
     throw unexpected(response, 'The service answered with a body that is not JSON.');
   }
 }

@@ -1,5 +1,5 @@
 /**
- * The events a webhook delivery carries (CONTRACT.md section 5), as a union discriminated by
+ * The events a webhook delivery carries (docs/api.md section 5), as a union discriminated by
  * `type`: `switch (event.type)` narrows `event.data`. New types may be added to the service over
  * time; a receiver should answer 200 to types it does not know and ignore them.
  */

@@ -3,7 +3,7 @@ import { SignatureVerificationError } from './errors.js';
 import type { WebhookEvent } from './webhook-events.js';
 
 /**
- * Webhook signature verification (CONTRACT.md section 6). Every delivery is signed twice:
+ * Webhook signature verification (docs/api.md section 6). Every delivery is signed twice:
  *
  * - `x-service-signature: t=<unix seconds>,v1=<hex>[,v1=<hex>…]`: lower-case hex HMAC-SHA256,
  *   keyed with the whole secret string (`whsec_…`) as UTF-8, over `<t>.<raw body>` (Stripe's
@@ -22,7 +22,7 @@ import type { WebhookEvent } from './webhook-events.js';
 export type WebhookHeaders = Headers | Readonly<Record<string, string | readonly string[] | undefined>>;
 
 export interface VerifyWebhookOptions {
-  /** How far the signature's time may be from now; default 300 s (CONTRACT.md section 6). */
+  /** How far the signature's time may be from now; default 300 s (docs/api.md section 6). */
   readonly toleranceSeconds?: number;
   /** The time to check against; default now. */
   readonly now?: Date;

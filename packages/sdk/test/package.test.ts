@@ -17,6 +17,7 @@ ${load}
 const { createHmac } = require_('node:crypto');
 const client = new SvcClient({ apiKey: process.env.SVC_KEY, baseUrl: process.env.SVC_URL });
 const project = await client.project.get();
+const organizations = await client.operations.listOrganizations({ query: { limit: 1 } });
 const error = await client.wallets.get('wlt_0000000000000000000000').catch((caught) => caught);
 const secret = 'whsec_' + Buffer.from('k'.repeat(32)).toString('base64');
 const body = JSON.stringify({ id: 'evt_1', type: 'webhook.test', created_at: new Date().toISOString(), data: { endpoint_id: 'we_1' }, idempotency_key: 'evt_1' });
@@ -26,6 +27,7 @@ const event = await verifyWebhook(body, header, secret);
 const refused = await verifyWebhook(body + ' ', header, secret).catch((caught) => caught);
 console.log(JSON.stringify({
   project: project.object,
+  operations: [organizations.object, typeof client.operations.getAuditLog],
   error: [error instanceof ServiceError, error.status, error.code],
   event: event.type,
   refused: [refused instanceof SignatureVerificationError, refused.reason],
@@ -34,6 +36,7 @@ console.log(JSON.stringify({
 
 const EXPECTED = {
   project: 'project',
+  operations: ['list', 'function'],
   error: [true, 404, 'resource_missing'],
   event: 'webhook.test',
   refused: [true, 'signature_mismatch'],
@@ -101,6 +104,9 @@ export async function main(): Promise<void> {
   const shapeB = await client.auth.login({ email: 'a@example.com', password: 'pw' }, { format: 'token' });
   const token: string = shapeB.session;
   for await (const item of client.wallets.list({ user_id: 'usr_1' })) console.log(item.balance + balance.credits, token);
+  const organization = await client.operations.getOrganization({ path: { id: 'org_1' } });
+  const name: string = organization.name;
+  for await (const member of client.operations.listOrganizationMembers({ path: { id: organization.id } })) console.log(member.role, name);
   const event: WebhookEvent = await verifyWebhook('{}', 't=1,v1=00', 'whsec_x');
   if (event.type === 'wallet.credit.added') console.log(event.data.wallet_id);
   // @ts-expect-error: amount is a number

@@ -314,7 +314,7 @@ export interface Event {
   /** Begins with `evt_`. */
   id: string;
   object: 'event';
-  /** One of the event types of the catalog (CONTRACT.md section 5). */
+  /** One of the event types of the catalog (docs/api.md section 5). */
   type: string;
   created_at: string;
   /** The payload; its fields depend on `type`. */
@@ -372,6 +372,42 @@ export interface AuditLogEntry {
 
 /** Every operation of the API, keyed by method and path template. */
 export interface Operations {
+  /** The process is up */
+  'GET /healthz': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      status: string;
+    };
+  };
+  /** The database answers */
+  'GET /readyz': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      status: string;
+    };
+  };
+  /** Prometheus metrics, in the Prometheus text format */
+  'GET /metrics': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: string;
+  };
+  /** This API as OpenAPI 3.1 */
+  'GET /v1/openapi.json': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: Record<string, unknown>;
+  };
   /** The project the secret key belongs to */
   'GET /v1/project': {
     path: Record<string, never>;
@@ -1767,8 +1803,263 @@ export interface Operations {
       connection_id: string;
     };
     query: Record<string, never>;
-    body: undefined;
+    body: {
+      SAMLResponse: string;
+      RelayState?: string;
+    };
     status: 200;
     response: unknown;
   };
 }
+
+/**
+ * Every operation by its `operationId`: method, path template, the credential it takes
+ * (`secret`, `session`, `any` or `public`), how its body is sent, and whether it is a list that
+ * pages with `starting_after`. The clients turn each entry into a method of `operations`.
+ */
+export const operations = {
+  /** `GET /healthz`: The process is up */
+  getHealth: { method: 'GET', path: '/healthz', credential: 'public', body: 'none', list: false },
+  /** `GET /readyz`: The database answers */
+  getReadiness: { method: 'GET', path: '/readyz', credential: 'public', body: 'none', list: false },
+  /** `GET /metrics`: Prometheus metrics, in the Prometheus text format */
+  getMetrics: { method: 'GET', path: '/metrics', credential: 'public', body: 'none', list: false },
+  /** `GET /v1/openapi.json`: This API as OpenAPI 3.1 */
+  getOpenApiDocument: { method: 'GET', path: '/v1/openapi.json', credential: 'public', body: 'none', list: false },
+  /** `GET /v1/project`: The project the secret key belongs to */
+  getProject: { method: 'GET', path: '/v1/project', credential: 'secret', body: 'none', list: false },
+  /** `GET /v1/api-keys`: The project's secret keys, newest first, by prefix and last four characters */
+  listApiKeys: { method: 'GET', path: '/v1/api-keys', credential: 'secret', body: 'none', list: true },
+  /** `POST /v1/api-keys`: Create a secret key; the response carries the key, shown only here */
+  createApiKey: { method: 'POST', path: '/v1/api-keys', credential: 'secret', body: 'json', list: false },
+  /** `POST /v1/api-keys/{id}/revoke`: Revoke a secret key at once; its dashboard sessions end with it. Not the key making the request */
+  revokeApiKey: { method: 'POST', path: '/v1/api-keys/{id}/revoke', credential: 'secret', body: 'none', list: false },
+  /** `GET /v1/wallets`: List wallets, newest first */
+  listWallets: { method: 'GET', path: '/v1/wallets', credential: 'secret', body: 'none', list: true },
+  /** `POST /v1/wallets`: Create a wallet */
+  createWallet: { method: 'POST', path: '/v1/wallets', credential: 'secret', body: 'json', list: false },
+  /** `GET /v1/wallets/{id}`: Retrieve a wallet */
+  getWallet: { method: 'GET', path: '/v1/wallets/{id}', credential: 'secret', body: 'none', list: false },
+  /** `PATCH /v1/wallets/{id}`: Update metadata or the low-balance threshold */
+  updateWallet: { method: 'PATCH', path: '/v1/wallets/{id}', credential: 'secret', body: 'json', list: false },
+  /** `POST /v1/wallets/{id}/freeze`: Freeze a wallet: it refuses credits, debits and transfers */
+  freezeWallet: { method: 'POST', path: '/v1/wallets/{id}/freeze', credential: 'secret', body: 'none', list: false },
+  /** `POST /v1/wallets/{id}/unfreeze`: Unfreeze a frozen wallet */
+  unfreezeWallet: { method: 'POST', path: '/v1/wallets/{id}/unfreeze', credential: 'secret', body: 'none', list: false },
+  /** `POST /v1/wallets/{id}/close`: Close an empty wallet for good */
+  closeWallet: { method: 'POST', path: '/v1/wallets/{id}/close', credential: 'secret', body: 'none', list: false },
+  /** `GET /v1/wallets/{id}/balance`: A wallet's balance */
+  getWalletBalance: { method: 'GET', path: '/v1/wallets/{id}/balance', credential: 'secret', body: 'none', list: false },
+  /** `POST /v1/wallets/{id}/credits`: Add credits */
+  creditWallet: { method: 'POST', path: '/v1/wallets/{id}/credits', credential: 'secret', body: 'json', list: false },
+  /** `POST /v1/wallets/{id}/debits`: Deduct credits */
+  debitWallet: { method: 'POST', path: '/v1/wallets/{id}/debits', credential: 'secret', body: 'json', list: false },
+  /** `GET /v1/wallets/{id}/transactions`: A wallet's transactions, newest first */
+  listWalletTransactions: { method: 'GET', path: '/v1/wallets/{id}/transactions', credential: 'secret', body: 'none', list: true },
+  /** `POST /v1/wallets/transfer`: Move credits between two wallets */
+  transferCredits: { method: 'POST', path: '/v1/wallets/transfer', credential: 'secret', body: 'json', list: false },
+  /** `GET /v1/transactions/{id}`: Retrieve a credit, debit or transfer */
+  getTransaction: { method: 'GET', path: '/v1/transactions/{id}', credential: 'secret', body: 'none', list: false },
+  /** `POST /v1/auth/signup`: Sign up with email and password; sends the verification email */
+  signUp: { method: 'POST', path: '/v1/auth/signup', credential: 'secret', body: 'json', list: false },
+  /** `POST /v1/auth/login`: Log in with email and password */
+  logIn: { method: 'POST', path: '/v1/auth/login', credential: 'secret', body: 'json', list: false },
+  /** `POST /v1/auth/logout`: End a session: the presented one, or with a secret key the one in `session_id` */
+  logOut: { method: 'POST', path: '/v1/auth/logout', credential: 'any', body: 'json', list: false },
+  /** `GET /v1/auth/verify-email`: The link in the verification email: verifies, then shows a small page or redirects */
+  openEmailVerificationLink: { method: 'GET', path: '/v1/auth/verify-email', credential: 'public', body: 'none', list: false },
+  /** `POST /v1/auth/verify-email`: Verify an email address with the token from the email */
+  verifyEmail: { method: 'POST', path: '/v1/auth/verify-email', credential: 'secret', body: 'json', list: false },
+  /** `POST /v1/auth/verify-email/send`: Send the verification email again (rate limited) */
+  sendVerificationEmail: { method: 'POST', path: '/v1/auth/verify-email/send', credential: 'secret', body: 'json', list: false },
+  /** `POST /v1/auth/password/forgot`: Send a password reset email; answers 202 whether or not the account exists */
+  forgotPassword: { method: 'POST', path: '/v1/auth/password/forgot', credential: 'secret', body: 'json', list: false },
+  /** `POST /v1/auth/password/reset`: Set a new password with the reset email's token; revokes every session of the user */
+  resetPassword: { method: 'POST', path: '/v1/auth/password/reset', credential: 'secret', body: 'json', list: false },
+  /** `POST /v1/auth/password/change`: Change the session user's password, given the current one; the user's other sessions are revoked */
+  changePassword: { method: 'POST', path: '/v1/auth/password/change', credential: 'session', body: 'json', list: false },
+  /** `POST /v1/sessions/validate`: Check a session token: `{valid: true, user, session}` or `{valid: false, reason}`; never 404 */
+  validateSession: { method: 'POST', path: '/v1/sessions/validate', credential: 'secret', body: 'json', list: false },
+  /** `POST /v1/sessions/refresh`: Exchange a refresh token (single use) for a new session */
+  refreshSession: { method: 'POST', path: '/v1/sessions/refresh', credential: 'secret', body: 'json', list: false },
+  /** `POST /v1/sessions/{id}/revoke`: Revoke a session (reason `revoked`) */
+  revokeSession: { method: 'POST', path: '/v1/sessions/{id}/revoke', credential: 'secret', body: 'none', list: false },
+  /** `GET /v1/users/{id}/sessions`: A user's sessions that can still be used or refreshed, newest first */
+  listUserSessions: { method: 'GET', path: '/v1/users/{id}/sessions', credential: 'secret', body: 'none', list: true },
+  /** `POST /v1/users/{id}/sessions/revoke`: Revoke every session of a user (reason `revoked`) */
+  revokeUserSessions: { method: 'POST', path: '/v1/users/{id}/sessions/revoke', credential: 'secret', body: 'none', list: false },
+  /** `GET /v1/users/me`: The session's user */
+  getCurrentUser: { method: 'GET', path: '/v1/users/me', credential: 'session', body: 'none', list: false },
+  /** `GET /v1/users`: List users, newest first; `?email=` finds one by address */
+  listUsers: { method: 'GET', path: '/v1/users', credential: 'secret', body: 'none', list: true },
+  /** `GET /v1/users/{id}`: Retrieve a user, with the provider accounts linked to it */
+  getUser: { method: 'GET', path: '/v1/users/{id}', credential: 'secret', body: 'none', list: false },
+  /** `PATCH /v1/users/{id}`: Update a user's name, metadata or roles */
+  updateUser: { method: 'PATCH', path: '/v1/users/{id}', credential: 'secret', body: 'json', list: false },
+  /** `DELETE /v1/users/{id}`: Delete a user; its sessions are revoked */
+  deleteUser: { method: 'DELETE', path: '/v1/users/{id}', credential: 'secret', body: 'none', list: false },
+  /** `DELETE /v1/users/{id}/identities/{provider}`: Unlink a provider account; refused when it is the last way the user can sign in */
+  unlinkUserIdentity: { method: 'DELETE', path: '/v1/users/{id}/identities/{provider}', credential: 'secret', body: 'none', list: false },
+  /** `POST /v1/users/{id}/ban`: Ban a user: no log in, every session revoked */
+  banUser: { method: 'POST', path: '/v1/users/{id}/ban', credential: 'secret', body: 'none', list: false },
+  /** `POST /v1/users/{id}/unban`: Lift a ban */
+  unbanUser: { method: 'POST', path: '/v1/users/{id}/unban', credential: 'secret', body: 'none', list: false },
+  /** `GET /v1/roles`: Every role: custom ones newest first, then the built-in ones */
+  listRoles: { method: 'GET', path: '/v1/roles', credential: 'secret', body: 'none', list: false },
+  /** `POST /v1/roles`: Create a role with permissions */
+  createRole: { method: 'POST', path: '/v1/roles', credential: 'secret', body: 'json', list: false },
+  /** `GET /v1/roles/{key}`: Retrieve a role */
+  getRole: { method: 'GET', path: '/v1/roles/{key}', credential: 'secret', body: 'none', list: false },
+  /** `PATCH /v1/roles/{key}`: Change a custom role's name or permissions */
+  updateRole: { method: 'PATCH', path: '/v1/roles/{key}', credential: 'secret', body: 'json', list: false },
+  /** `DELETE /v1/roles/{key}`: Delete a custom role; users lose it */
+  deleteRole: { method: 'DELETE', path: '/v1/roles/{key}', credential: 'secret', body: 'none', list: false },
+  /** `PUT /v1/auth/providers/{provider}`: Configure a sign-in provider: google, github, apple, or a generic OpenID Connect provider by key */
+  configureOAuthProvider: { method: 'PUT', path: '/v1/auth/providers/{provider}', credential: 'secret', body: 'json', list: false },
+  /** `DELETE /v1/auth/providers/{provider}`: Remove a provider's configuration; linked identities stay */
+  deleteOAuthProvider: { method: 'DELETE', path: '/v1/auth/providers/{provider}', credential: 'secret', body: 'none', list: false },
+  /** `GET /v1/auth/providers`: The project's configured providers (never their secrets) */
+  listOAuthProviders: { method: 'GET', path: '/v1/auth/providers', credential: 'secret', body: 'none', list: false },
+  /** `POST /v1/auth/oauth/{provider}`: Start a sign-in: the provider's URL (PKCE S256, single-use state, nonce for OpenID Connect) */
+  startOAuth: { method: 'POST', path: '/v1/auth/oauth/{provider}', credential: 'secret', body: 'json', list: false },
+  /** `POST /v1/auth/oauth/{provider}/callback`: Finish a sign-in with the code and state from the redirect: the user and a new session */
+  completeOAuth: { method: 'POST', path: '/v1/auth/oauth/{provider}/callback', credential: 'secret', body: 'json', list: false },
+  /** `GET /v1/organizations`: List organizations, newest first */
+  listOrganizations: { method: 'GET', path: '/v1/organizations', credential: 'secret', body: 'none', list: true },
+  /** `POST /v1/organizations`: Create an organization; the slug is derived from the name when absent */
+  createOrganization: { method: 'POST', path: '/v1/organizations', credential: 'secret', body: 'json', list: false },
+  /** `GET /v1/organizations/{id}`: Retrieve an organization */
+  getOrganization: { method: 'GET', path: '/v1/organizations/{id}', credential: 'secret', body: 'none', list: false },
+  /** `PATCH /v1/organizations/{id}`: Change an organization's name, slug or metadata */
+  updateOrganization: { method: 'PATCH', path: '/v1/organizations/{id}', credential: 'secret', body: 'json', list: false },
+  /** `DELETE /v1/organizations/{id}`: Delete an organization with its memberships and invitations */
+  deleteOrganization: { method: 'DELETE', path: '/v1/organizations/{id}', credential: 'secret', body: 'none', list: false },
+  /** `GET /v1/organizations/{id}/members`: List the members, newest first; `starting_after` is a user id */
+  listOrganizationMembers: { method: 'GET', path: '/v1/organizations/{id}/members', credential: 'secret', body: 'none', list: true },
+  /** `POST /v1/organizations/{id}/members`: Add a user of the project as a member with a role (default `member`) */
+  addOrganizationMember: { method: 'POST', path: '/v1/organizations/{id}/members', credential: 'secret', body: 'json', list: false },
+  /** `PATCH /v1/organizations/{id}/members/{user_id}`: Change a member's role; the last owner cannot be demoted */
+  updateOrganizationMember: {
+    method: 'PATCH',
+    path: '/v1/organizations/{id}/members/{user_id}',
+    credential: 'secret',
+    body: 'json',
+    list: false,
+  },
+  /** `DELETE /v1/organizations/{id}/members/{user_id}`: Remove a member; the last owner cannot be removed */
+  removeOrganizationMember: {
+    method: 'DELETE',
+    path: '/v1/organizations/{id}/members/{user_id}',
+    credential: 'secret',
+    body: 'none',
+    list: false,
+  },
+  /** `POST /v1/organizations/{id}/authorize`: Whether a user's role in the organization grants a permission, read from the database on every call */
+  checkOrganizationPermission: {
+    method: 'POST',
+    path: '/v1/organizations/{id}/authorize',
+    credential: 'secret',
+    body: 'json',
+    list: false,
+  },
+  /** `GET /v1/organizations/{id}/invitations`: List the invitations, newest first, whatever their status */
+  listOrganizationInvitations: {
+    method: 'GET',
+    path: '/v1/organizations/{id}/invitations',
+    credential: 'secret',
+    body: 'none',
+    list: true,
+  },
+  /** `POST /v1/organizations/{id}/invitations`: Invite an email address with a role; sends the invitation email. Replaces a pending invitation of the same address */
+  createOrganizationInvitation: {
+    method: 'POST',
+    path: '/v1/organizations/{id}/invitations',
+    credential: 'secret',
+    body: 'json',
+    list: false,
+  },
+  /** `DELETE /v1/organizations/{id}/invitations/{invitation_id}`: Revoke a pending invitation; its token stops working */
+  revokeOrganizationInvitation: {
+    method: 'DELETE',
+    path: '/v1/organizations/{id}/invitations/{invitation_id}',
+    credential: 'secret',
+    body: 'none',
+    list: false,
+  },
+  /** `POST /v1/invitations/accept`: Accept an invitation: the session user's verified email must be the invited address */
+  acceptInvitation: { method: 'POST', path: '/v1/invitations/accept', credential: 'session', body: 'json', list: false },
+  /** `GET /v1/users/me/organizations`: The session user's memberships, newest first, each with its organization; `starting_after` is an organization id */
+  listCurrentUserOrganizations: { method: 'GET', path: '/v1/users/me/organizations', credential: 'session', body: 'none', list: true },
+  /** `GET /v1/organizations/{id}/sso-connections`: The organization's SSO connections */
+  listSsoConnections: { method: 'GET', path: '/v1/organizations/{id}/sso-connections', credential: 'secret', body: 'none', list: false },
+  /** `POST /v1/organizations/{id}/sso-connections`: Create the organization's SSO connection (OIDC or SAML) with its email domains */
+  createSsoConnection: { method: 'POST', path: '/v1/organizations/{id}/sso-connections', credential: 'secret', body: 'json', list: false },
+  /** `DELETE /v1/organizations/{id}/sso-connections/{connection_id}`: Delete an SSO connection */
+  deleteSsoConnection: {
+    method: 'DELETE',
+    path: '/v1/organizations/{id}/sso-connections/{connection_id}',
+    credential: 'secret',
+    body: 'none',
+    list: false,
+  },
+  /** `POST /v1/auth/sso`: Start an SSO sign-in by email domain or organization: the identity provider's URL */
+  startSso: { method: 'POST', path: '/v1/auth/sso', credential: 'secret', body: 'json', list: false },
+  /** `POST /v1/auth/sso/callback`: Exchange the one-time code from the redirect for the user, a session and the organization */
+  completeSso: { method: 'POST', path: '/v1/auth/sso/callback', credential: 'secret', body: 'json', list: false },
+  /** `GET /v1/auth/sso/oidc/callback`: Where OpenID Connect identity providers send the browser back (public) */
+  receiveSsoOidcCallback: { method: 'GET', path: '/v1/auth/sso/oidc/callback', credential: 'public', body: 'none', list: false },
+  /** `GET /v1/auth/sso/saml/{connection_id}/metadata`: A SAML connection's service provider metadata (public, stable URL) */
+  getSamlMetadata: { method: 'GET', path: '/v1/auth/sso/saml/{connection_id}/metadata', credential: 'public', body: 'none', list: false },
+  /** `GET /v1/wallet/balance`: The session user's balance and last 20 transactions */
+  getCurrentUserBalance: { method: 'GET', path: '/v1/wallet/balance', credential: 'session', body: 'none', list: false },
+  /** `GET /v1/webhooks`: List webhook endpoints, newest first */
+  listWebhooks: { method: 'GET', path: '/v1/webhooks', credential: 'secret', body: 'none', list: true },
+  /** `POST /v1/webhooks`: Create a webhook endpoint; the response carries its secret, shown only here and at rotation */
+  createWebhook: { method: 'POST', path: '/v1/webhooks', credential: 'secret', body: 'json', list: false },
+  /** `GET /v1/webhooks/{id}`: Retrieve a webhook endpoint */
+  getWebhook: { method: 'GET', path: '/v1/webhooks/{id}', credential: 'secret', body: 'none', list: false },
+  /** `PATCH /v1/webhooks/{id}`: Change the URL, event types, description, or switch the endpoint off and on */
+  updateWebhook: { method: 'PATCH', path: '/v1/webhooks/{id}', credential: 'secret', body: 'json', list: false },
+  /** `DELETE /v1/webhooks/{id}`: Delete a webhook endpoint and its delivery log */
+  deleteWebhook: { method: 'DELETE', path: '/v1/webhooks/{id}', credential: 'secret', body: 'none', list: false },
+  /** `POST /v1/webhooks/{id}/rotate-secret`: A new secret; the old one keeps signing beside it for 24 hours */
+  rotateWebhookSecret: { method: 'POST', path: '/v1/webhooks/{id}/rotate-secret', credential: 'secret', body: 'none', list: false },
+  /** `POST /v1/webhooks/{id}/test`: Send a webhook.test event to this endpoint alone */
+  sendTestWebhook: { method: 'POST', path: '/v1/webhooks/{id}/test', credential: 'secret', body: 'none', list: false },
+  /** `GET /v1/webhooks/{id}/deliveries`: The endpoint's deliveries with their attempts, newest first */
+  listWebhookDeliveries: { method: 'GET', path: '/v1/webhooks/{id}/deliveries', credential: 'secret', body: 'none', list: true },
+  /** `GET /v1/webhooks/{id}/deliveries/{delivery_id}`: Retrieve a delivery with its attempts */
+  getWebhookDelivery: {
+    method: 'GET',
+    path: '/v1/webhooks/{id}/deliveries/{delivery_id}',
+    credential: 'secret',
+    body: 'none',
+    list: false,
+  },
+  /** `POST /v1/webhooks/{id}/deliveries/{delivery_id}/retry`: Send a delivery again now, also one that failed; answers with the delivery and the new attempt */
+  retryWebhookDelivery: {
+    method: 'POST',
+    path: '/v1/webhooks/{id}/deliveries/{delivery_id}/retry',
+    credential: 'secret',
+    body: 'none',
+    list: false,
+  },
+  /** `GET /v1/events`: List events, newest first */
+  listEvents: { method: 'GET', path: '/v1/events', credential: 'secret', body: 'none', list: true },
+  /** `GET /v1/events/{id}`: Retrieve an event */
+  getEvent: { method: 'GET', path: '/v1/events/{id}', credential: 'secret', body: 'none', list: false },
+  /** `GET /v1/audit-logs`: List audit log entries, newest first */
+  listAuditLogs: { method: 'GET', path: '/v1/audit-logs', credential: 'secret', body: 'none', list: true },
+  /** `GET /v1/audit-logs/export`: Export audit log entries as JSON lines (application/x-ndjson), oldest first, streamed */
+  exportAuditLogs: { method: 'GET', path: '/v1/audit-logs/export', credential: 'secret', body: 'none', list: false },
+  /** `GET /v1/audit-logs/{id}`: Retrieve an audit log entry */
+  getAuditLog: { method: 'GET', path: '/v1/audit-logs/{id}', credential: 'secret', body: 'none', list: false },
+  /** `GET /v1/stats/overview`: Users, wallets, credits in circulation, events today */
+  getStatsOverview: { method: 'GET', path: '/v1/stats/overview', credential: 'secret', body: 'none', list: false },
+  /** `GET /v1/stats/credits`: Credits added and deducted per UTC day, oldest first */
+  getCreditStats: { method: 'GET', path: '/v1/stats/credits', credential: 'secret', body: 'none', list: false },
+  /** `GET /v1/stats/webhooks`: Webhook attempts per UTC day: success rate and latency, oldest first */
+  getWebhookStats: { method: 'GET', path: '/v1/stats/webhooks', credential: 'secret', body: 'none', list: false },
+  /** `POST /v1/auth/sso/saml/{connection_id}/acs`: A SAML connection's AssertionConsumerService (HTTP-POST binding, public) */
+  receiveSamlAssertion: { method: 'POST', path: '/v1/auth/sso/saml/{connection_id}/acs', credential: 'public', body: 'form', list: false },
+} as const;

@@ -19,6 +19,7 @@ import type { IdempotencyClaim } from './idempotency.store.js';
 import { checkRequestText } from './input-text.js';
 import { lazyChildLoggerFactory } from './lazy-logger.js';
 import { createHttpMetrics } from './metrics.js';
+import { openApiOptions } from './openapi.js';
 import { registerOpsRoutes } from './ops.routes.js';
 import type { DashboardAuthenticator, Principal, RouteCredential, SessionAuthenticator } from './principal.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -167,29 +168,7 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
   );
 
   app.addSchema(ErrorResponse);
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'svc API',
-        version: '1.0.0',
-        description:
-          'Wallets with credits, authentication and sessions, organizations and signed webhooks. Errors: docs/errors.md. ' +
-          'A secret-key request made for an end user may carry `X-End-User-IP` and `X-End-User-Agent`: sessions, audit entries and ' +
-          'log-in throttling then use them (ignored with a session token).',
-      },
-      components: {
-        securitySchemes: {
-          secretKey: { type: 'http', scheme: 'bearer', description: 'A secret key, svc_sk_…' },
-          secretKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'A secret key, svc_sk_…' },
-          sessionToken: { type: 'http', scheme: 'bearer', description: 'A session token, svc_ses_…' },
-        },
-      },
-    },
-    refResolver: {
-      buildLocalReference: (json, _baseUri, _fragment, index) => (typeof json['$id'] === 'string' ? json['$id'] : `def-${index}`),
-    },
-  });
+  await app.register(swagger, openApiOptions({ publicUrl: config.email.publicUrl }));
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { url: '/v1/openapi.json' } });
 
   registerOpsRoutes(app, { db: deps.db, metrics, metricsToken: deps.config.metricsToken });

@@ -37,22 +37,55 @@ export function registerOpsRoutes(app: FastifyInstance, options: OpsRoutesOption
   const config = { credential: 'public', rateLimited: false } as const;
   const Status = Type.Object({ status: Type.String() });
 
-  app.get('/healthz', { config, schema: { tags: ['operations'], summary: 'The process is up', response: { 200: Status } } }, () => ({
-    status: 'ok',
-  }));
+  const tags = ['operations'];
 
-  app.get('/readyz', { config, schema: { tags: ['operations'], summary: 'The database answers', response: { 200: Status } } }, async () => {
-    if (!(await databaseReachable(options.db))) throw new ApiError('service_unavailable', 'The database is not reachable.');
-    return { status: 'ready' };
-  });
+  app.get(
+    '/healthz',
+    { config, schema: { operationId: 'getHealth', tags, summary: 'The process is up', response: { 200: Status } } },
+    () => ({
+      status: 'ok',
+    }),
+  );
 
-  app.get('/metrics', { config, schema: { tags: ['operations'], summary: 'Prometheus metrics', hide: true } }, async (request, reply) => {
-    checkMetricsToken(options.metricsToken, request.headers.authorization);
-    const text = await options.metrics.registry.metrics();
-    return reply.type(options.metrics.registry.contentType).send(text);
-  });
+  app.get(
+    '/readyz',
+    { config, schema: { operationId: 'getReadiness', tags, summary: 'The database answers', response: { 200: Status } } },
+    async () => {
+      if (!(await databaseReachable(options.db))) throw new ApiError('service_unavailable', 'The database is not reachable.');
+      return { status: 'ready' };
+    },
+  );
 
-  app.get('/v1/openapi.json', { config, schema: { tags: ['operations'], summary: 'This API as OpenAPI 3.1', hide: true } }, () =>
-    app.swagger(),
+  // Public unless METRICS_TOKEN is set; then a bearer token (the metricsToken security scheme).
+  app.get(
+    '/metrics',
+    {
+      config,
+      schema: {
+        operationId: 'getMetrics',
+        tags,
+        summary: 'Prometheus metrics, in the Prometheus text format',
+        response: { 200: { description: 'The metrics.', content: { 'text/plain': { schema: { type: 'string' } } } } },
+      },
+    },
+    async (request, reply) => {
+      checkMetricsToken(options.metricsToken, request.headers.authorization);
+      const text = await options.metrics.registry.metrics();
+      return reply.type(options.metrics.registry.contentType).send(text);
+    },
+  );
+
+  app.get(
+    '/v1/openapi.json',
+    {
+      config,
+      schema: {
+        operationId: 'getOpenApiDocument',
+        tags,
+        summary: 'This API as OpenAPI 3.1',
+        response: { 200: { description: 'The OpenAPI document.', type: 'object', additionalProperties: true } },
+      },
+    },
+    () => app.swagger(),
   );
 }

@@ -16,6 +16,7 @@ export function auditRoutes(audit: AuditService): RouteModule {
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'listAuditLogs',
           tags,
           security,
           summary: 'List audit log entries, newest first',
@@ -31,6 +32,7 @@ export function auditRoutes(audit: AuditService): RouteModule {
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'exportAuditLogs',
           tags,
           security,
           summary: 'Export audit log entries as JSON lines (application/x-ndjson), oldest first, streamed',
@@ -47,7 +49,14 @@ export function auditRoutes(audit: AuditService): RouteModule {
       '/v1/audit-logs/:id',
       {
         config: { credential: 'secret' },
-        schema: { tags, security, summary: 'Retrieve an audit log entry', params: AuditParams, response: { 200: AuditEntrySchema } },
+        schema: {
+          operationId: 'getAuditLog',
+          tags,
+          security,
+          summary: 'Retrieve an audit log entry',
+          params: AuditParams,
+          response: { 200: AuditEntrySchema },
+        },
       },
       (request: FastifyRequest<{ Params: { id: string } }>) => audit.get(requireSecretKey(request).projectId, request.params.id),
     );

@@ -53,6 +53,8 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
       {
         config: { credential: 'secret', idempotency: noReplay },
         schema: {
+          operationId: 'signUp',
+          errors: ['email_taken', 'password_too_weak'],
           tags,
           security: secretKeySecurity,
           summary: 'Sign up with email and password; sends the verification email',
@@ -76,6 +78,8 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
       {
         config: { credential: 'secret', idempotency: noReplay },
         schema: {
+          operationId: 'logIn',
+          errors: ['invalid_credentials', 'user_banned'],
           tags,
           security: secretKeySecurity,
           summary: 'Log in with email and password',
@@ -115,6 +119,7 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
           if (request.body === undefined || request.body === null) request.body = {};
         },
         schema: {
+          operationId: 'logOut',
           tags,
           security: [...sessionSecurity, ...secretKeySecurity],
           summary: 'End a session: the presented one, or with a secret key the one in `session_id`',
@@ -136,6 +141,8 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'verifyEmail',
+          errors: ['token_invalid', 'token_expired'],
           tags,
           security: secretKeySecurity,
           summary: 'Verify an email address with the token from the email',
@@ -156,6 +163,8 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
       {
         config: { credential: 'public' },
         schema: {
+          operationId: 'openEmailVerificationLink',
+          errors: ['token_invalid', 'token_expired'],
           tags,
           summary: 'The link in the verification email: verifies, then shows a small page or redirects',
           querystring: VerifyEmailQuery,
@@ -171,6 +180,7 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'sendVerificationEmail',
           tags,
           security: secretKeySecurity,
           summary: 'Send the verification email again (rate limited)',
@@ -193,6 +203,7 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'forgotPassword',
           tags,
           security: secretKeySecurity,
           summary: 'Send a password reset email; answers 202 whether or not the account exists',
@@ -215,6 +226,8 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
       {
         config: { credential: 'secret', idempotency: noReplay },
         schema: {
+          operationId: 'resetPassword',
+          errors: ['token_invalid', 'token_expired', 'password_too_weak'],
           tags,
           security: secretKeySecurity,
           summary: "Set a new password with the reset email's token; revokes every session of the user",
@@ -232,6 +245,8 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
         config: { credential: 'session', idempotency: noReplay },
         onSend: options.browser.onSend,
         schema: {
+          operationId: 'changePassword',
+          errors: ['invalid_credentials', 'password_too_weak'],
           tags,
           security: sessionSecurity,
           summary: "Change the session user's password, given the current one; the user's other sessions are revoked",

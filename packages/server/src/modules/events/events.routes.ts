@@ -15,6 +15,8 @@ export function eventsRoutes(events: EventLogService): RouteModule {
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'listEvents',
+          errors: ['event_type_unknown'],
           tags,
           security,
           summary: 'List events, newest first',
@@ -29,7 +31,14 @@ export function eventsRoutes(events: EventLogService): RouteModule {
       '/v1/events/:id',
       {
         config: { credential: 'secret' },
-        schema: { tags, security, summary: 'Retrieve an event', params: EventParams, response: { 200: EventSchema } },
+        schema: {
+          operationId: 'getEvent',
+          tags,
+          security,
+          summary: 'Retrieve an event',
+          params: EventParams,
+          response: { 200: EventSchema },
+        },
       },
       (request: FastifyRequest<{ Params: { id: string } }>) => events.get(requireSecretKey(request).projectId, request.params.id),
     );

@@ -5,7 +5,7 @@ export const EventSchema = Type.Object(
   {
     id: Type.String({ description: 'Begins with `evt_`.' }),
     object: Type.Literal('event'),
-    type: Type.String({ description: 'One of the event types of the catalog (CONTRACT.md section 5).' }),
+    type: Type.String({ description: 'One of the event types of the catalog (docs/api.md section 5).' }),
     created_at: Type.String({ format: 'date-time' }),
     data: Type.Record(Type.String(), Type.Unknown(), { description: 'The payload; its fields depend on `type`.' }),
     idempotency_key: Type.String({ description: 'Unique per event and the same on every delivery attempt: receivers de-duplicate by it.' }),

@@ -34,6 +34,8 @@ export function oauthRoutes(oauth: OAuthService): RouteModule {
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'configureOAuthProvider',
+          errors: ['oauth_provider_unknown'],
           tags,
           security,
           summary: 'Configure a sign-in provider: google, github, apple, or a generic OpenID Connect provider by key',
@@ -56,6 +58,7 @@ export function oauthRoutes(oauth: OAuthService): RouteModule {
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'listOAuthProviders',
           tags,
           security,
           summary: "The project's configured providers (never their secrets)",
@@ -70,6 +73,7 @@ export function oauthRoutes(oauth: OAuthService): RouteModule {
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'deleteOAuthProvider',
           tags,
           security,
           summary: "Remove a provider's configuration; linked identities stay",
@@ -85,6 +89,8 @@ export function oauthRoutes(oauth: OAuthService): RouteModule {
       {
         config: { credential: 'secret', idempotency: noReplay },
         schema: {
+          operationId: 'startOAuth',
+          errors: ['oauth_provider_unknown', 'oauth_provider_not_configured', 'redirect_uri_not_allowed'],
           tags,
           security,
           summary: "Start a sign-in: the provider's URL (PKCE S256, single-use state, nonce for OpenID Connect)",
@@ -101,6 +107,16 @@ export function oauthRoutes(oauth: OAuthService): RouteModule {
       {
         config: { credential: 'secret', idempotency: noReplay },
         schema: {
+          operationId: 'completeOAuth',
+          errors: [
+            'oauth_provider_unknown',
+            'oauth_provider_not_configured',
+            'oauth_state_invalid',
+            'oauth_exchange_failed',
+            'identity_already_linked',
+            'email_taken',
+            'user_banned',
+          ],
           tags,
           security,
           summary: 'Finish a sign-in with the code and state from the redirect: the user and a new session',

@@ -60,6 +60,8 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
       {
         config,
         schema: {
+          operationId: 'createOrganization',
+          errors: ['organization_slug_taken'],
           tags,
           security,
           summary: 'Create an organization; the slug is derived from the name when absent',
@@ -82,6 +84,7 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
       {
         config,
         schema: {
+          operationId: 'listOrganizations',
           tags,
           security,
           summary: 'List organizations, newest first',
@@ -96,7 +99,14 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
       '/v1/organizations/:id',
       {
         config,
-        schema: { tags, security, summary: 'Retrieve an organization', params: OrganizationParams, response: { 200: OrganizationSchema } },
+        schema: {
+          operationId: 'getOrganization',
+          tags,
+          security,
+          summary: 'Retrieve an organization',
+          params: OrganizationParams,
+          response: { 200: OrganizationSchema },
+        },
       },
       (request: WithOrganization) => organizations.get(requireSecretKey(request).projectId, request.params.id),
     );
@@ -106,6 +116,8 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
       {
         config,
         schema: {
+          operationId: 'updateOrganization',
+          errors: ['organization_slug_taken'],
           tags,
           security,
           summary: "Change an organization's name, slug or metadata",
@@ -128,6 +140,7 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
       {
         config,
         schema: {
+          operationId: 'deleteOrganization',
           tags,
           security,
           summary: 'Delete an organization with its memberships and invitations',
@@ -143,6 +156,7 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
       {
         config,
         schema: {
+          operationId: 'listOrganizationMembers',
           tags,
           security,
           summary: 'List the members, newest first; `starting_after` is a user id',
@@ -160,6 +174,8 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
       {
         config,
         schema: {
+          operationId: 'addOrganizationMember',
+          errors: ['organization_member_exists'],
           tags,
           security,
           summary: 'Add a user of the project as a member with a role (default `member`)',
@@ -184,6 +200,8 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
       {
         config,
         schema: {
+          operationId: 'updateOrganizationMember',
+          errors: ['organization_owner_required'],
           tags,
           security,
           summary: "Change a member's role; the last owner cannot be demoted",
@@ -207,6 +225,8 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
       {
         config,
         schema: {
+          operationId: 'removeOrganizationMember',
+          errors: ['organization_owner_required'],
           tags,
           security,
           summary: 'Remove a member; the last owner cannot be removed',
@@ -223,6 +243,7 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
       {
         config,
         schema: {
+          operationId: 'checkOrganizationPermission',
           tags,
           security,
           summary: "Whether a user's role in the organization grants a permission, read from the database on every call",
@@ -240,6 +261,8 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
       {
         config,
         schema: {
+          operationId: 'createOrganizationInvitation',
+          errors: ['organization_member_exists'],
           tags,
           security,
           summary: 'Invite an email address with a role; sends the invitation email. Replaces a pending invitation of the same address',
@@ -264,6 +287,7 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
       {
         config,
         schema: {
+          operationId: 'listOrganizationInvitations',
           tags,
           security,
           summary: 'List the invitations, newest first, whatever their status',
@@ -280,6 +304,8 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
       {
         config,
         schema: {
+          operationId: 'revokeOrganizationInvitation',
+          errors: ['invitation_not_pending'],
           tags,
           security,
           summary: 'Revoke a pending invitation; its token stops working',
@@ -303,6 +329,8 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
         },
         onSend: browser.onSend,
         schema: {
+          operationId: 'acceptInvitation',
+          errors: ['token_invalid', 'token_expired', 'invitation_not_pending', 'invitation_email_mismatch', 'organization_member_exists'],
           tags,
           security: sessionSecurity,
           summary: "Accept an invitation: the session user's verified email must be the invited address",
@@ -328,6 +356,7 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
         config: { credential: 'session' },
         onSend: browser.onSend,
         schema: {
+          operationId: 'listCurrentUserOrganizations',
           tags,
           security: sessionSecurity,
           summary: "The session user's memberships, newest first, each with its organization; `starting_after` is an organization id",

@@ -24,6 +24,7 @@ export function projectsRoutes(projects: ProjectsService): RouteModule {
       {
         config,
         schema: {
+          operationId: 'getProject',
           tags: ['projects'],
           summary: 'The project the secret key belongs to',
           security,
@@ -38,6 +39,7 @@ export function projectsRoutes(projects: ProjectsService): RouteModule {
       {
         config,
         schema: {
+          operationId: 'createApiKey',
           tags: ['api keys'],
           security,
           summary: 'Create a secret key; the response carries the key, shown only here',
@@ -60,6 +62,7 @@ export function projectsRoutes(projects: ProjectsService): RouteModule {
       {
         config,
         schema: {
+          operationId: 'listApiKeys',
           tags: ['api keys'],
           security,
           summary: "The project's secret keys, newest first, by prefix and last four characters",
@@ -81,6 +84,8 @@ export function projectsRoutes(projects: ProjectsService): RouteModule {
       {
         config,
         schema: {
+          operationId: 'revokeApiKey',
+          errors: ['api_key_in_use'],
           tags: ['api keys'],
           security,
           summary: 'Revoke a secret key at once; its dashboard sessions end with it. Not the key making the request',

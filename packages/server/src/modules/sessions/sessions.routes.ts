@@ -31,6 +31,7 @@ export function sessionsRoutes(auth: AuthService, sessions: SessionsService): Ro
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'validateSession',
           tags,
           security,
           summary: 'Check a session token: `{valid: true, user, session}` or `{valid: false, reason}`; never 404',
@@ -47,6 +48,8 @@ export function sessionsRoutes(auth: AuthService, sessions: SessionsService): Ro
         // The response carries a new session token and refresh token: never stored for replay.
         config: { credential: 'secret', idempotency: { mode: 'off' } },
         schema: {
+          operationId: 'refreshSession',
+          errors: ['refresh_token_invalid', 'refresh_token_reused', 'user_banned'],
           tags,
           security,
           summary: 'Exchange a refresh token (single use) for a new session',
@@ -68,6 +71,7 @@ export function sessionsRoutes(auth: AuthService, sessions: SessionsService): Ro
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'revokeSession',
           tags,
           security,
           summary: 'Revoke a session (reason `revoked`)',
@@ -84,6 +88,7 @@ export function sessionsRoutes(auth: AuthService, sessions: SessionsService): Ro
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'listUserSessions',
           tags,
           security,
           summary: "A user's sessions that can still be used or refreshed, newest first",
@@ -101,6 +106,7 @@ export function sessionsRoutes(auth: AuthService, sessions: SessionsService): Ro
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'revokeUserSessions',
           tags,
           security,
           summary: 'Revoke every session of a user (reason `revoked`)',

@@ -41,6 +41,8 @@ export function ssoRoutes(sso: SsoService): RouteModule {
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'createSsoConnection',
+          errors: ['sso_connection_exists', 'sso_domain_taken'],
           tags,
           security,
           summary: "Create the organization's SSO connection (OIDC or SAML) with its email domains",
@@ -65,6 +67,7 @@ export function ssoRoutes(sso: SsoService): RouteModule {
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'listSsoConnections',
           tags,
           security,
           summary: "The organization's SSO connections",
@@ -80,6 +83,7 @@ export function ssoRoutes(sso: SsoService): RouteModule {
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'deleteSsoConnection',
           tags,
           security,
           summary: 'Delete an SSO connection',
@@ -96,6 +100,8 @@ export function ssoRoutes(sso: SsoService): RouteModule {
       {
         config: { credential: 'secret', idempotency: noReplay },
         schema: {
+          operationId: 'startSso',
+          errors: ['sso_connection_not_found', 'redirect_uri_not_allowed'],
           tags,
           security,
           summary: "Start an SSO sign-in by email domain or organization: the identity provider's URL",
@@ -111,6 +117,8 @@ export function ssoRoutes(sso: SsoService): RouteModule {
       {
         config: { credential: 'secret', idempotency: noReplay },
         schema: {
+          operationId: 'completeSso',
+          errors: ['sso_code_invalid'],
           tags,
           security,
           summary: 'Exchange the one-time code from the redirect for the user, a session and the organization',
@@ -130,7 +138,13 @@ export function ssoRoutes(sso: SsoService): RouteModule {
     app.get(
       '/v1/auth/sso/oidc/callback',
       {
-        schema: { tags, summary: 'Where OpenID Connect identity providers send the browser back (public)', querystring: OidcCallbackQuery },
+        schema: {
+          operationId: 'receiveSsoOidcCallback',
+          errors: ['sso_request_invalid', 'oauth_exchange_failed', 'sso_domain_not_allowed', 'user_banned'],
+          tags,
+          summary: 'Where OpenID Connect identity providers send the browser back (public)',
+          querystring: OidcCallbackQuery,
+        },
       },
       async (request, reply) => {
         const location = await sso.oidcCallback(request.query as OidcCallbackQuery, auditContext(request));
@@ -141,7 +155,12 @@ export function ssoRoutes(sso: SsoService): RouteModule {
     app.get(
       '/v1/auth/sso/saml/:connection_id/metadata',
       {
-        schema: { tags, summary: "A SAML connection's service provider metadata (public, stable URL)", params: PublicConnectionParams },
+        schema: {
+          operationId: 'getSamlMetadata',
+          tags,
+          summary: "A SAML connection's service provider metadata (public, stable URL)",
+          params: PublicConnectionParams,
+        },
       },
       async (request: OnPublicConnection, reply) =>
         reply.type('application/samlmetadata+xml').send(await sso.metadata(request.params.connection_id)),
@@ -168,6 +187,19 @@ export function ssoRoutes(sso: SsoService): RouteModule {
           config: { idempotency: noReplay },
           bodyLimit: ACS_BODY_BYTES_MAX,
           schema: {
+            operationId: 'receiveSamlAssertion',
+            errors: [
+              'sso_request_invalid',
+              'sso_idp_initiated_not_allowed',
+              'sso_signature_invalid',
+              'sso_assertion_expired',
+              'sso_assertion_replayed',
+              'sso_audience_mismatch',
+              'sso_destination_mismatch',
+              'sso_response_invalid',
+              'sso_domain_not_allowed',
+              'user_banned',
+            ],
             tags,
             summary: "A SAML connection's AssertionConsumerService (HTTP-POST binding, public)",
             params: PublicConnectionParams,

@@ -66,7 +66,13 @@ export function statsRoutes(stats: StatsService): RouteModule {
       '/v1/stats/overview',
       {
         config,
-        schema: { tags, security, summary: 'Users, wallets, credits in circulation, events today', response: { 200: OverviewSchema } },
+        schema: {
+          operationId: 'getStatsOverview',
+          tags,
+          security,
+          summary: 'Users, wallets, credits in circulation, events today',
+          response: { 200: OverviewSchema },
+        },
       },
       (request) => stats.overview(requireSecretKey(request).projectId),
     );
@@ -75,6 +81,7 @@ export function statsRoutes(stats: StatsService): RouteModule {
       {
         config,
         schema: {
+          operationId: 'getCreditStats',
           tags,
           security,
           summary: 'Credits added and deducted per UTC day, oldest first',
@@ -93,6 +100,7 @@ export function statsRoutes(stats: StatsService): RouteModule {
       {
         config,
         schema: {
+          operationId: 'getWebhookStats',
           tags,
           security,
           summary: 'Webhook attempts per UTC day: success rate and latency, oldest first',

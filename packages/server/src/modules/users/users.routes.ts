@@ -37,7 +37,13 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
       {
         config: { credential: 'session' },
         onSend: options.browser.onSend,
-        schema: { tags, security: [{ sessionToken: [] }], summary: "The session's user", response: { 200: UserSchema } },
+        schema: {
+          operationId: 'getCurrentUser',
+          tags,
+          security: [{ sessionToken: [] }],
+          summary: "The session's user",
+          response: { 200: UserSchema },
+        },
       },
       (request) => {
         const principal = request.principal;
@@ -52,6 +58,7 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'listUsers',
           tags,
           security,
           summary: 'List users, newest first; `?email=` finds one by address',
@@ -67,6 +74,7 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'getUser',
           tags,
           security,
           summary: 'Retrieve a user, with the provider accounts linked to it',
@@ -82,6 +90,8 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'unlinkUserIdentity',
+          errors: ['identity_last_sign_in_method'],
           tags,
           security,
           summary: 'Unlink a provider account; refused when it is the last way the user can sign in',
@@ -98,6 +108,8 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'updateUser',
+          errors: ['email_taken'],
           tags,
           security,
           summary: "Update a user's name, metadata or roles",
@@ -115,6 +127,7 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'deleteUser',
           tags,
           security,
           summary: 'Delete a user; its sessions are revoked',
@@ -130,6 +143,7 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'banUser',
           tags,
           security,
           summary: 'Ban a user: no log in, every session revoked',
@@ -144,7 +158,7 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
       '/v1/users/:id/unban',
       {
         config: { credential: 'secret' },
-        schema: { tags, security, summary: 'Lift a ban', params: UserParams, response: { 200: UserSchema } },
+        schema: { operationId: 'unbanUser', tags, security, summary: 'Lift a ban', params: UserParams, response: { 200: UserSchema } },
       },
       (request: WithId) => users.unban(requireSecretKey(request).projectId, request.params.id, auditContext(request)),
     );
@@ -156,6 +170,8 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'createRole',
+          errors: ['role_key_taken'],
           tags: roleTags,
           security,
           summary: 'Create a role with permissions',
@@ -174,6 +190,7 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'listRoles',
           tags: roleTags,
           security,
           summary: 'Every role: custom ones newest first, then the built-in ones',
@@ -187,7 +204,14 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
       '/v1/roles/:key',
       {
         config: { credential: 'secret' },
-        schema: { tags: roleTags, security, summary: 'Retrieve a role', params: RoleParams, response: { 200: RoleSchema } },
+        schema: {
+          operationId: 'getRole',
+          tags: roleTags,
+          security,
+          summary: 'Retrieve a role',
+          params: RoleParams,
+          response: { 200: RoleSchema },
+        },
       },
       (request: WithKey) => roles.get(requireSecretKey(request).projectId, request.params.key),
     );
@@ -197,6 +221,7 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'updateRole',
           tags: roleTags,
           security,
           summary: "Change a custom role's name or permissions",
@@ -214,6 +239,7 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'deleteRole',
           tags: roleTags,
           security,
           summary: 'Delete a custom role; users lose it',

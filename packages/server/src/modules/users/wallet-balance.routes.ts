@@ -59,6 +59,8 @@ export function walletBalanceRoutes(options: WalletBalanceRoutesOptions): RouteM
         config: { credential: 'session' },
         onSend: options.browser.onSend,
         schema: {
+          operationId: 'getCurrentUserBalance',
+          errors: ['resource_missing'],
           tags: ['wallets'],
           security: [{ sessionToken: [] }],
           summary: "The session user's balance and last 20 transactions",

@@ -45,7 +45,15 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
       '/v1/wallets',
       {
         config: { credential: 'secret' },
-        schema: { tags, security, summary: 'Create a wallet', body: CreateWalletBody, response: { 201: WalletSchema } },
+        schema: {
+          operationId: 'createWallet',
+          errors: ['resource_missing'],
+          tags,
+          security,
+          summary: 'Create a wallet',
+          body: CreateWalletBody,
+          response: { 201: WalletSchema },
+        },
       },
       async (request, reply) => {
         const wallet = await wallets.create(requireSecretKey(request).projectId, request.body as CreateWalletBody, auditContext(request));
@@ -58,6 +66,7 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'listWallets',
           tags,
           security,
           summary: 'List wallets, newest first',
@@ -72,7 +81,14 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
       '/v1/wallets/:id',
       {
         config: { credential: 'secret' },
-        schema: { tags, security, summary: 'Retrieve a wallet', params: WalletParams, response: { 200: WalletSchema } },
+        schema: {
+          operationId: 'getWallet',
+          tags,
+          security,
+          summary: 'Retrieve a wallet',
+          params: WalletParams,
+          response: { 200: WalletSchema },
+        },
       },
       (request: WithParams) => wallets.get(requireSecretKey(request).projectId, request.params.id),
     );
@@ -82,6 +98,7 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'updateWallet',
           tags,
           security,
           summary: 'Update metadata or the low-balance threshold',
@@ -95,16 +112,16 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
     );
 
     const transitions = [
-      ['freeze', 'Freeze a wallet: it refuses credits, debits and transfers'],
-      ['unfreeze', 'Unfreeze a frozen wallet'],
-      ['close', 'Close an empty wallet for good'],
+      ['freeze', 'freezeWallet', 'Freeze a wallet: it refuses credits, debits and transfers', ['wallet_closed']],
+      ['unfreeze', 'unfreezeWallet', 'Unfreeze a frozen wallet', ['wallet_closed']],
+      ['close', 'closeWallet', 'Close an empty wallet for good', ['wallet_not_empty']],
     ] as const;
-    for (const [action, summary] of transitions) {
+    for (const [action, operationId, summary, errors] of transitions) {
       app.post(
         `/v1/wallets/:id/${action}`,
         {
           config: { credential: 'secret' },
-          schema: { tags, security, summary, params: WalletParams, response: { 200: WalletSchema } },
+          schema: { operationId, errors, tags, security, summary, params: WalletParams, response: { 200: WalletSchema } },
         },
         (request: WithParams) => wallets[action](requireSecretKey(request).projectId, request.params.id, auditContext(request)),
       );
@@ -114,20 +131,36 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
       '/v1/wallets/:id/balance',
       {
         config: { credential: 'secret' },
-        schema: { tags, security, summary: "A wallet's balance", params: WalletParams, response: { 200: BalanceSchema } },
+        schema: {
+          operationId: 'getWalletBalance',
+          tags,
+          security,
+          summary: "A wallet's balance",
+          params: WalletParams,
+          response: { 200: BalanceSchema },
+        },
       },
       (request: WithParams) => wallets.getBalance(requireSecretKey(request).projectId, request.params.id),
     );
 
-    for (const [action, summary] of [
-      ['credits', 'Add credits'],
-      ['debits', 'Deduct credits'],
+    for (const [action, operationId, summary, errors] of [
+      ['credits', 'creditWallet', 'Add credits', ['wallet_frozen', 'wallet_closed', 'balance_limit_exceeded']],
+      ['debits', 'debitWallet', 'Deduct credits', ['wallet_frozen', 'wallet_closed', 'insufficient_credits']],
     ] as const) {
       app.post(
         `/v1/wallets/:id/${action}`,
         {
           config: { credential: 'secret', idempotency: perWalletLedgerKey },
-          schema: { tags, security, summary, params: WalletParams, body: MovementBody, response: { 201: TransactionSchema } },
+          schema: {
+            operationId,
+            errors,
+            tags,
+            security,
+            summary,
+            params: WalletParams,
+            body: MovementBody,
+            response: { 201: TransactionSchema },
+          },
         },
         async (request: WithParams, reply) => {
           const projectId = requireSecretKey(request).projectId;
@@ -147,6 +180,7 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'listWalletTransactions',
           tags,
           security,
           summary: "A wallet's transactions, newest first",
@@ -163,7 +197,23 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
       '/v1/wallets/transfer',
       {
         config: { credential: 'secret', idempotency: ledgerKey },
-        schema: { tags, security, summary: 'Move credits between two wallets', body: TransferBody, response: { 201: TransferSchema } },
+        schema: {
+          operationId: 'transferCredits',
+          errors: [
+            'resource_missing',
+            'same_wallet',
+            'wallet_frozen',
+            'wallet_closed',
+            'currency_mismatch',
+            'insufficient_credits',
+            'balance_limit_exceeded',
+          ],
+          tags,
+          security,
+          summary: 'Move credits between two wallets',
+          body: TransferBody,
+          response: { 201: TransferSchema },
+        },
       },
       async (request, reply) => {
         const answer = await ledger.transfer(requireSecretKey(request).projectId, request.body as TransferBody, {
@@ -179,6 +229,7 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
       {
         config: { credential: 'secret' },
         schema: {
+          operationId: 'getTransaction',
           tags,
           security,
           summary: 'Retrieve a credit, debit or transfer',

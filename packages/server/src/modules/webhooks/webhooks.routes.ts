@@ -39,6 +39,8 @@ export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
       {
         config,
         schema: {
+          operationId: 'createWebhook',
+          errors: ['webhook_url_invalid', 'webhook_url_forbidden', 'event_type_unknown'],
           tags,
           security,
           summary: 'Create a webhook endpoint; the response carries its secret, shown only here and at rotation',
@@ -61,6 +63,7 @@ export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
       {
         config,
         schema: {
+          operationId: 'listWebhooks',
           tags,
           security,
           summary: 'List webhook endpoints, newest first',
@@ -75,7 +78,14 @@ export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
       '/v1/webhooks/:id',
       {
         config,
-        schema: { tags, security, summary: 'Retrieve a webhook endpoint', params: EndpointParams, response: { 200: EndpointSchema } },
+        schema: {
+          operationId: 'getWebhook',
+          tags,
+          security,
+          summary: 'Retrieve a webhook endpoint',
+          params: EndpointParams,
+          response: { 200: EndpointSchema },
+        },
       },
       (request: WithEndpoint) => webhooks.getEndpoint(requireSecretKey(request).projectId, request.params.id),
     );
@@ -85,6 +95,8 @@ export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
       {
         config,
         schema: {
+          operationId: 'updateWebhook',
+          errors: ['webhook_url_invalid', 'webhook_url_forbidden', 'event_type_unknown'],
           tags,
           security,
           summary: 'Change the URL, event types, description, or switch the endpoint off and on',
@@ -107,6 +119,7 @@ export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
       {
         config,
         schema: {
+          operationId: 'deleteWebhook',
           tags,
           security,
           summary: 'Delete a webhook endpoint and its delivery log',
@@ -122,6 +135,7 @@ export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
       {
         config,
         schema: {
+          operationId: 'rotateWebhookSecret',
           tags,
           security,
           summary: 'A new secret; the old one keeps signing beside it for 24 hours',
@@ -137,6 +151,7 @@ export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
       {
         config,
         schema: {
+          operationId: 'sendTestWebhook',
           tags,
           security,
           summary: 'Send a webhook.test event to this endpoint alone',
@@ -155,6 +170,7 @@ export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
       {
         config,
         schema: {
+          operationId: 'listWebhookDeliveries',
           tags,
           security,
           summary: "The endpoint's deliveries with their attempts, newest first",
@@ -172,6 +188,7 @@ export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
       {
         config,
         schema: {
+          operationId: 'getWebhookDelivery',
           tags,
           security,
           summary: 'Retrieve a delivery with its attempts',
@@ -187,6 +204,7 @@ export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
       {
         config,
         schema: {
+          operationId: 'retryWebhookDelivery',
           tags,
           security,
           summary: 'Send a delivery again now, also one that failed; answers with the delivery and the new attempt',
