@@ -27,12 +27,6 @@ import type { AuthService } from './auth.service.js';
 const tags = ['auth'];
 const secretKeySecurity = [{ secretKey: [] }, { secretKeyHeader: [] }];
 const sessionSecurity = [{ sessionToken: [] }];
-/**
- * Responses that carry a session or refresh token, and requests that carry a password, are never
- * kept for idempotent replay: the idempotency table would hold the token in plain text, or an
- * unsalted hash of the password.
- */
-const noReplay = { mode: 'off' } as const;
 
 export function sessionClient(request: FastifyRequest): SessionClient {
   return { ip: request.ip, userAgent: request.headers['user-agent'] };
@@ -50,7 +44,7 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
     app.post(
       '/v1/auth/signup',
       {
-        config: { credential: 'secret', idempotency: noReplay },
+        config: { credential: 'secret' },
         schema: {
           tags,
           security: secretKeySecurity,
@@ -73,7 +67,7 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
     app.post(
       '/v1/auth/login',
       {
-        config: { credential: 'secret', idempotency: noReplay },
+        config: { credential: 'secret' },
         schema: {
           tags,
           security: secretKeySecurity,
@@ -212,7 +206,7 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
     app.post(
       '/v1/auth/password/reset',
       {
-        config: { credential: 'secret', idempotency: noReplay },
+        config: { credential: 'secret' },
         schema: {
           tags,
           security: secretKeySecurity,
@@ -228,7 +222,7 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
     app.post(
       '/v1/auth/password/change',
       {
-        config: { credential: 'session', idempotency: noReplay },
+        config: { credential: 'session' },
         onSend: options.browser.onSend,
         schema: {
           tags,
