@@ -5,8 +5,10 @@ import { migrateToLatest } from './db/migrate.js';
 import { startService, startWorker } from './main.js';
 import { AuditService } from './modules/audit/audit.service.js';
 import { ProjectsService } from './modules/projects/projects.service.js';
+import { rotateSealedSecrets } from './security/secrets-rotation.js';
 import { systemClock } from './shared/clock.js';
 import { isApiError } from './shared/errors.js';
+import { secretBoxFromConfig } from './shared/secret-box.js';
 
 const USAGE = `usage: svc <command> [options]
 
@@ -19,6 +21,9 @@ const USAGE = `usage: svc <command> [options]
   key revoke --project PRJ_ID KEY_ID     revoke a key
   audit verify --project PRJ_ID          seal new audit entries, then recompute the project's hash chain;
                                          prints the report, exit code 1 when a link is broken
+  secrets rotate [--batch-rows N]        re-seal every sealed secret under the first key of
+                                         SECRETS_ENCRYPTION_KEYS; prints counts per column, exit code 1
+                                         when a value opens with no key of the ring
 
 The database and every other setting come from the environment (docs/configuration.md).`;
 
@@ -66,6 +71,9 @@ async function dispatch(argv: readonly string[]): Promise<number> {
     case 'audit':
       if (subcommand === 'verify') return auditVerify(rest);
       throw new UsageError(`unknown audit command "${subcommand ?? ''}"`);
+    case 'secrets':
+      if (subcommand === 'rotate') return secretsRotate(rest);
+      throw new UsageError(`unknown secrets command "${subcommand ?? ''}"`);
     case undefined:
     case 'help':
     case '--help':
@@ -172,6 +180,31 @@ async function auditVerify(args: readonly string[]): Promise<number> {
     printJson(report);
     if (report.broken !== null) process.stderr.write(`svc: audit chain broken: ${report.broken.message}\n`);
     return report.ok ? 0 : 1;
+  } finally {
+    await db.destroy();
+  }
+}
+
+/**
+ * `svc secrets rotate`: safe while the service runs, and idempotent (docs/adr/0014-secrets-at-rest.md).
+ * 0 when every sealed value is now under the first key; 1 when some value opens with no key of the ring.
+ */
+async function secretsRotate(args: readonly string[]): Promise<number> {
+  const { values } = options(args, ['batch-rows']);
+  const batchText = values['batch-rows'];
+  if (batchText !== undefined && !/^[1-9]\d{0,5}$/.test(batchText))
+    throw new UsageError('--batch-rows must be a whole number from 1 to 999999');
+  const config = loadConfig();
+  const secrets = secretBoxFromConfig({ keys: config.secrets.keys, dataDir: config.dataDir });
+  const db = openDatabase(config.database);
+  try {
+    await migrateToLatest(db);
+    const report = await rotateSealedSecrets(db, secrets, batchText === undefined ? {} : { batchRows: Number(batchText) });
+    printJson(report);
+    if (report.unreadable > 0) {
+      process.stderr.write(`svc: ${report.unreadable} sealed value(s) open with no key of the ring; they were left as they are\n`);
+    }
+    return report.unreadable === 0 ? 0 : 1;
   } finally {
     await db.destroy();
   }
