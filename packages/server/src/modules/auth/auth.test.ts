@@ -168,7 +168,7 @@ describeEachDialect('sign up and log in', (dialect) => {
         .where('key', '=', headers['idempotency-key'])
         .execute();
       expect(stored).toHaveLength(1);
-      const token = (first.json() as { session: { id: string } }).session.id;
+      const token = first.json<{ session: { id: string } }>().session.id;
       expect(JSON.stringify(stored)).not.toContain(token.split('.')[1]);
     });
   });
