@@ -1,4 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from './config.js';
 import { type Dialect, openDatabase } from './db/database.js';
 import { randomBase62 } from './shared/ids.js';
+import { SecretBox, sealedKeyId } from './shared/secret-box.js';
 import { createTestDatabase, describeEachDialect, type TestDatabase } from './test/database.js';
 
 /**
@@ -24,7 +26,7 @@ const STOP_TIMEOUT_MS = 10_000;
 
 /** Settings of the service that must come from the test, never from the environment vitest runs in. */
 const SERVICE_VARIABLE =
-  /^(NODE_ENV|HOST|PORT|DATA_DIR|DATABASE_URL|DATABASE_POOL_SIZE|SQLITE_SYNCHRONOUS|REDIS_URL|LOG_LEVEL|SVC_SECRET_KEY|RATE_LIMIT_\w+|TRUST_PROXY|TLS_\w+|CORS_ORIGINS|WEBHOOK_\w+|EVENT_RETENTION_DAYS|SHUTDOWN_TIMEOUT_MS|SMTP_URL|EMAIL_\w+|PUBLIC_URL|PASSWORD_RESET_URL|SESSION_TTL|REFRESH_TTL|REFRESH_REUSE_GRACE_SECONDS|METRICS_TOKEN|SECRETS_ENCRYPTION_KEYS?)$/;
+  /^(NODE_ENV|HOST|PORT|DATA_DIR|DATABASE_URL|DATABASE_POOL_SIZE|SQLITE_SYNCHRONOUS|REDIS_URL|LOG_LEVEL|SVC_SECRET_KEY|RATE_LIMIT_\w+|TRUST_PROXY|TLS_\w+|CORS_ORIGINS|WEBHOOK_\w+|EVENT_RETENTION_DAYS|SHUTDOWN_TIMEOUT_MS|SMTP_URL|EMAIL_\w+|PUBLIC_URL|PASSWORD_RESET_URL|SESSION_TTL|REFRESH_TTL|REFRESH_REUSE_GRACE_SECONDS|METRICS_TOKEN|SECRETS_\w+)$/;
 
 type Env = Readonly<Record<string, string>>;
 
@@ -349,6 +351,62 @@ describeEachDialect('svc CLI and npm start', (dialect) => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('resource_missing');
     expect(result.stdout).toBe('');
+  });
+
+  it('svc secrets rotate re-seals under the first key, prints counts per column, and is idempotent', async () => {
+    const keyA = randomBytes(32);
+    const keyB = randomBytes(32);
+    const ring = (...keys: [string, Buffer][]) => keys.map(([id, key]) => `${id}:${key.toString('base64')}`).join(',');
+    const created = await svcJson<{ project: { id: string } }>(['project', 'create', '--name', 'Rotation'], {
+      ...env(),
+      SECRETS_ENCRYPTION_KEYS: ring(['a', keyA]),
+    });
+    const projectId = created.project.id;
+    const context = `webhook_endpoint:${projectId}:we_cli_rotation`;
+    const db = openDatabase(loadConfig({ DATA_DIR: env()['DATA_DIR'], DATABASE_URL: env()['DATABASE_URL'] }).database);
+    try {
+      const now = new Date().toISOString();
+      await db.kysely
+        .insertInto('webhook_endpoints')
+        .values({
+          id: 'we_cli_rotation',
+          project_id: projectId,
+          url: 'https://hooks.example.com/cli',
+          events: '["*"]',
+          description: null,
+          enabled: 1,
+          secret: '',
+          previous_secret: null,
+          secret_sealed: new SecretBox([{ id: 'a', key: keyA }]).seal('whsec_cli', context),
+          previous_secret_sealed: null,
+          previous_secret_expires_at: null,
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
+      type Report = {
+        key_id: string;
+        columns: Record<string, { resealed: number; current: number; unreadable: number }>;
+        unreadable: number;
+      };
+      const rotate = { ...env(), SECRETS_ENCRYPTION_KEYS: ring(['b', keyB], ['a', keyA]) };
+      const report = await svcJson<Report>(['secrets', 'rotate'], rotate);
+      expect(report.key_id).toBe('b');
+      expect(report.columns['webhook_endpoints.secret_sealed']).toMatchObject({ resealed: 1, current: 0, unreadable: 0 });
+      expect(Object.keys(report.columns)).toContain('idempotency_keys.response_body');
+      const row = await db.kysely.selectFrom('webhook_endpoints').selectAll().where('id', '=', 'we_cli_rotation').executeTakeFirstOrThrow();
+      expect(sealedKeyId(row.secret_sealed ?? '')).toBe('b');
+      expect(new SecretBox([{ id: 'b', key: keyB }]).open(row.secret_sealed ?? '', context)).toBe('whsec_cli');
+      const again = await svcJson<Report>(['secrets', 'rotate', '--batch-rows', '1'], rotate);
+      expect(again.columns['webhook_endpoints.secret_sealed']).toMatchObject({ resealed: 0, current: 1 });
+      // A ring that cannot open a value: reported, left as it is, exit 1.
+      const lost = await svc(['secrets', 'rotate'], { ...env(), SECRETS_ENCRYPTION_KEYS: ring(['c', randomBytes(32)]) });
+      expect(lost.code).toBe(1);
+      expect(lost.stderr).toContain('open with no key of the ring');
+      expect((JSON.parse(lost.stdout) as Report).unreadable).toBe(1);
+    } finally {
+      await db.destroy();
+    }
   });
 
   describe('npm start', () => {

@@ -6,8 +6,10 @@ import { startService, startWorker } from './main.js';
 import { AuditService } from './modules/audit/audit.service.js';
 import { ProjectsService } from './modules/projects/projects.service.js';
 import { LEDGER_CHECKS, verifyLedger } from './modules/wallets/ledger.verify.js';
+import { rotateSealedSecrets } from './security/secrets-rotation.js';
 import { systemClock } from './shared/clock.js';
 import { isApiError } from './shared/errors.js';
+import { secretBoxFromConfig } from './shared/secret-box.js';
 
 const USAGE = `usage: svc <command> [options]
 
@@ -24,6 +26,9 @@ const USAGE = `usage: svc <command> [options]
                                          transaction sums to zero, no negative balance, no key applied
                                          twice, one event per movement) in one project or all of them;
                                          prints the report, exit code 1 naming each broken invariant
+  secrets rotate [--batch-rows N]        re-seal every sealed secret under the first key of
+                                         SECRETS_ENCRYPTION_KEYS; prints counts per column, exit code 1
+                                         when a value opens with no key of the ring
 
 The database and every other setting come from the environment (docs/configuration.md).`;
 
@@ -74,6 +79,9 @@ async function dispatch(argv: readonly string[]): Promise<number> {
     case 'ledger':
       if (subcommand === 'verify') return ledgerVerify(rest);
       throw new UsageError(`unknown ledger command "${subcommand ?? ''}"`);
+    case 'secrets':
+      if (subcommand === 'rotate') return secretsRotate(rest);
+      throw new UsageError(`unknown secrets command "${subcommand ?? ''}"`);
     case undefined:
     case 'help':
     case '--help':
@@ -204,6 +212,31 @@ async function ledgerVerify(args: readonly string[]): Promise<number> {
       }
     }
     return report.sound ? 0 : 1;
+  } finally {
+    await db.destroy();
+  }
+}
+
+/**
+ * `svc secrets rotate`: safe while the service runs, and idempotent (docs/adr/0015-secrets-at-rest.md).
+ * 0 when every sealed value is now under the first key; 1 when some value opens with no key of the ring.
+ */
+async function secretsRotate(args: readonly string[]): Promise<number> {
+  const { values } = options(args, ['batch-rows']);
+  const batchText = values['batch-rows'];
+  if (batchText !== undefined && !/^[1-9]\d{0,5}$/.test(batchText))
+    throw new UsageError('--batch-rows must be a whole number from 1 to 999999');
+  const config = loadConfig();
+  const secrets = secretBoxFromConfig({ keys: config.secrets.keys, dataDir: config.dataDir });
+  const db = openDatabase(config.database);
+  try {
+    await migrateToLatest(db);
+    const report = await rotateSealedSecrets(db, secrets, batchText === undefined ? {} : { batchRows: Number(batchText) });
+    printJson(report);
+    if (report.unreadable > 0) {
+      process.stderr.write(`svc: ${report.unreadable} sealed value(s) open with no key of the ring; they were left as they are\n`);
+    }
+    return report.unreadable === 0 ? 0 : 1;
   } finally {
     await db.destroy();
   }

@@ -31,12 +31,19 @@ import { WalletsService } from './modules/wallets/wallets.service.js';
 import { createWebhooks, type Webhooks, type WebhooksOptions } from './modules/webhooks/webhooks.module.js';
 import { atMostEvery, OUTAGE_WARNING_INTERVAL_MS } from './shared/at-most-every.js';
 import { type Clock, systemClock } from './shared/clock.js';
+import { type SecretBox, secretBoxFromConfig } from './shared/secret-box.js';
+import { sealPlaintextSecrets } from './security/plaintext-sealing.js';
 
 export interface Service {
   readonly config: Config;
   readonly app: FastifyInstance;
   readonly db: Db;
   readonly logger: Logger;
+  /**
+   * The keyring that seals secrets at rest (docs/adr/0015-secrets-at-rest.md), built once here and
+   * given to every module that seals: OAuth, SSO, webhooks, the idempotency store.
+   */
+  readonly secrets: SecretBox;
   /** What `GET /metrics` serves: HTTP, webhook delivery and process metrics. */
   readonly metricsRegistry: Registry;
   readonly projects: ProjectsService;
@@ -77,6 +84,7 @@ export interface ServiceOptions {
 export async function createService(config: Config, options: ServiceOptions = {}): Promise<Service> {
   const logger = options.logger ?? createLogger(config);
   const clock = options.clock ?? systemClock;
+  const secrets = secretBoxFromConfig({ keys: config.secrets.keys, dataDir: config.dataDir });
   const db = openDatabase(config.database);
   let rateLimiter: RateLimiter | undefined;
   let webhooks: Webhooks | undefined;
@@ -84,6 +92,9 @@ export async function createService(config: Config, options: ServiceOptions = {}
   let oauth: OAuth | undefined;
   try {
     await migrateToLatest(db);
+    // Before anything is served or delivered: what an older version stored in clear gets sealed.
+    const sealed = await sealPlaintextSecrets(db, secrets, { everyRow: false });
+    if (sealed.webhook_endpoints + sealed.idempotency_keys > 0) logger.info({ sealed }, 'sealed secrets an older version stored in clear');
     const audit = new AuditService({ db, clock, recording: options.auditRecording ?? true });
     const projects = new ProjectsService({ db, clock, audit });
     if (config.bootstrapSecretKey !== undefined) {
@@ -92,7 +103,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     }
     const ledger = new LedgerService({ db, clock, audit });
     const metricsRegistry = createMetricsRegistry();
-    webhooks = createWebhooks({ db, config, clock, logger, metricsRegistry, audit }, options.webhooks);
+    webhooks = createWebhooks({ db, config, clock, logger, metricsRegistry, audit, secrets }, options.webhooks);
     const webhooksModule = webhooks;
     rateLimiter =
       config.redisUrl === undefined
@@ -105,10 +116,20 @@ export async function createService(config: Config, options: ServiceOptions = {}
           });
     const limiter = rateLimiter;
     const organizationDeps = { db, config, clock, audit, projects };
-    auth = createAuth({ db, config, clock, logger, projects, rateLimiter: limiter, audit, ...organizationsAuthHooks(organizationDeps) });
+    auth = createAuth({
+      db,
+      config,
+      clock,
+      logger,
+      projects,
+      rateLimiter: limiter,
+      audit,
+      secrets,
+      ...organizationsAuthHooks(organizationDeps),
+    });
     const authModule = auth;
     const organizations = createOrganizations({ ...organizationDeps, auth: authModule });
-    oauth = createOAuth({ db, config, clock, audit, auth: authModule }, options.oauth);
+    oauth = createOAuth({ db, config, clock, audit, auth: authModule, secrets }, options.oauth);
     const oauthModule = oauth;
     const ssoModule = createSso({
       db,
@@ -134,6 +155,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
         sessions: authModule.sessions,
         metricsRegistry,
         dashboard: dashboard.service,
+        secrets,
       },
       [
         projectsRoutes(projects),
@@ -165,6 +187,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       app,
       db,
       logger,
+      secrets,
       metricsRegistry,
       projects,
       wallets,

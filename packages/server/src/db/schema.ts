@@ -64,9 +64,17 @@ export interface IdempotencyKeysTable {
   /** '' for project-wide keys; a wallet id for credits and debits, whose keys are per wallet. */
   scope: string;
   key: string;
-  /** SHA-256 of the method, route and canonical body: equal requests have equal hashes. */
+  /**
+   * SHA-256 of the method, route and canonical body: equal requests have equal hashes. `sealed` for
+   * keys claimed by the HTTP hook: their hashes are inside `request_fields`, since a body may hold a
+   * password whose plain SHA-256 must not be stored.
+   */
   request_hash: string;
-  /** JSON object of field name → SHA-256 of that field's value, to name the field that differs. */
+  /**
+   * JSON object of field name → SHA-256 of that field's value, to name the field that differs. For
+   * keys claimed by the HTTP hook, `{hash, fields}` sealed with the associated data
+   * `idempotency_request:["<project id>","<scope>","<key>"]`.
+   */
   request_fields: string;
   state: 'running' | 'completed';
   /** Random token of the request that holds the key while it runs. */
@@ -74,6 +82,12 @@ export interface IdempotencyKeysTable {
   /** A running key whose lock has passed this time was abandoned (crash) and may be taken over. */
   locked_until: string | null;
   response_status: number | null;
+  /**
+   * The response for replay. Sealed (shared/secret-box.ts, associated data
+   * `idempotency_response:["<project id>","<scope>","<key>"]`) for every key claimed by the HTTP hook
+   * (http/idempotency.ts), since a response may carry a credential; in clear for the ledger's own
+   * keys, whose answers carry none (docs/adr/0015-secrets-at-rest.md).
+   */
   response_body: string | null;
   created_at: string;
   /** Null for keys kept forever (ledger operations). */
@@ -285,10 +299,21 @@ export interface WebhookEndpointsTable {
   description: string | null;
   /** 1 or 0. */
   enabled: number;
-  /** `whsec_…`. Kept in clear: signing needs it. Returned only at creation and rotation. */
+  /**
+   * Before migration 0014 the `whsec_…` secret in clear; now always '': the service seals what an
+   * older version left here into `secret_sealed` at start and empties it (docs/adr/0015-secrets-at-rest.md).
+   */
   secret: string;
-  /** The secret before the last rotation; it signs beside the new one until `previous_secret_expires_at`. */
+  /** Like `secret`: before migration 0014 the previous secret in clear; now always null. */
   previous_secret: string | null;
+  /**
+   * The `whsec_…` secret, sealed (shared/secret-box.ts) with the associated data
+   * `webhook_endpoint:<project id>:<endpoint id>`; null only on a row an older version wrote and the
+   * start has not sealed yet. Returned in clear only at creation and rotation.
+   */
+  secret_sealed: string | null;
+  /** The secret before the last rotation, sealed like `secret_sealed`; it signs beside the new one until `previous_secret_expires_at`. */
+  previous_secret_sealed: string | null;
   previous_secret_expires_at: string | null;
   created_at: string;
   updated_at: string;

@@ -10,6 +10,7 @@ import type { ProjectsService } from '../modules/projects/projects.service.js';
 import type { Clock } from '../shared/clock.js';
 import { ApiError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
+import type { SecretBox } from '../shared/secret-box.js';
 import { credentialGuard } from './credentials.js';
 import { type RequestClient, transportClient } from './end-user.js';
 import { sendError, toApiError } from './errors.js';
@@ -61,6 +62,8 @@ export interface AppDependencies {
   readonly metricsRegistry?: Registry;
   /** The dashboard's cookie sessions, accepted on secret-key routes; without it a cookie is no credential. */
   readonly dashboard?: DashboardAuthenticator;
+  /** The service's keyring: idempotent responses are stored sealed with it. */
+  readonly secrets: SecretBox;
 }
 
 /** Registers one capability's routes; each module exports one. */
@@ -140,7 +143,7 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
     done();
   });
   // Idempotency-Key applies to POST only, so its hooks are attached to POST routes alone.
-  const idempotency = idempotencyHooks({ db: deps.db, clock: deps.clock });
+  const idempotency = idempotencyHooks({ db: deps.db, clock: deps.clock, secrets: deps.secrets });
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (!methods.includes('POST')) return;

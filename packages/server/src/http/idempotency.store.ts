@@ -3,6 +3,8 @@ import type { Database } from '../db/schema.js';
 import { addMilliseconds, isoTime } from '../shared/clock.js';
 import { ApiError } from '../shared/errors.js';
 import { randomBase62 } from '../shared/ids.js';
+import type { SecretBox } from '../shared/secret-box.js';
+import { openResponse, SEALED_REQUEST_HASH, sealFingerprint, sealResponse, storedFingerprint } from './idempotency.sealing.js';
 
 type Executor = Kysely<Database>;
 
@@ -30,6 +32,8 @@ export interface BeginInput {
   readonly leaseMs: number;
   /** Null keeps the key forever (ledger operations). */
   readonly retentionMs: number | null;
+  /** Seals the request's fingerprint and opens a stored response (http/idempotency.sealing.ts). */
+  readonly secrets: SecretBox;
 }
 
 const BEGIN_ATTEMPTS_MAX = 3;
@@ -52,8 +56,8 @@ export async function beginIdempotentRequest(db: Executor, input: BeginInput): P
         project_id: input.projectId,
         scope: input.scope,
         key: input.key,
-        request_hash: input.requestHash,
-        request_fields: JSON.stringify(input.fields),
+        request_hash: SEALED_REQUEST_HASH,
+        request_fields: sealFingerprint(input.secrets, input, { hash: input.requestHash, fields: input.fields }),
         state: 'running',
         lock_id: lockId,
         locked_until: lockedUntil,
@@ -87,10 +91,10 @@ export async function beginIdempotentRequest(db: Executor, input: BeginInput): P
         .execute();
       continue;
     }
-    if (existing.request_hash !== input.requestHash)
-      throw reusedError(input.key, input.fields, JSON.parse(existing.request_fields) as Record<string, string>);
+    const stored = storedFingerprint(input.secrets, input, existing);
+    if (stored.hash !== input.requestHash) throw reusedError(input.key, input.fields, stored.fields);
     if (existing.state === 'completed') {
-      return { kind: 'replay', status: existing.response_status ?? 200, body: existing.response_body ?? '' };
+      return { kind: 'replay', status: existing.response_status ?? 200, body: openResponse(input.secrets, input, existing.response_body) };
     }
     if (existing.locked_until !== null && existing.locked_until > nowIso) throw inUseError(input.key);
 
@@ -112,15 +116,26 @@ export async function beginIdempotentRequest(db: Executor, input: BeginInput): P
 }
 
 /**
- * Stores the response for replay. Pass the transaction of the operation itself where there is one,
- * so that the operation and its key commit together. Returns false when the lock was lost (the
- * lease ran out and another request took the key over); a caller inside a transaction must then
- * roll back.
+ * Stores the response for replay, sealed. Pass the transaction of the operation itself where there
+ * is one, so that the operation and its key commit together. Returns false when the lock was lost
+ * (the lease ran out and another request took the key over); a caller inside a transaction must
+ * then roll back.
  */
-export async function completeIdempotentRequest(db: Executor, lock: IdempotencyLock, status: number, body: string): Promise<boolean> {
+export async function completeIdempotentRequest(
+  db: Executor,
+  secrets: SecretBox,
+  lock: IdempotencyLock,
+  answer: { readonly status: number; readonly body: string },
+): Promise<boolean> {
   const result = await db
     .updateTable('idempotency_keys')
-    .set({ state: 'completed', response_status: status, response_body: body, lock_id: null, locked_until: null })
+    .set({
+      state: 'completed',
+      response_status: answer.status,
+      response_body: sealResponse(secrets, lock, answer.body),
+      lock_id: null,
+      locked_until: null,
+    })
     .where('project_id', '=', lock.projectId)
     .where('scope', '=', lock.scope)
     .where('key', '=', lock.key)
@@ -183,8 +198,11 @@ export async function findStoredAnswer(db: Executor, claim: IdempotencyClaim, no
     await stale.execute();
     return undefined;
   }
-  if (existing.request_hash !== claim.requestHash)
-    throw reusedError(claim.key, claim.fields, JSON.parse(existing.request_fields) as Record<string, string>);
+  if (existing.request_hash !== claim.requestHash) {
+    // A key the HTTP hook claimed (another route) keeps its fingerprint sealed; its route differs anyway.
+    const stored = existing.request_hash === SEALED_REQUEST_HASH ? {} : (JSON.parse(existing.request_fields) as Record<string, string>);
+    throw reusedError(claim.key, claim.fields, stored);
+  }
   if (existing.state === 'running') throw inUseError(claim.key);
   return { status: existing.response_status ?? 200, body: existing.response_body ?? '' };
 }

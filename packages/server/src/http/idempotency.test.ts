@@ -10,6 +10,8 @@ import { createTestDatabase, describeEachDialect, type TestDatabase, testConfig 
 import { useTestService } from '../test/service.js';
 import type { RouteModule } from './app.js';
 import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_RETENTION_MS } from './idempotency.js';
+import { openResponse, SEALED_REQUEST_HASH, storedFingerprint } from './idempotency.sealing.js';
+import { sealPlaintextSecrets } from '../security/plaintext-sealing.js';
 import { StrictObject } from './schemas.js';
 
 /** A clock the tests move by hand. */
@@ -241,16 +243,86 @@ describeEachDialect('Idempotency-Key', (dialect) => {
     expect(left.map((row) => row.key)).toEqual(['forever-1']);
   });
 
+  // Bug guarded: the whole response was stored in clear for 24 hours, so a route answering with a
+  // credential (POST /v1/api-keys, log in, webhook creation) left it readable in the table.
+  it('stores every response and request fingerprint sealed, bound to its key, and replays it byte for byte', async () => {
+    const first = await send({ key: 'sealed-1', body: { item: 'sealed-item', quantity: 3 } });
+    const row = await ctx()
+      .service.db.kysely.selectFrom('idempotency_keys')
+      .selectAll()
+      .where('key', '=', 'sealed-1')
+      .executeTakeFirstOrThrow();
+    expect(row.request_hash).toBe(SEALED_REQUEST_HASH);
+    expect(row.response_body).toMatch(/^v2\./);
+    expect(JSON.stringify(row)).not.toContain('sealed-item');
+    const name = { projectId: ctx().projectId, scope: '', key: 'sealed-1' };
+    expect(openResponse(ctx().service.secrets, name, row.response_body)).toBe(first.body);
+    // Bound to its key: under another key (or project) it does not open.
+    expect(() => openResponse(ctx().service.secrets, { ...name, key: 'sealed-2' }, row.response_body)).toThrow();
+    const again = await send({ key: 'sealed-1', body: { item: 'sealed-item', quantity: 3 } });
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toBe(first.body);
+  });
+
+  it('replays a key an older version stored in clear, and seals it at the next start', async () => {
+    const hash = await hashOf('plain-1');
+    const body = JSON.stringify({ other: 'from before sealing' });
+    await ctx()
+      .service.db.kysely.insertInto('idempotency_keys')
+      .values({
+        project_id: ctx().projectId,
+        scope: '',
+        key: 'plain-1',
+        request_hash: hash,
+        request_fields: '{}',
+        state: 'completed',
+        lock_id: null,
+        locked_until: null,
+        response_status: 200,
+        response_body: body,
+        created_at: clock.now().toISOString(),
+        expires_at: new Date(clock.now().getTime() + IDEMPOTENCY_RETENTION_MS - 1000).toISOString(),
+      })
+      .execute();
+    const replay = await send({ key: 'plain-1', url: '/v1/test/other' });
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body).toBe(body);
+    await sealPlaintextSecrets(ctx().service.db, ctx().service.secrets, { everyRow: false });
+    const row = await ctx()
+      .service.db.kysely.selectFrom('idempotency_keys')
+      .selectAll()
+      .where('key', '=', 'plain-1')
+      .executeTakeFirstOrThrow();
+    expect(row.request_hash).toBe(SEALED_REQUEST_HASH);
+    expect(row.response_body).not.toContain('from before sealing');
+    const sealedReplay = await send({ key: 'plain-1', url: '/v1/test/other' });
+    expect(sealedReplay.body).toBe(body);
+    expect((await send({ key: 'plain-1', url: '/v1/test/orders', body: { item: 'x', quantity: 1 } })).statusCode).toBe(422);
+  });
+
+  it('answers a ledger request under a key the hook sealed with 422 idempotency_key_reused, not a 500', async () => {
+    await send({ key: 'shared-with-ledger', url: '/v1/test/other' });
+    const response = await ctx().service.app.inject({
+      method: 'POST',
+      url: '/v1/wallets/transfer',
+      headers: { ...ctx().auth, 'idempotency-key': 'shared-with-ledger' },
+      payload: { from_wallet_id: 'wlt_a', to_wallet_id: 'wlt_b', amount: 1 },
+    });
+    expect(response.statusCode, response.body).toBe(422);
+    expect(response.json<{ error: { code: string } }>().error.code).toBe('idempotency_key_reused');
+  });
+
   /** The hash the hook computes for an empty-bodied POST to /v1/test/other, via a throwaway request. */
   async function hashOf(key: string): Promise<string> {
     const probeKey = `${key}-probe`;
     await send({ key: probeKey, url: '/v1/test/other' });
     const row = await ctx()
       .service.db.kysely.selectFrom('idempotency_keys')
-      .select('request_hash')
+      .select(['request_hash', 'request_fields'])
       .where('key', '=', probeKey)
       .executeTakeFirstOrThrow();
-    return row.request_hash;
+    // The hook keeps the hash sealed inside request_fields (http/idempotency.sealing.ts).
+    return storedFingerprint(ctx().service.secrets, { projectId: ctx().projectId, scope: '', key: probeKey }, row).hash;
   }
 });
 

@@ -3,6 +3,7 @@ import type { Db } from '../db/database.js';
 import type { Clock } from '../shared/clock.js';
 import { canonicalJson, sha256Hex } from '../shared/crypto.js';
 import { ApiError } from '../shared/errors.js';
+import type { SecretBox } from '../shared/secret-box.js';
 import { beginIdempotentRequest, completeIdempotentRequest, type IdempotencyLock, releaseIdempotentRequest } from './idempotency.store.js';
 
 /** How long generic keys are kept (CONTRACT.md section 1). */
@@ -13,7 +14,11 @@ const KEY_LENGTH_MAX = 255;
 const KEY_PATTERN = /^[\x21-\x7e]+$/;
 
 export interface RouteIdempotency {
-  /** `off` for routes whose responses must not be stored (they carry a one-time secret). */
+  /**
+   * `off` for routes that must not take a key at all: the browser-facing identity provider returns
+   * (SAML ACS), which no API client sends. Responses that carry a credential are kept, sealed
+   * (http/idempotency.sealing.ts), so they need no exception.
+   */
   readonly mode?: 'request' | 'off';
   /** Keys are per project; a route may narrow them further (per wallet for credits and debits). */
   readonly scope?: (request: FastifyRequest) => string;
@@ -39,6 +44,8 @@ export interface PendingIdempotency {
 export interface IdempotencyOptions {
   readonly db: Db;
   readonly clock: Clock;
+  /** The service's keyring: every stored response and request fingerprint is sealed with it. */
+  readonly secrets: SecretBox;
 }
 
 /**
@@ -57,7 +64,8 @@ export function idempotencyHooks(options: IdempotencyOptions) {
 
     const fields = requestFields(request);
     const projectId = request.principal.projectId;
-    const scope = config.scope?.(request) ?? '';
+    // An end user's keys are kept per user (a session route's default), so two users' keys never meet.
+    const scope = config.scope?.(request) ?? (request.principal.kind === 'session' ? `user:${request.principal.userId}` : '');
     const requestHash = sha256Hex(canonicalJson(fields));
     if (config.claim === 'transaction') {
       request.idempotencyClaim = { projectId, scope, key, requestHash, fields, requestId: request.id };
@@ -72,6 +80,7 @@ export function idempotencyHooks(options: IdempotencyOptions) {
       now: options.clock.now(),
       leaseMs: IDEMPOTENCY_LEASE_MS,
       retentionMs: config.retention === 'forever' ? null : IDEMPOTENCY_RETENTION_MS,
+      secrets: options.secrets,
     });
     if (result.kind === 'replay') {
       return reply.code(result.status).header('Idempotent-Replayed', 'true').type('application/json; charset=utf-8').send(result.body);
@@ -88,7 +97,7 @@ export function idempotencyHooks(options: IdempotencyOptions) {
       await releaseIdempotentRequest(options.db.kysely, pending.lock);
     } else {
       const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : '';
-      const stored = await completeIdempotentRequest(options.db.kysely, pending.lock, reply.statusCode, body);
+      const stored = await completeIdempotentRequest(options.db.kysely, options.secrets, pending.lock, { status: reply.statusCode, body });
       if (!stored) request.log.warn({ idempotencyKey: pending.lock.key }, 'idempotency lock was lost before the response was stored');
     }
     return payload;

@@ -12,6 +12,7 @@ import * as dashboard from './0010_dashboard.js';
 import * as auditResourceIndex from './0011_audit_resource_index.js';
 import * as eventIndexes from './0012_event_indexes.js';
 import * as auditSealOrder from './0013_audit_seal_order.js';
+import * as secretsAtRest from './0014_secrets_at_rest.js';
 import * as sessionSuccessorSealed from './0015_session_successor_sealed.js';
 import * as ssoCodeEmailVerified from './0017_sso_code_email_verified.js';
 
@@ -33,6 +34,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0011_audit_resource_index': auditResourceIndex,
   '0012_event_indexes': eventIndexes,
   '0013_audit_seal_order': auditSealOrder,
+  '0014_secrets_at_rest': secretsAtRest,
   '0015_session_successor_sealed': sessionSuccessorSealed,
   '0017_sso_code_email_verified': ssoCodeEmailVerified,
 };

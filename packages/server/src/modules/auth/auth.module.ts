@@ -6,7 +6,7 @@ import { browserAccess } from '../../http/cors.js';
 import type { RateLimiter } from '../../http/rate-limit.js';
 import type { PeriodicJob } from '../../jobs/scheduler.js';
 import type { Clock } from '../../shared/clock.js';
-import { type SecretBox, secretBoxFromConfig } from '../../shared/secret-box.js';
+import type { SecretBox } from '../../shared/secret-box.js';
 import { emailOutboxJob } from '../email/email.job.js';
 import type { EmailComposer } from '../email/email.service.js';
 import { createEmailTransport, type EmailTransport } from '../email/email.transport.js';
@@ -35,8 +35,8 @@ export interface AuthDependencies {
   readonly emailComposers?: Readonly<Record<string, EmailComposer>>;
   /** Other modules' work in the transaction that deletes a user (organization memberships). */
   readonly userDeletionSteps?: readonly UserDeletionStep[];
-  /** Seals secrets at rest (the refresh grace window's successor tokens); default: the box of SECRETS_ENCRYPTION_KEY. */
-  readonly secrets?: SecretBox;
+  /** Seals secrets at rest (the refresh grace window's successor tokens); the service's one keyring, built in main.ts. */
+  readonly secrets: SecretBox;
 }
 
 /** Users, roles, sessions and email and password authentication, with their routes and the email job. */
@@ -64,7 +64,7 @@ function userModules(deps: Pick<AuthDependencies, 'db' | 'config' | 'clock' | 'a
     sessionTtlSeconds: config.auth.sessionTtlSeconds,
     refreshTtlSeconds: config.auth.refreshTtlSeconds,
     refreshReuseGraceSeconds: config.auth.refreshReuseGraceSeconds,
-    secrets: deps.secrets ?? secretBoxFromConfig({ keyHex: config.oauth.secretsEncryptionKeyHex, dataDir: config.dataDir }),
+    secrets: deps.secrets,
   });
   const roles = new RolesService({ db, clock, audit });
   const users = new UsersService({ db, clock, sessions, roles, audit, deletionSteps: deps.userDeletionSteps ?? [] });

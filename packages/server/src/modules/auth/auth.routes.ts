@@ -27,12 +27,6 @@ import type { AuthService } from './auth.service.js';
 const tags = ['auth'];
 const secretKeySecurity = [{ secretKey: [] }, { secretKeyHeader: [] }];
 const sessionSecurity = [{ sessionToken: [] }];
-/**
- * Responses that carry a session or refresh token, and requests that carry a password, are never
- * kept for idempotent replay: the idempotency table would hold the token in plain text, or an
- * unsalted hash of the password.
- */
-const noReplay = { mode: 'off' } as const;
 
 /** Where a new session is created from: the end user a secret key's request names, else the connection. */
 export function sessionClient(request: FastifyRequest): SessionClient {
@@ -51,7 +45,7 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
     app.post(
       '/v1/auth/signup',
       {
-        config: { credential: 'secret', idempotency: noReplay },
+        config: { credential: 'secret' },
         schema: {
           operationId: 'signUp',
           errors: ['email_taken', 'password_too_weak'],
@@ -76,7 +70,7 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
     app.post(
       '/v1/auth/login',
       {
-        config: { credential: 'secret', idempotency: noReplay },
+        config: { credential: 'secret' },
         schema: {
           operationId: 'logIn',
           errors: ['invalid_credentials', 'user_banned'],
@@ -224,7 +218,7 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
     app.post(
       '/v1/auth/password/reset',
       {
-        config: { credential: 'secret', idempotency: noReplay },
+        config: { credential: 'secret' },
         schema: {
           operationId: 'resetPassword',
           errors: ['token_invalid', 'token_expired', 'password_too_weak'],
@@ -242,7 +236,7 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
     app.post(
       '/v1/auth/password/change',
       {
-        config: { credential: 'session', idempotency: noReplay },
+        config: { credential: 'session' },
         onSend: options.browser.onSend,
         schema: {
           operationId: 'changePassword',

@@ -153,19 +153,23 @@ describeEachDialect('sign up and log in', (dialect) => {
       );
     });
 
-    it('never stores the response for replay: a repeated Idempotency-Key is a new attempt (409 email_taken)', async () => {
+    it('replays a sign-up sent again with the same Idempotency-Key, and stores it only sealed (docs/adr/0015-secrets-at-rest.md)', async () => {
       const payload = { email: uniqueEmail(), password: strongPassword(), name: 'Idem' };
       const headers = { ...ctx().auth, 'idempotency-key': `signup-${Date.now()}` };
-      expect((await post('/v1/auth/signup', payload, headers)).statusCode).toBe(201);
+      const first = await post('/v1/auth/signup', payload, headers);
+      expect(first.statusCode).toBe(201);
       const again = await post('/v1/auth/signup', payload, headers);
-      expectError(again, 409, 'email_taken');
-      expect(again.headers['idempotent-replayed']).toBeUndefined();
+      expect(again.statusCode).toBe(201);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.body).toBe(first.body);
       const stored = await ctx()
         .service.db.kysely.selectFrom('idempotency_keys')
         .selectAll()
         .where('key', '=', headers['idempotency-key'])
         .execute();
-      expect(stored).toEqual([]);
+      expect(stored).toHaveLength(1);
+      const token = first.json<{ session: { id: string } }>().session.id;
+      expect(JSON.stringify(stored)).not.toContain(token.split('.')[1]);
     });
   });
 

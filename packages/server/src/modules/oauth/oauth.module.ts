@@ -6,7 +6,7 @@ import type { PeriodicJob } from '../../jobs/scheduler.js';
 import { type Clock, isoTime } from '../../shared/clock.js';
 import { OutboundHttp } from '../../shared/outbound-http.js';
 import { outboundFetch } from '../../shared/outbound-http.fetch.js';
-import { type SecretBox, secretBoxFromConfig } from '../../shared/secret-box.js';
+import type { SecretBox } from '../../shared/secret-box.js';
 import type { Auth } from '../auth/auth.module.js';
 import { OAuthClient } from './oauth.client.js';
 import { oauthRoutes } from './oauth.routes.js';
@@ -19,6 +19,8 @@ export interface OAuthDependencies {
   readonly clock: Clock;
   readonly audit: AuditService;
   readonly auth: Pick<Auth, 'users' | 'sessions'>;
+  /** The service's one keyring (built in main.ts): seals provider secrets and PKCE verifiers. */
+  readonly secrets: SecretBox;
 }
 
 export interface OAuthOptions {
@@ -34,7 +36,7 @@ export interface OAuth {
   readonly service: OAuthService;
   /** The provider client (discovery, PKCE, ID-token checks) over this module's outbound HTTP; SSO uses it too. */
   readonly client: OAuthClient;
-  /** Encryption at rest for provider secrets; SSO seals its connections' secrets with it too. */
+  /** The service's keyring, as given; SSO seals its connections' secrets with it too. */
   readonly secrets: SecretBox;
   readonly routes: readonly RouteModule[];
   /** Deletes sign-in states a day after they expired. */
@@ -59,7 +61,7 @@ export function createOAuth(deps: OAuthDependencies, options: OAuthOptions = {})
     allowInsecureHttp: config.oauth.allowInsecureHttp,
     clock,
   });
-  const secrets = secretBoxFromConfig({ keyHex: config.oauth.secretsEncryptionKeyHex, dataDir: config.dataDir });
+  const { secrets } = deps;
   const service = new OAuthService({
     db,
     clock,

@@ -18,11 +18,6 @@ import type { OAuthService } from './oauth.service.js';
 
 const tags = ['oauth'];
 const security = [{ secretKey: [] }, { secretKeyHeader: [] }];
-/**
- * Never kept for idempotent replay: the callback's answer holds a session token, and the start's
- * state is a single-use value that must not sit in the idempotency table.
- */
-const noReplay = { mode: 'off' } as const;
 
 type WithProvider = FastifyRequest<{ Params: { provider: string } }>;
 
@@ -87,7 +82,7 @@ export function oauthRoutes(oauth: OAuthService): RouteModule {
     app.post(
       '/v1/auth/oauth/:provider',
       {
-        config: { credential: 'secret', idempotency: noReplay },
+        config: { credential: 'secret' },
         schema: {
           operationId: 'startOAuth',
           errors: ['oauth_provider_unknown', 'oauth_provider_not_configured', 'redirect_uri_not_allowed'],
@@ -105,7 +100,7 @@ export function oauthRoutes(oauth: OAuthService): RouteModule {
     app.post(
       '/v1/auth/oauth/:provider/callback',
       {
-        config: { credential: 'secret', idempotency: noReplay },
+        config: { credential: 'secret' },
         schema: {
           operationId: 'completeOAuth',
           errors: [

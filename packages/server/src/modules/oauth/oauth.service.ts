@@ -390,11 +390,11 @@ export class OAuthService {
 }
 
 /** Associated data of a provider's sealed secret: it opens only in its own row. */
-function secretContext(projectId: string, provider: string): string {
+export function secretContext(projectId: string, provider: string): string {
   return `oauth_provider:${projectId}:${provider}`;
 }
 
-function stateContext(projectId: string, stateHash: string): string {
+export function stateContext(projectId: string, stateHash: string): string {
   return `oauth_state:${projectId}:${stateHash}`;
 }
 

@@ -149,7 +149,7 @@ describeEachDialect('oauth', (dialect) => {
       expect(list.body).not.toContain('PRIVATE KEY');
       const rows = await ctx().service.db.kysely.selectFrom('oauth_providers').select('secret_sealed').execute();
       for (const row of rows) {
-        expect(row.secret_sealed).toMatch(/^v1\./);
+        expect(row.secret_sealed).toMatch(/^v2\.default\./);
         expect(row.secret_sealed).not.toContain('secret');
       }
     });

@@ -16,7 +16,7 @@ const GRACE_SECONDS = 10;
 
 describe('sealed successors', () => {
   it('open only for the row they were sealed for, and never hold the tokens in clear', () => {
-    const box = new SecretBox(randomBytes(32));
+    const box = new SecretBox([{ id: 'test', key: randomBytes(32) }]);
     const row = { project_id: 'prj_a', id: 'svc_ses_a', refresh_token_hash: 'a'.repeat(64) };
     const secrets = { token: `svc_ses_b.${'s'.repeat(43)}`, refreshToken: `svc_rt_${'r'.repeat(43)}` };
     const sealed = sealSuccessor(box, row, secrets);
@@ -25,7 +25,7 @@ describe('sealed successors', () => {
     expect(openSuccessor(box, { ...row, successor_sealed: sealed })).toEqual(secrets);
     expect(openSuccessor(box, { ...row, id: 'svc_ses_c', successor_sealed: sealed })).toBeUndefined();
     expect(openSuccessor(box, { ...row, project_id: 'prj_b', successor_sealed: sealed })).toBeUndefined();
-    expect(openSuccessor(new SecretBox(randomBytes(32)), { ...row, successor_sealed: sealed })).toBeUndefined();
+    expect(openSuccessor(new SecretBox([{ id: 'test', key: randomBytes(32) }]), { ...row, successor_sealed: sealed })).toBeUndefined();
     expect(openSuccessor(box, { ...row, successor_sealed: null })).toBeUndefined();
   });
 });

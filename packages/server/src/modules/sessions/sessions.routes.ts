@@ -45,8 +45,8 @@ export function sessionsRoutes(auth: AuthService, sessions: SessionsService): Ro
     app.post(
       '/v1/sessions/refresh',
       {
-        // The response carries a new session token and refresh token: never stored for replay.
-        config: { credential: 'secret', idempotency: { mode: 'off' } },
+        // The response carries a new session and refresh token: kept for replay only sealed (http/idempotency.sealing.ts).
+        config: { credential: 'secret' },
         schema: {
           operationId: 'refreshSession',
           errors: ['refresh_token_invalid', 'refresh_token_reused', 'user_banned'],

@@ -24,8 +24,8 @@ import type { SsoService } from './sso.service.js';
 
 const tags = ['sso'];
 const security = [{ secretKey: [] }, { secretKeyHeader: [] }];
-/** Never kept for idempotent replay: the start's URL carries a single-use request, the callback's answer a session token. */
-const noReplay = { mode: 'off' } as const;
+/** The identity provider's browser form post takes no Idempotency-Key (no API client sends it). */
+const noIdempotencyKey = { mode: 'off' } as const;
 /** The form an identity provider posts: a SAMLResponse (base64) and a RelayState, with room to spare. */
 const ACS_BODY_BYTES_MAX = SAML_RESPONSE_BYTES_MAX + 8 * 1024;
 
@@ -98,7 +98,7 @@ export function ssoRoutes(sso: SsoService): RouteModule {
     app.post(
       '/v1/auth/sso',
       {
-        config: { credential: 'secret', idempotency: noReplay },
+        config: { credential: 'secret' },
         schema: {
           operationId: 'startSso',
           errors: ['sso_connection_not_found', 'redirect_uri_not_allowed'],
@@ -115,7 +115,7 @@ export function ssoRoutes(sso: SsoService): RouteModule {
     app.post(
       '/v1/auth/sso/callback',
       {
-        config: { credential: 'secret', idempotency: noReplay },
+        config: { credential: 'secret' },
         schema: {
           operationId: 'completeSso',
           errors: ['sso_code_invalid'],
@@ -184,7 +184,7 @@ export function ssoRoutes(sso: SsoService): RouteModule {
       scope.post(
         '/v1/auth/sso/saml/:connection_id/acs',
         {
-          config: { idempotency: noReplay },
+          config: { idempotency: noIdempotencyKey },
           bodyLimit: ACS_BODY_BYTES_MAX,
           schema: {
             operationId: 'receiveSamlAssertion',

@@ -549,11 +549,11 @@ export function identityProvider(connectionId: string): string {
   return `sso:${connectionId}`;
 }
 
-function secretContext(projectId: string, connectionId: string): string {
+export function secretContext(projectId: string, connectionId: string): string {
   return `sso_connection:${projectId}:${connectionId}`;
 }
 
-function requestContext(projectId: string, requestKey: string): string {
+export function requestContext(projectId: string, requestKey: string): string {
   return `sso_request:${projectId}:${requestKey}`;
 }
 

@@ -5,6 +5,7 @@ import { addMilliseconds, type Clock, isoTime } from '../../shared/clock.js';
 import type { OutboundHttp } from '../../shared/outbound-http.js';
 import { eventEnvelopeJson, type EventRow, findEventsForDelivery } from '../events/event-log.service.js';
 import type { AttemptResult, DeliveryMetrics } from './webhooks.metrics.js';
+import type { WebhookSecrets } from './webhooks.secrets.js';
 import { signatureHeaders } from './webhooks.signing.js';
 import * as store from './webhooks.store.js';
 
@@ -41,13 +42,20 @@ export interface DeliveryDependencies {
   /** `WEBHOOK_RETRY_SCHEDULE`, in seconds. */
   readonly retryScheduleSeconds: readonly number[];
   readonly metrics: DeliveryMetrics;
+  /** Opens the endpoints' sealed secrets for signing, with its bounded in-memory cache. */
+  readonly secrets: WebhookSecrets;
 }
 
 /**
  * Loads what sending these deliveries needs. Deliveries whose endpoint or event has gone (deleted
  * meanwhile) are left out. The previous secret of a rotation signs until it expires.
  */
-export async function loadDeliveryTargets(db: Db, deliveryIds: readonly string[], now: Date): Promise<DeliveryTarget[]> {
+export async function loadDeliveryTargets(
+  db: Db,
+  secrets: WebhookSecrets,
+  deliveryIds: readonly string[],
+  now: Date,
+): Promise<DeliveryTarget[]> {
   const rows = await store.findDeliveryTargets(db.kysely, deliveryIds);
   const events = new Map(
     (await findEventsForDelivery(db, [...new Set(rows.map((row) => row.event_id))])).map((event) => [event.id, event]),
@@ -56,13 +64,13 @@ export async function loadDeliveryTargets(db: Db, deliveryIds: readonly string[]
   for (const row of rows) {
     const event = events.get(row.event_id);
     if (event === undefined) continue;
-    targets.push(deliveryTarget({ deliveryId: row.id, endpoint: { ...row, id: row.endpoint_id }, event, now }));
+    targets.push(deliveryTarget({ deliveryId: row.id, endpoint: { ...row, id: row.endpoint_id }, event, now, secrets }));
   }
   return targets;
 }
 
 /** The endpoint columns a delivery target is built from. */
-export type TargetEndpoint = Pick<store.EndpointRow, 'id' | 'url' | 'secret' | 'previous_secret' | 'previous_secret_expires_at'>;
+export type TargetEndpoint = store.TargetEndpointColumns;
 
 /** What sending one delivery needs, from its endpoint and event rows. The previous secret of a rotation signs until it expires. */
 export function deliveryTarget(input: {
@@ -70,12 +78,15 @@ export function deliveryTarget(input: {
   readonly endpoint: TargetEndpoint;
   readonly event: EventRow;
   readonly now: Date;
+  readonly secrets: WebhookSecrets;
 }): DeliveryTarget {
   const { endpoint, event } = input;
-  const previousLive =
-    endpoint.previous_secret !== null &&
-    endpoint.previous_secret_expires_at !== null &&
-    endpoint.previous_secret_expires_at > isoTime(input.now);
+  const open = (sealed: string | null, plain: string | null): string | null =>
+    sealed !== null ? input.secrets.open(endpoint.project_id, endpoint.id, sealed) : plain === '' ? null : plain;
+  const secret = open(endpoint.secret_sealed, endpoint.secret);
+  if (secret === null) throw new Error(`webhook endpoint ${endpoint.id} has no secret`);
+  const previousLive = endpoint.previous_secret_expires_at !== null && endpoint.previous_secret_expires_at > isoTime(input.now);
+  const previous = previousLive ? open(endpoint.previous_secret_sealed, endpoint.previous_secret) : null;
   return {
     deliveryId: input.deliveryId,
     projectId: event.project_id,
@@ -83,7 +94,7 @@ export function deliveryTarget(input: {
     eventId: event.id,
     eventCreatedAt: event.created_at,
     url: endpoint.url,
-    secrets: previousLive && endpoint.previous_secret !== null ? [endpoint.secret, endpoint.previous_secret] : [endpoint.secret],
+    secrets: previous === null ? [secret] : [secret, previous],
     body: eventEnvelopeJson(event),
   };
 }

@@ -6,12 +6,14 @@ import type { Db } from '../../db/database.js';
 import type { RouteModule } from '../../http/app.js';
 import type { PeriodicJob } from '../../jobs/scheduler.js';
 import type { Clock } from '../../shared/clock.js';
+import type { SecretBox } from '../../shared/secret-box.js';
 import { type DnsLookup, OUTBOUND_TIMEOUT_MS, OutboundHttp } from '../../shared/outbound-http.js';
 import { countUndispatchedEvents, EventLogService } from '../events/event-log.service.js';
 import { eventsRoutes } from '../events/events.routes.js';
 import { createDeliveryMetrics, noDeliveryMetrics } from './webhooks.metrics.js';
 import { eventRetentionJob } from './webhooks.retention.job.js';
 import { webhooksRoutes } from './webhooks.routes.js';
+import { WebhookSecrets } from './webhooks.secrets.js';
 import { WebhooksService } from './webhooks.service.js';
 import { countPendingDeliveries } from './webhooks.store.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from './webhooks.worker.js';
@@ -50,6 +52,8 @@ export function createWebhooks(
     /** Where the delivery metrics go (the registry of `GET /metrics`); none: not measured. */
     readonly metricsRegistry?: Registry;
     readonly audit: AuditService;
+    /** The service's one keyring (built in main.ts): seals the endpoints' signing secrets. */
+    readonly secrets: SecretBox;
   },
   options: WebhooksOptions = {},
 ): Webhooks {
@@ -69,7 +73,9 @@ export function createWebhooks(
           countUndispatched: () => countUndispatchedEvents(db),
         });
   const metrics = measured?.metrics ?? noDeliveryMetrics;
-  const service = new WebhooksService({ db, clock, outbound, retryScheduleSeconds, metrics, audit: deps.audit });
+  // One cache of opened secrets for the module: the worker's fan-out and claims and manual retries share it.
+  const secrets = new WebhookSecrets(deps.secrets);
+  const service = new WebhooksService({ db, clock, outbound, retryScheduleSeconds, metrics, secrets, audit: deps.audit });
   const events = new EventLogService({ db });
   const worker = new DeliveryWorker({
     db,
@@ -77,6 +83,7 @@ export function createWebhooks(
     outbound,
     retryScheduleSeconds,
     metrics,
+    secrets,
     logger,
     attemptTimeoutMs,
     leaseMs: config.webhookLeaseSeconds * 1000,

@@ -29,8 +29,8 @@ type WithDelivery = FastifyRequest<{ Params: { id: string; delivery_id: string }
 /**
  * HTTP only: schemas in, the service, schemas out. Creation and rotation answer with the secret;
  * their responses are kept with an `Idempotency-Key` like any other POST, so a retried request
- * gets the same endpoint and secret instead of a second one. (The secret is stored in clear for
- * signing anyway, so the stored response exposes nothing new.)
+ * gets the same endpoint and secret instead of a second one. The stored response is sealed, as the
+ * endpoint's secret is (docs/adr/0015-secrets-at-rest.md).
  */
 export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
   return (app: FastifyInstance) => {

@@ -10,6 +10,7 @@ import { isEventType, markEventsDispatched } from '../events/event-log.service.j
 import { recordEvent } from '../events/events.service.js';
 import { attemptDelivery, type DeliveryDependencies, loadDeliveryTargets } from './webhooks.delivery.js';
 import type { CreateEndpointBody, ListDeliveriesQuery, PageQuery, UpdateEndpointBody } from './webhooks.schemas.js';
+import type { WebhookSecrets } from './webhooks.secrets.js';
 import { generateWebhookSecret } from './webhooks.signing.js';
 import * as store from './webhooks.store.js';
 
@@ -74,6 +75,7 @@ export class WebhooksService {
   /** What a manual attempt needs (the same as the worker's). */
   readonly #delivery: DeliveryDependencies;
   readonly #audit: AuditService;
+  readonly #secrets: WebhookSecrets;
 
   constructor(options: WebhooksServiceOptions) {
     this.#db = options.db;
@@ -81,6 +83,7 @@ export class WebhooksService {
     this.#clock = options.clock;
     this.#outbound = options.outbound;
     this.#delivery = options;
+    this.#secrets = options.secrets;
   }
 
   async createEndpoint(projectId: string, input: CreateEndpointBody, context: AuditContext): Promise<WebhookEndpointWithSecret> {
@@ -89,15 +92,20 @@ export class WebhooksService {
       const events = checkEventTypes(input.events);
       const url = await this.#checkUrl(input.url);
       const now = isoTime(this.#clock.now());
+      const id = newId('we');
+      const secret = generateWebhookSecret();
       const row: store.EndpointRow = {
-        id: newId('we'),
+        id,
         project_id: projectId,
         url,
         events: JSON.stringify(events),
         description: input.description ?? null,
         enabled: 1,
-        secret: generateWebhookSecret(),
+        // Only sealed (docs/adr/0015-secrets-at-rest.md); the plain columns of migration 0004 stay empty.
+        secret: '',
         previous_secret: null,
+        secret_sealed: this.#secrets.seal(projectId, id, secret),
+        previous_secret_sealed: null,
         previous_secret_expires_at: null,
         created_at: now,
         updated_at: now,
@@ -110,7 +118,7 @@ export class WebhooksService {
           createdAt: now,
         });
       });
-      return { ...toEndpoint(row), secret: row.secret };
+      return { ...toEndpoint(row), secret };
     });
   }
 
@@ -183,13 +191,19 @@ export class WebhooksService {
   async rotateSecret(projectId: string, endpointId: string, context: AuditContext): Promise<WebhookEndpointWithSecret> {
     const now = this.#clock.now();
     const record = endpointRecord(projectId, 'webhook_endpoint.rotate_secret', endpointId);
+    const secret = generateWebhookSecret();
     const row = await this.#audit.recordingRefusals(context, record, () =>
       inTransaction(this.#db, async (trx) => {
         const current = await store.findEndpoint(trx, projectId, endpointId);
         if (current === undefined) throw endpointMissing(endpointId);
+        // Both secrets of an endpoint share one associated data, so the current sealed value moves
+        // to the previous column as it is (a row an older version left in clear is sealed here).
+        const previousSealed = current.secret_sealed ?? this.#secrets.seal(projectId, endpointId, current.secret);
         const updated = await store.updateEndpoint(trx, projectId, endpointId, {
-          secret: generateWebhookSecret(),
-          previous_secret: current.secret,
+          secret: '',
+          previous_secret: null,
+          secret_sealed: this.#secrets.seal(projectId, endpointId, secret),
+          previous_secret_sealed: previousSealed,
           previous_secret_expires_at: isoTime(addMilliseconds(now, SECRET_ROTATION_OVERLAP_MS)),
           updated_at: isoTime(now),
         });
@@ -202,7 +216,7 @@ export class WebhooksService {
         return updated;
       }),
     );
-    return { ...toEndpoint(row), secret: row.secret };
+    return { ...toEndpoint(row), secret };
   }
 
   /**
@@ -280,7 +294,7 @@ export class WebhooksService {
     return this.#audit.recordingRefusals(context, record, async () => {
       const row = await store.findDelivery(this.#db.kysely, projectId, endpointId, deliveryId);
       if (row === undefined) throw deliveryMissing(deliveryId);
-      const [target] = await loadDeliveryTargets(this.#db, [row.id], this.#clock.now());
+      const [target] = await loadDeliveryTargets(this.#db, this.#secrets, [row.id], this.#clock.now());
       if (target === undefined) throw deliveryMissing(deliveryId);
       await attemptDelivery(this.#delivery, target, { kind: 'manual', leaseId: null });
       const delivery = await this.getDelivery(projectId, endpointId, deliveryId);

@@ -50,7 +50,18 @@ export async function listEndpoints(
 }
 
 export type EndpointChanges = Partial<
-  Pick<EndpointRow, 'url' | 'events' | 'description' | 'enabled' | 'secret' | 'previous_secret' | 'previous_secret_expires_at'>
+  Pick<
+    EndpointRow,
+    | 'url'
+    | 'events'
+    | 'description'
+    | 'enabled'
+    | 'secret'
+    | 'previous_secret'
+    | 'secret_sealed'
+    | 'previous_secret_sealed'
+    | 'previous_secret_expires_at'
+  >
 > & { readonly updated_at: string };
 
 export async function updateEndpoint(
@@ -79,17 +90,33 @@ export async function deleteEndpoint(db: Executor, projectId: string, endpointId
 }
 
 /**
+ * What signing needs of an endpoint: its sealed secrets, and the plain ones only for a row that an
+ * older version wrote during a rolling upgrade and no start has sealed yet (migration 0014).
+ */
+export type TargetEndpointColumns = Pick<
+  EndpointRow,
+  'id' | 'project_id' | 'url' | 'secret' | 'previous_secret' | 'secret_sealed' | 'previous_secret_sealed' | 'previous_secret_expires_at'
+>;
+const TARGET_SECRET_COLUMNS = [
+  'secret',
+  'previous_secret',
+  'secret_sealed',
+  'previous_secret_sealed',
+  'previous_secret_expires_at',
+] as const;
+
+/**
  * The enabled endpoints of these projects, for the fan-out (which serves every project at once),
  * with what sending to them needs.
  */
 export async function findEnabledEndpoints(
   db: Executor,
   projectIds: readonly string[],
-): Promise<Pick<EndpointRow, 'id' | 'project_id' | 'events' | 'url' | 'secret' | 'previous_secret' | 'previous_secret_expires_at'>[]> {
+): Promise<(Pick<EndpointRow, 'events'> & TargetEndpointColumns)[]> {
   if (projectIds.length === 0) return [];
   return db
     .selectFrom('webhook_endpoints')
-    .select(['id', 'project_id', 'events', 'url', 'secret', 'previous_secret', 'previous_secret_expires_at'])
+    .select(['id', 'project_id', 'events', 'url', ...TARGET_SECRET_COLUMNS])
     .where('project_id', 'in', projectIds)
     .where('enabled', '=', 1)
     .execute();
@@ -288,6 +315,8 @@ export async function findDeliveryTargets(db: Executor, deliveryIds: readonly st
       'e.url',
       'e.secret',
       'e.previous_secret',
+      'e.secret_sealed',
+      'e.previous_secret_sealed',
       'e.previous_secret_expires_at',
     ])
     .where('d.id', 'in', deliveryIds)

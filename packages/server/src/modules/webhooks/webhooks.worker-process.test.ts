@@ -1,4 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -39,7 +40,12 @@ const POLL_MS = 50;
 
 /** Settings of the service that must come from the test, never from the environment vitest runs in. */
 const SERVICE_VARIABLE =
-  /^(NODE_ENV|HOST|PORT|DATA_DIR|DATABASE_URL|DATABASE_POOL_SIZE|SQLITE_SYNCHRONOUS|REDIS_URL|LOG_LEVEL|SVC_SECRET_KEY|RATE_LIMIT_\w+|TRUST_PROXY|TLS_\w+|CORS_ORIGINS|WEBHOOK_\w+|EVENT_RETENTION_DAYS|SHUTDOWN_TIMEOUT_MS|SMTP_URL)$/;
+  /^(NODE_ENV|HOST|PORT|DATA_DIR|DATABASE_URL|DATABASE_POOL_SIZE|SQLITE_SYNCHRONOUS|REDIS_URL|LOG_LEVEL|SVC_SECRET_KEY|RATE_LIMIT_\w+|TRUST_PROXY|TLS_\w+|CORS_ORIGINS|WEBHOOK_\w+|EVENT_RETENTION_DAYS|SHUTDOWN_TIMEOUT_MS|SMTP_URL|SECRETS_\w+)$/;
+/**
+ * The keyring the test's own service and every worker share: endpoints' secrets are sealed
+ * (docs/adr/0015-secrets-at-rest.md), so processes of one deployment need the same key.
+ */
+const SECRETS_ENCRYPTION_KEYS = `test:${randomBytes(32).toString('base64')}`;
 
 // ---- Processes -------------------------------------------------------------------------------
 
@@ -58,7 +64,7 @@ class WorkerProcess {
     const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !SERVICE_VARIABLE.test(name)));
     this.process = spawn(process.execPath, [SVC, 'worker'], {
       cwd: ROOT,
-      env: { ...inherited, NODE_ENV: 'development', LOG_LEVEL: 'info', DATA_DIR: dataDir, ...env },
+      env: { ...inherited, NODE_ENV: 'development', LOG_LEVEL: 'info', DATA_DIR: dataDir, SECRETS_ENCRYPTION_KEYS, ...env },
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -231,7 +237,7 @@ describeEachDialect('svc worker, killed mid-delivery', (dialect) => {
   it('loses no delivery: a new process sends what the dead one had not recorded, once its leases expire', async () => {
     const env = { DATABASE_URL: database().url, WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_LEASE_SECONDS: String(LEASE_SECONDS) };
     const receiver = await startReceiver({ holdMs: 300, status: () => 200 });
-    const service = await createService(testConfig(database().url, { WEBHOOK_ALLOW_PRIVATE: '1' }));
+    const service = await createService(testConfig(database().url, { WEBHOOK_ALLOW_PRIVATE: '1', SECRETS_ENCRYPTION_KEYS }));
     try {
       const { projectId, endpointId } = await setUp(service, receiver.url);
       const before = await recordEvents(service, projectId, 60);
@@ -315,7 +321,7 @@ describe.skipIf(inject('postgresAdminUrl') === '')('two svc worker processes on 
     // The first attempt of every event fails and the second succeeds, so the workers race for the
     // retries too. An attempt sent twice would show as a third arrival.
     const receiver = await startReceiver({ holdMs: 0, status: (seen) => (seen === 1 ? 500 : 200) });
-    const service = await createService(testConfig(database().url, { WEBHOOK_ALLOW_PRIVATE: '1' }));
+    const service = await createService(testConfig(database().url, { WEBHOOK_ALLOW_PRIVATE: '1', SECRETS_ENCRYPTION_KEYS }));
     try {
       const { projectId, endpointId } = await setUp(service, receiver.url);
       const pair = [new WorkerProcess(env), new WorkerProcess(env)];

@@ -161,6 +161,7 @@ export class DeliveryWorker {
       outbound: options.outbound,
       retryScheduleSeconds: options.retryScheduleSeconds,
       metrics: options.metrics,
+      secrets: options.secrets,
     };
     this.#logger = options.logger;
     this.#attemptTimeoutMs = options.attemptTimeoutMs;
@@ -339,7 +340,12 @@ export class DeliveryWorker {
             created_at: nowIso,
             updated_at: nowIso,
           });
-          if (lease) leases.push({ target: deliveryTarget({ deliveryId: id, endpoint, event, now }), leaseId, leasedUntilMs });
+          if (lease)
+            leases.push({
+              target: deliveryTarget({ deliveryId: id, endpoint, event, now, secrets: this.#deps.secrets }),
+              leaseId,
+              leasedUntilMs,
+            });
         }
       }
       const inserted = await store.insertDeliveries(trx, deliveries, db.dialect);
@@ -402,7 +408,7 @@ export class DeliveryWorker {
     this.#claimFoundWork = claimed.length > 0;
     if (claimed.length === 0) return 0;
 
-    const targets = await loadDeliveryTargets(db, claimed, now);
+    const targets = await loadDeliveryTargets(db, this.#deps.secrets, claimed, now);
     // A claimed delivery whose endpoint or event was deleted meanwhile has nothing to send.
     const loaded = new Set(targets.map((target) => target.deliveryId));
     const vanished = claimed.filter((id) => !loaded.has(id));
