@@ -1,6 +1,6 @@
 import { join } from 'node:path';
-import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
+import { SqliteDriver } from '../../packages/server/dist/db/sqlite-driver.js';
 import { assertLoopback } from './processes.js';
 
 /**
@@ -53,7 +53,7 @@ export async function checkLedgerInvariants(database) {
 }
 
 function readSqlite(file, queries) {
-  const database = new SqliteDatabase(file, { readonly: true, fileMustExist: true });
+  const database = new SqliteDriver(file, { readonly: true, fileMustExist: true });
   try {
     return Object.fromEntries(Object.entries(queries).map(([name, query]) => [name, Number(database.prepare(query).get().n)]));
   } finally {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import SqliteDatabase from 'better-sqlite3';
+import type SqliteDatabase from 'better-sqlite3';
 import {
   Kysely,
   PostgresDialect,
@@ -15,6 +15,7 @@ import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import { AssertionError } from '../shared/assert.js';
 import type { Database } from './schema.js';
+import { SqliteDriver } from './sqlite-driver.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -62,7 +63,7 @@ const WAL_AUTOCHECKPOINT_PAGES = 10_000;
 
 function openSqlite(file: string, synchronous: 'full' | 'normal'): Db {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-  const database = new SqliteDatabase(file);
+  const database = new SqliteDriver(file);
   // WAL lets readers run beside the single writer; busy_timeout makes a second process wait for
   // the write lock instead of failing at once. See docs/adr/0001-one-schema-two-dialects.md.
   database.pragma('journal_mode = WAL');
