@@ -26,7 +26,7 @@ export default tseslint.config(
         'error',
         {
           selector: 'ExportDefaultDeclaration',
-          message: 'Named exports only (STYLE.md).',
+          message: 'Named exports only: a default export can be imported under any name.',
         },
       ],
     },

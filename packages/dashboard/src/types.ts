@@ -1,4 +1,4 @@
-/** The shapes of the /v1 objects the page shows (CONTRACT.md section 4), as far as it reads them. */
+/** The shapes of the /v1 objects the page shows (docs/api.md section 4), as far as it reads them. */
 
 export interface User {
   id: string;

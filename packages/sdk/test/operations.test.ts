@@ -21,8 +21,10 @@ describe('client.operations: one method per operationId of the OpenAPI document 
     const missing: string[] = [];
     for (const operation of documented) {
       const schemes = operation.security.flatMap((requirement) => Object.keys(requirement));
-      const onSecret = schemes.length === 0 || schemes.some((scheme) => scheme.startsWith('secretKey'));
-      const onSession = schemes.length === 0 || schemes.includes('sessionToken');
+      // Public: no requirement, or an empty one among them (/metrics: none, or METRICS_TOKEN when set).
+      const open = operation.security.length === 0 || operation.security.some((requirement) => Object.keys(requirement).length === 0);
+      const onSecret = open || schemes.some((scheme) => scheme.startsWith('secretKey'));
+      const onSession = open || schemes.includes('sessionToken');
       if (onSecret && typeof secret[operation.operationId] !== 'function') missing.push(`SvcClient ${operation.operationId}`);
       if (onSession && typeof session[operation.operationId] !== 'function') missing.push(`SvcSessionClient ${operation.operationId}`);
       if (!onSecret && operation.operationId in secret) missing.push(`SvcClient must not offer ${operation.operationId}`);

@@ -6,7 +6,7 @@ const EXPOSED_HEADERS = 'Request-Id, RateLimit-Limit, RateLimit-Remaining, RateL
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
 /**
- * CORS for the routes an end user's browser calls with a session token (`CORS_ORIGINS`, CONTRACT.md
+ * CORS for the routes an end user's browser calls with a session token (`CORS_ORIGINS`, docs/api.md
  * section 7). Only those routes answer preflights; secret-key routes never do, so a browser can
  * never be made to send a secret key cross-origin. `*` in the list allows every origin. No cookies
  * are involved (the token travels in `Authorization`), so credentials are not allowed.

@@ -19,7 +19,7 @@ export interface CredentialGuardOptions {
 }
 
 /**
- * The onRequest hook that implements CONTRACT.md section 3 and the rate limits of section 1.
+ * The onRequest hook that implements docs/api.md section 3 and the rate limits of section 1.
  *
  * Order matters: routes without a secret key are limited per client IP before any credential work;
  * a failed secret-key check also costs the client IP a token, so guessing keys is throttled; a valid

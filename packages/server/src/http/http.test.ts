@@ -144,7 +144,7 @@ describeEachDialect('HTTP errors and credentials', (dialect) => {
     });
   });
 
-  describe('credential guard (CONTRACT.md section 3)', () => {
+  describe('credential guard (docs/api.md section 3)', () => {
     const get = (headers: Record<string, string>) => inject({ method: 'GET', url: '/v1/project', headers });
 
     it('accepts a secret key as Bearer or as X-API-Key', async () => {

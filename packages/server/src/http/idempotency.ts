@@ -6,7 +6,7 @@ import { ApiError } from '../shared/errors.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import { beginIdempotentRequest, completeIdempotentRequest, type IdempotencyLock, releaseIdempotentRequest } from './idempotency.store.js';
 
-/** How long generic keys are kept (CONTRACT.md section 1). */
+/** How long generic keys are kept (docs/api.md section 1). */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 /** A key whose request has not finished after this long is taken to be abandoned by a crash. */
 export const IDEMPOTENCY_LEASE_MS = 60 * 1000;
@@ -49,7 +49,7 @@ export interface IdempotencyOptions {
 }
 
 /**
- * `Idempotency-Key` on any POST (CONTRACT.md section 1). The preHandler runs after the credential
+ * `Idempotency-Key` on any POST (docs/api.md section 1). The preHandler runs after the credential
  * guard and schema validation, so a request refused for those reasons never claims its key and can
  * be corrected and sent again with it. The onSend hook stores the response for replay, or frees the
  * key after a 5xx (the operation rolled back, so running it again is safe and right).

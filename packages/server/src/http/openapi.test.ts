@@ -88,7 +88,7 @@ describe('GET /v1/openapi.json (issue 23: Redocly found 7 errors and 188 warning
     expect(paths['/v1/auth/sso/saml/{connection_id}/metadata']?.['get']?.security).toEqual([]);
     expect(paths['/v1/wallets']?.['post']?.security).toEqual([{ secretKey: [] }, { secretKeyHeader: [] }]);
     expect(paths['/v1/users/me']?.['get']?.security).toEqual([{ sessionToken: [] }]);
-    expect(paths['/metrics']?.['get']).toMatchObject({ operationId: 'getMetrics', security: [] });
+    expect(paths['/metrics']?.['get']).toMatchObject({ operationId: 'getMetrics', security: [{}, { metricsToken: [] }] });
   });
 
   it("lists each operation's refusals by status, with their codes", async () => {

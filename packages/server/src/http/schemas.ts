@@ -18,7 +18,7 @@ export const ErrorResponse = Type.Object(
   { $id: 'ErrorResponse', description: 'Every refusal; see docs/errors.md for the codes.' },
 );
 
-/** `?limit=&starting_after=` of every list (CONTRACT.md section 1). */
+/** `?limit=&starting_after=` of every list (docs/api.md section 1). */
 export const ListQuery = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
   starting_after: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),

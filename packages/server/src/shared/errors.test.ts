@@ -4,7 +4,7 @@ import { ApiError, ERROR_CATALOG, errorTypeForStatus, renderErrorCatalogMarkdown
 
 const DOCS = new URL('../../../../docs/errors.md', import.meta.url);
 
-/** The codes CONTRACT.md section 2 requires at least. */
+/** The codes docs/api.md section 2 requires at least. */
 const CONTRACT_CODES = [
   'credential_missing',
   'body_invalid_json',

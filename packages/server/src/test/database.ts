@@ -17,7 +17,7 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** The one suite on both dialects (STYLE.md: "One contract test, every database"). */
+/** The one suite on both dialects: every storage test runs on SQLite and on PostgreSQL (docs/adr/0001-one-schema-two-dialects.md). */
 export function describeEachDialect(title: string, body: (dialect: Dialect) => void): void {
   for (const dialect of DIALECTS) {
     describe.skipIf(dialect === 'postgres' && inject('postgresAdminUrl') === '')(`${title} [${dialect}]`, () => body(dialect));

@@ -4,7 +4,7 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely';
 // not as the current table types say it is.
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
-/** 2^53 - 1: the largest balance (CONTRACT.md section 1), the largest integer JSON carries exactly. */
+/** 2^53 - 1: the largest balance (docs/api.md section 1), the largest integer JSON carries exactly. */
 const BALANCE_MAX = '9007199254740991';
 const AMOUNT_MAX = '1000000000000';
 

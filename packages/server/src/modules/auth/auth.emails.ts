@@ -12,7 +12,7 @@ import { insertEmailToken } from './email-tokens.store.js';
 export const VERIFY_EMAIL_TEMPLATE = 'verify_email';
 export const PASSWORD_RESET_TEMPLATE = 'password_reset';
 
-/** Verification links live 24 hours, reset links 1 hour (CONTRACT.md section 4). */
+/** Verification links live 24 hours, reset links 1 hour (docs/api.md section 4). */
 export const EMAIL_TOKEN_TTL_MS: Readonly<Record<EmailTokenPurpose, number>> = {
   verify_email: 24 * 60 * 60 * 1000,
   password_reset: 60 * 60 * 1000,

@@ -7,7 +7,7 @@ import { ApiError } from '../../shared/errors.js';
 export const PASSWORD_LENGTH_MIN = 8;
 export const PASSWORD_LENGTH_MAX = 128;
 
-/** argon2id with the OWASP minimum: m = 19456 KiB, t = 2, p = 1 (CONTRACT.md section 4). */
+/** argon2id with the OWASP minimum: m = 19456 KiB, t = 2, p = 1 (docs/api.md section 4). */
 export const PASSWORD_HASH_OPTIONS = {
   // The algorithm is left to the library's default, argon2id: its enum is an ambient const enum,
   // which isolated modules cannot read. `needsRehash` checks the stored hash says argon2id.

@@ -39,7 +39,7 @@ export interface QueueEmailInput {
 
 /**
  * Puts an email in the outbox, in the caller's transaction: it is sent if and only if the change
- * that asked for it commits, and after that commit (STYLE.md habit 6). Returns the email's id.
+ * that asked for it commits, and after that commit (side effects leave through the outbox, docs/architecture.md). Returns the email's id.
  */
 export async function queueEmail(trx: Transaction, input: QueueEmailInput): Promise<string> {
   const id = newId('eml');

@@ -72,7 +72,7 @@ export function toEventObject(row: store.EventRow): EventObject {
 }
 
 /**
- * The webhook body, `{id, type, created_at, data, idempotency_key}` in that order (CONTRACT.md
+ * The webhook body, `{id, type, created_at, data, idempotency_key}` in that order (docs/api.md
  * section 5). Built from the stored JSON text of `data` without parsing it, so every attempt to
  * every endpoint sends the same bytes.
  */

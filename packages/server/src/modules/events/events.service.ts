@@ -2,7 +2,7 @@ import type { Transaction } from '../../db/transaction.js';
 import { assert } from '../../shared/assert.js';
 import { newId } from '../../shared/ids.js';
 
-/** Every event type of CONTRACT.md section 5; an endpoint subscribes to these (or "*"). */
+/** Every event type of docs/api.md section 5; an endpoint subscribes to these (or "*"). */
 export const EVENT_TYPES = [
   'wallet.credit.added',
   'wallet.credit.deducted',
@@ -41,7 +41,7 @@ export interface NewEvent {
 
 /**
  * Writes events to the outbox, in the caller's transaction: they exist if and only if the change
- * they report commits (CONTRACT.md section 5). Delivery happens later, from the outbox, never here.
+ * they report commits (docs/api.md section 5). Delivery happens later, from the outbox, never here.
  * Returns the new event ids, in order.
  */
 export async function recordEvents(trx: Transaction, events: readonly NewEvent[]): Promise<string[]> {

@@ -29,7 +29,7 @@ export interface InvitationsServiceOptions {
 }
 
 /**
- * Invitations by email (CONTRACT.md section 4). The email is queued in the invitation's
+ * Invitations by email (docs/api.md section 4). The email is queued in the invitation's
  * transaction and its single-use token created when it is sent (invitations.emails.ts). One pending
  * invitation per (organization, address): inviting the address again replaces the previous
  * invitation, whose token then stops working. Accepting needs a session whose user's verified

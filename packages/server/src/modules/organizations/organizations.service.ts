@@ -39,7 +39,7 @@ export interface OrganizationsServiceOptions {
 }
 
 /**
- * Organizations and their members (CONTRACT.md section 4). An organization starts without
+ * Organizations and their members (docs/api.md section 4). An organization starts without
  * members; once it has an owner, at least one owner always remains: a change that would remove or
  * demote the last one is refused (409 `organization_owner_required`), also when two such changes
  * race (see memberships.ts).

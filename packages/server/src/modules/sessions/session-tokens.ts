@@ -19,7 +19,7 @@ export interface NewSessionToken {
   readonly name: string;
 }
 
-/** A session token in the form of CONTRACT.md section 3. */
+/** A session token in the form of docs/api.md section 3. */
 export function newSessionToken(): NewSessionToken {
   const name = `${SESSION_TOKEN_PREFIX}${randomBase62(SESSION_REF_LENGTH)}`;
   return { token: `${name}.${randomBytes(SECRET_BYTES).toString('base64url')}`, name };

@@ -8,7 +8,7 @@ import type { LedgerService } from '../wallets/ledger.service.js';
 import { BalanceSchema, type Wallet, WalletTransactionSchema } from '../wallets/wallets.schemas.js';
 import type { WalletsService } from '../wallets/wallets.service.js';
 
-/** The transactions `GET /wallet/balance` shows (CONTRACT.md section 4). */
+/** The transactions `GET /wallet/balance` shows (docs/api.md section 4). */
 const RECENT_TRANSACTIONS = 20;
 
 const SessionBalanceQuery = StrictObject({

@@ -2,7 +2,7 @@ import type { NewEvent } from '../events/events.service.js';
 import type { BalanceAfterChange } from './ledger.store.js';
 
 /**
- * The outbox events of ledger movements (CONTRACT.md section 5). Each event's idempotency key
+ * The outbox events of ledger movements (docs/api.md section 5). Each event's idempotency key
  * names its transaction and its type, so the unique index on the key makes a second copy of the
  * same event impossible.
  */

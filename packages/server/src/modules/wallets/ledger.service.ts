@@ -114,7 +114,7 @@ function movementAuditRecord(movement: Movement): AuditRecord {
 }
 
 /**
- * Credits, debits and transfers on the double-entry ledger (CONTRACT.md section 4, "Ledger rules").
+ * Credits, debits and transfers on the double-entry ledger (docs/api.md section 4, "Ledger rules").
  *
  * Each movement is one database transaction that changes the wallet balances, appends the
  * transaction and its entries (which sum to zero), writes the outbox events and stores the

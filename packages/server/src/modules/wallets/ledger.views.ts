@@ -3,7 +3,7 @@ import type { LedgerTransactionRow, TransactionWithBalance, WalletHistoryRow } f
 import type { Transaction, Transfer, WalletTransaction } from './wallets.schemas.js';
 import { parseMetadata } from './metadata.js';
 
-/** Ledger rows as the API shows them (CONTRACT.md section 4, Wallets). */
+/** Ledger rows as the API shows them (docs/api.md section 4, Wallets). */
 
 export function toTransaction(row: TransactionWithBalance): Transaction {
   assert(row.type !== 'transfer', `${row.id} is a credit or debit`);

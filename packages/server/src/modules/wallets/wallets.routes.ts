@@ -30,7 +30,7 @@ type WithParams = FastifyRequest<{ Params: { id: string } }>;
 /**
  * Ledger keys are kept forever and claimed by the ledger inside the movement's own transaction
  * (docs/adr/0005-ledger-write-path.md); credit and debit keys are per project and wallet, transfer
- * keys per project (CONTRACT.md section 1).
+ * keys per project (docs/api.md section 1).
  */
 const ledgerKey = { retention: 'forever', bodyKey: true, claim: 'transaction' } as const;
 const perWalletLedgerKey = { ...ledgerKey, scope: (request: FastifyRequest) => (request.params as { id: string }).id } as const;

@@ -4,7 +4,7 @@ import { AMOUNT_MAX, BALANCE_MAX } from './wallets.schemas.js';
 import type { WalletRow } from './wallets.store.js';
 
 /**
- * The rules of a movement, one named refusal each (CONTRACT.md section 2), checked in this order:
+ * The rules of a movement, one named refusal each (docs/api.md section 2), checked in this order:
  * the wallet exists, is not closed, is not frozen; then the currencies match (transfers); then the
  * credits suffice and the balance stays within the limit. A refusal changes nothing.
  */

@@ -1,7 +1,7 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { ListQuery, StrictObject } from '../../http/schemas.js';
 
-/** One operation moves 1 to 10^12 credits (CONTRACT.md section 1). */
+/** One operation moves 1 to 10^12 credits (docs/api.md section 1). */
 export const AMOUNT_MAX = 1_000_000_000_000;
 /** 2^53 - 1: no balance goes above it, so every balance is exact in JSON. */
 export const BALANCE_MAX = Number.MAX_SAFE_INTEGER;

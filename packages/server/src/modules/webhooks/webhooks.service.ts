@@ -67,7 +67,7 @@ export interface ListOf<T> {
 
 export type WebhooksServiceOptions = DeliveryDependencies & { readonly audit: AuditService };
 
-/** The endpoints API and the delivery log (CONTRACT.md section 4, "Webhooks and events"). */
+/** The endpoints API and the delivery log (docs/api.md section 4, "Webhooks and events"). */
 export class WebhooksService {
   readonly #db: Db;
   readonly #clock: Clock;

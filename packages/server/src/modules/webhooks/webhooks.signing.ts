@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 
 /**
- * Webhook secrets and signatures (CONTRACT.md section 6).
+ * Webhook secrets and signatures (docs/api.md section 6).
  *
  * Every attempt is signed when it is sent, with the current Unix time `t`, twice over:
  * - `x-service-signature: t=<t>,v1=<hex>`, the Stripe scheme: lower-case hex HMAC-SHA256 of

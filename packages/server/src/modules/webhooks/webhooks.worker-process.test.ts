@@ -24,7 +24,7 @@ import type { WebhookEndpointWithSecret } from './webhooks.service.js';
  * test process writes the events, as the API would. Every child is killed in afterAll and every
  * wait has a deadline.
  *
- * What the design promises (CONTRACT.md section 6, docs/adr/0006-webhook-delivery.md), and what is
+ * What the design promises (docs/api.md section 6, docs/adr/0006-webhook-delivery.md), and what is
  * asserted: no delivery is lost; no attempt is sent twice while its lease is alive; an attempt
  * whose result was never recorded (its worker died) is sent again once its lease has expired, so
  * a receiver may see that event twice (at-least-once: it de-duplicates by `idempotency_key`).

@@ -18,7 +18,7 @@ import {
 import * as store from './webhooks.store.js';
 
 /**
- * The delivery worker (CONTRACT.md section 6). It runs in `svc serve` beside the API and alone in
+ * The delivery worker (docs/api.md section 6). It runs in `svc serve` beside the API and alone in
  * `svc worker`; any number of them may share one PostgreSQL database. Two loops run side by side:
  *
  * 1. **Fan-out.** Events reach the outbox in the transaction of the change they report, with
