@@ -1,5 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -52,9 +52,13 @@ describe('the built package, installed the way a user installs it', () => {
     execFileSync('npm', ['pack', '--silent', '--pack-destination', directory], { cwd: SDK_DIR, stdio: ['ignore', 'ignore', 'inherit'] });
     const tarball = readdirSync(directory).find((file) => file.endsWith('.tgz'));
     if (tarball === undefined) throw new Error('npm pack made no tarball');
-    const installed = join(directory, 'node_modules', '@svc', 'sdk');
-    mkdirSync(installed, { recursive: true });
-    execFileSync('tar', ['-xzf', join(directory, tarball), '-C', installed, '--strip-components=1']);
+    // An empty project installs the tarball with npm itself; the SDK has no dependencies, so no
+    // registry is asked (--offline).
+    writeFileSync(join(directory, 'package.json'), JSON.stringify({ name: 'empty-project', private: true }));
+    execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--silent', `./${tarball}`], {
+      cwd: directory,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
   }, 120_000);
 
   // Asynchronous: the server answering the child runs in this very process.
@@ -70,6 +74,7 @@ describe('the built package, installed the way a user installs it', () => {
   it('holds dist/esm, dist/cjs (marked CommonJS), their declarations and the README, and nothing else', () => {
     const installed = join(directory, 'node_modules', '@svc', 'sdk');
     expect(readdirSync(installed).sort()).toEqual(['README.md', 'dist', 'package.json']);
+    expect(readdirSync(join(directory, 'node_modules')).sort()).toEqual(['.package-lock.json', '@svc']);
     const esm = readdirSync(join(installed, 'dist', 'esm'));
     const cjs = readdirSync(join(installed, 'dist', 'cjs'));
     expect(esm).toEqual(expect.arrayContaining(['index.js', 'index.d.ts']));
