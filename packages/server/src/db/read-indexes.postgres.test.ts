@@ -11,6 +11,7 @@ import {
 import { describe, expect, inject, it } from 'vitest';
 import * as audit from '../modules/audit/audit.store.js';
 import * as events from '../modules/events/event-log.store.js';
+import * as sessions from '../modules/sessions/sessions.store.js';
 import * as stats from '../modules/stats/stats.store.js';
 import * as users from '../modules/users/users.store.js';
 import * as ledger from '../modules/wallets/ledger.store.js';
@@ -117,6 +118,9 @@ describe.skipIf(inject('postgresAdminUrl') === '')('list and statistics reads us
       await sql`insert into users (id, project_id, email, email_key, name, roles, metadata, created_at, updated_at)
         select ${p} || '-u' || n, ${p}, 'u' || n || '@x.test', 'u' || n || '@x.test', 'U', '[]', '{}', ${ts}, ${ts}
         from generate_series(1, ${ROWS}) n`.execute(db);
+      await sql`insert into sessions (id, project_id, user_id, token_hash, refresh_token_hash, refresh_expires_at, chain_id, expires_at, created_at, last_used_at)
+        select ${p} || '-s' || n, ${p}, ${p} || '-u' || (n % 100 + 1), ${p} || '-th' || n, ${p} || '-rh' || n, '2027-01-01T00:00:00.000Z', ${p} || '-c' || n, '2027-01-01T00:00:00.000Z', ${ts}, ${ts}
+        from generate_series(1, ${ROWS}) n`.execute(db);
       await sql`insert into wallets (id, project_id, user_id, currency, balance, status, metadata, created_at, updated_at)
         select ${p} || '-w' || n, ${p}, ${p} || '-u' || n, 'USD', n, 'active', '{}', ${ts}, ${ts}
         from generate_series(1, ${ROWS}) n`.execute(db);
@@ -162,7 +166,11 @@ describe.skipIf(inject('postgresAdminUrl') === '')('list and statistics reads us
       'audit log ?since=&until=': (rec) => audit.listEntries(rec, projectId, { ...auditFilter, since, until: '2026-05-17T00:00:00.000Z' }),
       events: (rec) => events.listEvents(rec, projectId, { type: undefined, ...page }),
       'events ?type=': (rec) => events.listEvents(rec, projectId, { type: 'wallet.credited', ...page }),
+      'audit log export': (rec) => audit.exportPage(rec, projectId, { since: undefined, until: undefined, after: undefined, limit: 100 }),
       users: (rec) => users.listUsers(rec, projectId, { limit: 21 }),
+      'users ?email=': (rec) => users.listUsers(rec, projectId, { emailKey: 'u3@x.test', limit: 21 }),
+      "a user's sessions": (rec) =>
+        sessions.listLiveSessions(rec, projectId, `${projectId}-u3`, { limit: 21, nowIso: '2026-11-25T00:00:00.000Z' }),
       wallets: (rec) => wallets.listWallets(rec, projectId, { userId: undefined, ...page }),
       'wallets ?user_id=': (rec) => wallets.listWallets(rec, projectId, { userId: `${projectId}-u3`, ...page }),
       'wallet history': (rec) => ledger.listWalletHistory(rec, projectId, `${projectId}-w3`, { beforeSeq: undefined, limit: 21 }),
