@@ -1749,7 +1749,7 @@ export interface Operations {
       object: 'stats.overview';
       users: number;
       wallets: number;
-      /** The sum of every wallet balance. */
+      /** The sum of every wallet balance. Capped at 9007199254740991 (2^53 - 1): exact below that, that value when the true sum is larger (docs/api.md, Statistics). */
       credits_in_circulation: number;
       /** Events since 00:00 UTC. */
       events_today: number;
@@ -1768,7 +1768,9 @@ export interface Operations {
       object: 'list';
       data: Array<{
         day: string;
+        /** Credits added that day. Capped at 9007199254740991 (2^53 - 1): exact below that, that value when the true sum is larger (docs/api.md, Statistics). */
         added: number;
+        /** Credits deducted that day. Capped at 9007199254740991 (2^53 - 1): exact below that, that value when the true sum is larger (docs/api.md, Statistics). */
         deducted: number;
         credit_count: number;
         debit_count: number;

@@ -14,6 +14,7 @@ import * as eventIndexes from './0012_event_indexes.js';
 import * as auditSealOrder from './0013_audit_seal_order.js';
 import * as secretsAtRest from './0014_secrets_at_rest.js';
 import * as sessionSuccessorSealed from './0015_session_successor_sealed.js';
+import * as readIndexes from './0016_read_indexes.js';
 import * as ssoCodeEmailVerified from './0017_sso_code_email_verified.js';
 
 /**
@@ -36,5 +37,6 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0013_audit_seal_order': auditSealOrder,
   '0014_secrets_at_rest': secretsAtRest,
   '0015_session_successor_sealed': sessionSuccessorSealed,
+  '0016_read_indexes': readIndexes,
   '0017_sso_code_email_verified': ssoCodeEmailVerified,
 };

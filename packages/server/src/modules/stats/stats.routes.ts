@@ -11,6 +11,9 @@ const config = { credential: 'secret' } as const;
 /** At most 90 days per series: a bounded scan and a chart that still reads. */
 const DAYS_MAX = 90;
 const DaysQuery = StrictObject({ days: Type.Optional(Type.Integer({ minimum: 1, maximum: DAYS_MAX, default: 30 })) });
+/** Each balance and amount is at most 2^53 - 1; a sum of many may be more (see stats.store `cappedSum`). */
+const SUM_CAP =
+  'Capped at 9007199254740991 (2^53 - 1): exact below that, that value when the true sum is larger (docs/api.md, Statistics).';
 const nullableNumber = Type.Union([Type.Number(), Type.Null()]);
 
 const OverviewSchema = Type.Object(
@@ -18,7 +21,9 @@ const OverviewSchema = Type.Object(
     object: Type.Literal('stats.overview'),
     users: Type.Integer(),
     wallets: Type.Integer(),
-    credits_in_circulation: Type.Integer({ description: 'The sum of every wallet balance.' }),
+    credits_in_circulation: Type.Integer({
+      description: `The sum of every wallet balance. ${SUM_CAP}`,
+    }),
     events_today: Type.Integer({ description: 'Events since 00:00 UTC.' }),
     as_of: Type.String({ format: 'date-time' }),
   },
@@ -30,8 +35,8 @@ const CreditsSeriesSchema = Type.Object(
     data: Type.Array(
       Type.Object({
         day: Type.String(),
-        added: Type.Integer(),
-        deducted: Type.Integer(),
+        added: Type.Integer({ description: `Credits added that day. ${SUM_CAP}` }),
+        deducted: Type.Integer({ description: `Credits deducted that day. ${SUM_CAP}` }),
         credit_count: Type.Integer(),
         debit_count: Type.Integer(),
       }),

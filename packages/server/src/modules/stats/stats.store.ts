@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { BALANCE_MAX } from '../wallets/wallets.schemas.js';
 
 type Executor = Kysely<Database>;
 
@@ -11,6 +12,19 @@ type Executor = Kysely<Database>;
  * Times are ISO 8601 text on both dialects, so the day of a row is its first 10 characters.
  */
 const day = sql<string>`substr(created_at, 1, 10)`;
+
+/**
+ * The sum of a non-negative integer column, capped at 2^53 - 1 (`BALANCE_MAX`): each balance and
+ * amount is at most that, but a sum over many rows may not be, and the API answers JSON numbers
+ * (docs/api.md, "Statistics"). Summed as numeric on PostgreSQL (exact) and as doubles on SQLite
+ * (never an integer overflow; exact while every partial sum of non-negative integers stays at or
+ * below 2^53), then compared with the cap; the answer is exact whenever it is below the cap.
+ */
+function cappedSum(column: 'balance' | 'amount') {
+  const total = sql`coalesce(sum(${sql.ref(column)} * 1.0), 0)`;
+  const cap = sql.lit(BALANCE_MAX);
+  return sql<number>`cast(case when ${total} > ${cap} then ${cap} else ${total} end as bigint)`;
+}
 
 export async function countUsers(db: Executor, projectId: string): Promise<number> {
   const row = await db
@@ -24,7 +38,7 @@ export async function countUsers(db: Executor, projectId: string): Promise<numbe
 export async function walletTotals(db: Executor, projectId: string): Promise<{ count: number; credits: number }> {
   const row = await db
     .selectFrom('wallets')
-    .select((eb) => [eb.fn.countAll<number>().as('count'), eb.fn.coalesce(eb.fn.sum<number>('balance'), sql<number>`0`).as('credits')])
+    .select((eb) => [eb.fn.countAll<number>().as('count'), cappedSum('balance').as('credits')])
     .where('project_id', '=', projectId)
     .executeTakeFirstOrThrow();
   return { count: row.count, credits: row.credits };
@@ -48,7 +62,7 @@ export async function creditsPerDay(
 ): Promise<{ day: string; type: 'credit' | 'debit' | 'transfer'; total: number; count: number }[]> {
   const rows = await db
     .selectFrom('ledger_transactions')
-    .select((eb) => [day.as('day'), 'type', eb.fn.sum<number>('amount').as('total'), eb.fn.countAll<number>().as('count')])
+    .select((eb) => [day.as('day'), 'type', cappedSum('amount').as('total'), eb.fn.countAll<number>().as('count')])
     .where('project_id', '=', projectId)
     .where('type', 'in', ['credit', 'debit'])
     .where('created_at', '>=', since)
