@@ -1,7 +1,8 @@
 /**
  * The events a webhook delivery carries (docs/api.md section 5), as a union discriminated by
  * `type`: `switch (event.type)` narrows `event.data`. New types may be added to the service over
- * time; a receiver should answer 200 to types it does not know and ignore them.
+ * time; a receiver should answer 200 to types it does not know and ignore them. `GET /v1/event-types`
+ * (`listEventTypes`) serves the JSON Schema of each type's data, from the service's catalog.
  */
 
 interface Envelope<Type extends string, Data> {
@@ -60,11 +61,35 @@ export interface SessionRevokedEventData {
   readonly reason: SessionRevokedReason;
 }
 
-export interface OrganizationEventData {
+export interface OrganizationCreatedEventData {
   readonly organization_id: string;
-  readonly user_id?: string;
-  readonly invitation_id?: string;
+  readonly name: string;
+  readonly slug: string;
 }
+
+export interface OrganizationMemberAddedEventData {
+  readonly organization_id: string;
+  readonly user_id: string;
+  /** The key of one of the project's roles. */
+  readonly role: string;
+}
+
+export interface OrganizationMemberRemovedEventData extends OrganizationMemberAddedEventData {
+  readonly reason: 'removed' | 'user_deleted' | 'organization_deleted';
+}
+
+export interface OrganizationInvitationAcceptedEventData extends OrganizationMemberAddedEventData {
+  readonly invitation_id: string;
+  /** The address the invitation was sent to. */
+  readonly email: string;
+}
+
+/** Any organization event's data. */
+export type OrganizationEventData =
+  | OrganizationCreatedEventData
+  | OrganizationMemberAddedEventData
+  | OrganizationMemberRemovedEventData
+  | OrganizationInvitationAcceptedEventData;
 
 export interface WebhookTestEventData {
   readonly endpoint_id: string;
@@ -82,10 +107,10 @@ export type WebhookEvent =
   | Envelope<'user.email_verified', UserEventData>
   | Envelope<'session.created', SessionCreatedEventData>
   | Envelope<'session.revoked', SessionRevokedEventData>
-  | Envelope<'organization.created', OrganizationEventData>
-  | Envelope<'organization.member.added', OrganizationEventData>
-  | Envelope<'organization.member.removed', OrganizationEventData>
-  | Envelope<'organization.invitation.accepted', OrganizationEventData>
+  | Envelope<'organization.created', OrganizationCreatedEventData>
+  | Envelope<'organization.member.added', OrganizationMemberAddedEventData>
+  | Envelope<'organization.member.removed', OrganizationMemberRemovedEventData>
+  | Envelope<'organization.invitation.accepted', OrganizationInvitationAcceptedEventData>
   | Envelope<'webhook.test', WebhookTestEventData>;
 
 export type WebhookEventType = WebhookEvent['type'];

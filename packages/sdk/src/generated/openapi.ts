@@ -323,6 +323,14 @@ export interface Event {
   idempotency_key: string;
 }
 
+export interface EventType {
+  /** The event type, as in `Event.type` and in a webhook endpoint's `events`. */
+  type: string;
+  description: string;
+  /** A JSON Schema of the event's `data`. */
+  schema: Record<string, unknown>;
+}
+
 export interface AuditLogEntry {
   /** Begins with `aud_`. */
   id: string;
@@ -1690,6 +1698,18 @@ export interface Operations {
     status: 200;
     response: Event;
   };
+  /** List the event types the service emits, with a JSON Schema of each one's data */
+  'GET /v1/event-types': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'list';
+      data: EventType[];
+      has_more: false;
+    };
+  };
   /** List audit log entries, newest first */
   'GET /v1/audit-logs': {
     path: Record<string, never>;
@@ -2050,6 +2070,8 @@ export const operations = {
   listEvents: { method: 'GET', path: '/v1/events', credential: 'secret', body: 'none', list: true },
   /** `GET /v1/events/{id}`: Retrieve an event */
   getEvent: { method: 'GET', path: '/v1/events/{id}', credential: 'secret', body: 'none', list: false },
+  /** `GET /v1/event-types`: List the event types the service emits, with a JSON Schema of each one's data */
+  listEventTypes: { method: 'GET', path: '/v1/event-types', credential: 'secret', body: 'none', list: false },
   /** `GET /v1/audit-logs`: List audit log entries, newest first */
   listAuditLogs: { method: 'GET', path: '/v1/audit-logs', credential: 'secret', body: 'none', list: true },
   /** `GET /v1/audit-logs/export`: Export audit log entries as JSON lines (application/x-ndjson), oldest first, streamed */

@@ -1,5 +1,6 @@
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import { ERROR_CATALOG, type ErrorCode } from '../shared/errors.js';
+import { eventWebhooks } from './openapi-webhooks.js';
 import type { RouteCredential } from './principal.js';
 
 declare module 'fastify' {
@@ -165,6 +166,7 @@ export function openApiOptions(options: OpenApiOptions): FastifyDynamicSwaggerOp
         license: { name: 'UNLICENSED', identifier: 'LicenseRef-UNLICENSED' },
       },
       servers: [serverEntry(options.publicUrl)],
+      webhooks: eventWebhooks(),
       components: {
         securitySchemes: {
           secretKey: { type: 'http', scheme: 'bearer', description: 'A secret key, svc_sk_…' },

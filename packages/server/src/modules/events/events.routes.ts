@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RouteModule } from '../../http/app.js';
 import { requireSecretKey } from '../../http/principal.js';
 import type { EventLogService } from './event-log.service.js';
-import { EventListSchema, EventParams, EventSchema, ListEventsQuery } from './events.schemas.js';
+import { EVENT_CATALOG, EVENT_TYPES } from './event-types.js';
+import { EventListSchema, EventParams, EventSchema, EventTypeListSchema, ListEventsQuery } from './events.schemas.js';
 
 const security = [{ secretKey: [] }, { secretKeyHeader: [] }];
 const tags = ['events'];
@@ -42,5 +43,31 @@ export function eventsRoutes(events: EventLogService): RouteModule {
       },
       (request: FastifyRequest<{ Params: { id: string } }>) => events.get(requireSecretKey(request).projectId, request.params.id),
     );
+
+    // The catalog is the same for every project and built once; the credential is still required.
+    const catalog = eventTypeList();
+    app.get(
+      '/v1/event-types',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          operationId: 'listEventTypes',
+          tags,
+          security,
+          summary: "List the event types the service emits, with a JSON Schema of each one's data",
+          response: { 200: EventTypeListSchema },
+        },
+      },
+      () => catalog,
+    );
+  };
+}
+
+/** `GET /v1/event-types`'s body: every type of the catalog (event-types.ts), in its order. */
+export function eventTypeList() {
+  return {
+    object: 'list' as const,
+    data: EVENT_TYPES.map((type) => ({ type, description: EVENT_CATALOG[type].description, schema: EVENT_CATALOG[type].data })),
+    has_more: false as const,
   };
 }

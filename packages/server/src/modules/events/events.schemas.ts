@@ -29,3 +29,17 @@ export interface ListEventsQuery {
 }
 
 export const EventParams = StrictObject({ id: Type.String({ minLength: 1, maxLength: 64, description: 'Begins with `evt_`.' }) });
+
+export const EventTypeSchema = Type.Object(
+  {
+    type: Type.String({ description: "The event type, as in `Event.type` and in a webhook endpoint's `events`." }),
+    description: Type.String(),
+    schema: Type.Record(Type.String(), Type.Unknown(), { description: "A JSON Schema of the event's `data`." }),
+  },
+  { $id: 'EventType' },
+);
+
+export const EventTypeListSchema = Type.Object(
+  { object: Type.Literal('list'), data: Type.Array(EventTypeSchema), has_more: Type.Literal(false) },
+  { $id: 'EventTypeList' },
+);

@@ -2,33 +2,16 @@ import type { Transaction } from '../../db/transaction.js';
 import { assert } from '../../shared/assert.js';
 import { newId } from '../../shared/ids.js';
 
-/** Every event type of docs/api.md section 5; an endpoint subscribes to these (or "*"). */
-export const EVENT_TYPES = [
-  'wallet.credit.added',
-  'wallet.credit.deducted',
-  'wallet.transfer.sent',
-  'wallet.transfer.received',
-  'wallet.balance.low',
-  'user.created',
-  'user.updated',
-  'user.deleted',
-  'user.email_verified',
-  'session.created',
-  'session.revoked',
-  'organization.created',
-  'organization.member.added',
-  'organization.member.removed',
-  'organization.invitation.accepted',
-  'webhook.test',
-] as const;
+import { type EventData, type EventType } from './event-types.js';
 
-export type EventType = (typeof EVENT_TYPES)[number];
+export { EVENT_TYPES, type EventData, type EventType } from './event-types.js';
 
-export interface NewEvent {
+/** An event of type `T` to record; its `data` is typed by the catalog's schema (event-types.ts). */
+export interface NewEventOf<T extends EventType> {
   readonly projectId: string;
-  readonly type: EventType;
+  readonly type: T;
   /** The event's `data`, stored as JSON. */
-  readonly data: Readonly<Record<string, unknown>>;
+  readonly data: EventData<T>;
   /** The time of the change it reports, so the event and the change carry the same time. */
   readonly createdAt: string;
   /**
@@ -38,6 +21,9 @@ export interface NewEvent {
    */
   readonly idempotencyKey?: string;
 }
+
+/** Any event to record, discriminated by `type`: a `data` that does not fit its type fails typecheck. */
+export type NewEvent = { [T in EventType]: NewEventOf<T> }[EventType];
 
 /**
  * Writes events to the outbox, in the caller's transaction: they exist if and only if the change

@@ -1,4 +1,4 @@
-import type { NewEvent } from '../events/events.service.js';
+import type { EventData, EventType, NewEventOf } from '../events/events.service.js';
 import type { BalanceAfterChange } from './ledger.store.js';
 
 /**
@@ -7,17 +7,17 @@ import type { BalanceAfterChange } from './ledger.store.js';
  * same event impossible.
  */
 
-export function eventKey(transactionId: string, type: NewEvent['type']): string {
+export function eventKey(transactionId: string, type: EventType): string {
   return `${transactionId}.${type}`;
 }
 
-export function walletEvent(
+export function walletEvent<T extends EventType>(
   projectId: string,
   transactionId: string,
-  type: NewEvent['type'],
-  data: Record<string, unknown>,
+  type: T,
+  data: EventData<T>,
   createdAt: string,
-): NewEvent {
+): NewEventOf<T> {
   return { projectId, type, data, createdAt, idempotencyKey: eventKey(transactionId, type) };
 }
 
@@ -32,7 +32,7 @@ export function lowBalanceEvents(
   after: BalanceAfterChange,
   amountTaken: number,
   createdAt: string,
-): NewEvent[] {
+): NewEventOf<'wallet.balance.low'>[] {
   const threshold = after.low_balance_threshold;
   if (threshold === null) return [];
   const before = after.balance + amountTaken;

@@ -10,7 +10,7 @@ import type { AuditContext } from '../audit/audit.context.js';
 import { statementAuditContext } from '../audit/audit.postgres.js';
 import type { AuditRow } from '../audit/audit.store.js';
 import { type AuditRecord, type AuditService, isRefusal } from '../audit/audit.service.js';
-import { recordEvents } from '../events/events.service.js';
+import { type EventData, recordEvents } from '../events/events.service.js';
 import { GroupCommit } from './group-commit.js';
 import { type BatchOutcome, WalletBatches, type WalletLine } from './wallet-batches.js';
 import { WalletQueue } from './wallet-queue.js';
@@ -607,7 +607,7 @@ function movementEventType(movement: Movement): 'wallet.credit.added' | 'wallet.
   return movement.type === 'credit' ? 'wallet.credit.added' : 'wallet.credit.deducted';
 }
 
-function movementEventData(movement: Movement, balance: number) {
+function movementEventData(movement: Movement, balance: number): EventData<'wallet.credit.added'> {
   return {
     wallet_id: movement.walletId,
     transaction_id: movement.transactionId,
@@ -617,7 +617,7 @@ function movementEventData(movement: Movement, balance: number) {
   };
 }
 
-function transferEventData(transfer: Transfer) {
+function transferEventData(transfer: Transfer): EventData<'wallet.transfer.sent'> {
   return {
     transfer_id: transfer.id,
     from: transfer.from_wallet_id,

@@ -11,7 +11,7 @@ import { createService, type Service, startService } from '../../main.js';
 import { type Clock, isoTime, systemClock } from '../../shared/clock.js';
 import { describeEachDialect, testConfig, useTestDatabase } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
-import { type EventType, recordEvent } from '../events/events.service.js';
+import { type EventType, type NewEvent, recordEvent } from '../events/events.service.js';
 import { nextAttemptDelaySeconds, parseRetryAfter } from './webhooks.delivery.js';
 import type { WebhookDelivery, WebhookEndpointWithSecret } from './webhooks.service.js';
 import { LEASE_MS } from './webhooks.worker.js';
@@ -119,7 +119,7 @@ function tools(ctx: () => { service: Service }, clock: Clock) {
       return response.json();
     },
     async record(projectId: string, type: EventType, data: Record<string, unknown> = {}): Promise<string> {
-      return inTransaction(service().db, (trx) => recordEvent(trx, { projectId, type, data, createdAt: isoTime(clock.now()) }));
+      return inTransaction(service().db, (trx) => recordEvent(trx, { projectId, type, data, createdAt: isoTime(clock.now()) } as NewEvent));
     },
     async deliveries(auth: { authorization: string }, endpointId: string, query = ''): Promise<WebhookDelivery[]> {
       const response = await service().app.inject({ method: 'GET', url: `/v1/webhooks/${endpointId}/deliveries${query}`, headers: auth });
@@ -633,7 +633,12 @@ describeEachDialect('webhook delivery durability', (dialect) => {
       const endpoint = await tA.endpoint(auth, receiver.url('/race'));
       await inTransaction(workers[0]!.db, async (trx) => {
         for (let index = 0; index < count; index += 1) {
-          await recordEvent(trx, { projectId, type: 'wallet.credit.added', data: { index }, createdAt: isoTime(clock.now()) });
+          await recordEvent(trx, {
+            projectId,
+            type: 'wallet.credit.added',
+            data: { index },
+            createdAt: isoTime(clock.now()),
+          } as unknown as NewEvent);
         }
       });
       for (let round = 0; round < 20 && receiver.at('/race').length < count * 2; round += 1) {

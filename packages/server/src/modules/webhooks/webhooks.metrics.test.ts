@@ -98,7 +98,12 @@ describeEachDialect('webhook delivery metrics on GET /metrics', (dialect) => {
     await endpoint('/ok');
     const failing = await endpoint('/fail');
     await inTransaction(ctx().service.db, (trx) =>
-      recordEvent(trx, { projectId, type: 'user.created', data: { user_id: 'usr_1' }, createdAt: isoTime(clock.now()) }),
+      recordEvent(trx, {
+        projectId,
+        type: 'user.created',
+        data: { user_id: 'usr_1', email: 'one@example.com' },
+        createdAt: isoTime(clock.now()),
+      }),
     );
     metric = await scrape();
     expect(metric('webhook_events_undispatched')).toBe(1);

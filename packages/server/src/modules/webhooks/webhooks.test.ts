@@ -6,7 +6,7 @@ import { isoTime } from '../../shared/clock.js';
 import type { DnsLookup } from '../../shared/outbound-http.js';
 import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
-import { type EventType, recordEvent } from '../events/events.service.js';
+import { type EventType, type NewEvent, recordEvent } from '../events/events.service.js';
 import { generateWebhookSecret, signatureHeaders } from './webhooks.signing.js';
 
 const PUBLIC_V4 = '93.184.215.14';
@@ -287,7 +287,7 @@ describeEachDialect('webhook endpoints API', (dialect) => {
     const auth = { authorization: `Bearer ${secretKey}` };
     const other = await ctx().service.projects.createProject({ name: 'events-other' });
     const record = (projectId: string, type: EventType, data: Record<string, unknown>, at: string) =>
-      inTransaction(ctx().service.db, (trx) => recordEvent(trx, { projectId, type, data, createdAt: at }));
+      inTransaction(ctx().service.db, (trx) => recordEvent(trx, { projectId, type, data, createdAt: at } as NewEvent));
     const base = Date.parse('2026-11-20T12:00:00.000Z');
     const at = (seconds: number) => isoTime(new Date(base + seconds * 1000));
     const created = await record(project.id, 'user.created', { user_id: 'usr_a', email: 'a@example.com' }, at(1));

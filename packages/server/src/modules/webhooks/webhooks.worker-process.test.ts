@@ -14,7 +14,7 @@ import { inTransaction } from '../../db/transaction.js';
 import { createService, type Service } from '../../main.js';
 import { isoTime, systemClock } from '../../shared/clock.js';
 import { describeEachDialect, testConfig, useTestDatabase } from '../../test/database.js';
-import { recordEvent } from '../events/events.service.js';
+import { type NewEvent, recordEvent } from '../events/events.service.js';
 import type { WebhookEndpointWithSecret } from './webhooks.service.js';
 
 /**
@@ -215,7 +215,14 @@ async function recordEvents(service: Service, projectId: string, count: number, 
   return inTransaction(service.db, async (trx) => {
     const ids: string[] = [];
     for (let index = from; index < from + count; index += 1) {
-      ids.push(await recordEvent(trx, { projectId, type: 'wallet.credit.added', data: { index }, createdAt: isoTime(systemClock.now()) }));
+      ids.push(
+        await recordEvent(trx, {
+          projectId,
+          type: 'wallet.credit.added',
+          data: { index },
+          createdAt: isoTime(systemClock.now()),
+        } as unknown as NewEvent),
+      );
     }
     return ids;
   });

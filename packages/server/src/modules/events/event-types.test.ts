@@ -1,0 +1,150 @@
+import { readFileSync } from 'node:fs';
+import type { TSchema } from '@sinclair/typebox';
+import { describe, expect, it } from 'vitest';
+import type { DnsLookup } from '../../shared/outbound-http.js';
+import { describeEachDialect } from '../../test/database.js';
+import { useTestService } from '../../test/service.js';
+import { expectStatus, schemaErrors, walletsClient } from '../wallets/wallets.fixtures.js';
+import { eventEnvelopeJson } from './event-log.service.js';
+import { EVENT_CATALOG, EVENT_TYPES } from './event-types.js';
+
+/** Every name resolves to one public address; the test sends nothing anywhere. */
+const lookup: DnsLookup = () => Promise.resolve([{ address: '93.184.215.14', family: 4 }]);
+
+/** The types of docs/api.md section 5's events table ("a · b" cells name several). */
+function documentedEventTypes(): string[] {
+  const api = readFileSync(new URL('../../../../../docs/api.md', import.meta.url), 'utf8');
+  const section = api.slice(api.indexOf('## 5. Events'), api.indexOf('## 6.'));
+  return section
+    .split('\n')
+    .filter((line) => /^\| [a-z_]+\.[a-z_.]+/.test(line))
+    .flatMap((line) => (line.split('|')[1] ?? '').split('·').map((type) => type.trim()));
+}
+
+interface EventTypeEntry {
+  readonly type: string;
+  readonly description: string;
+  readonly schema: Record<string, unknown>;
+}
+
+describe('the event catalog (issue 25)', () => {
+  it('holds exactly the types of the documented events table, each with a description and an object schema', () => {
+    expect([...EVENT_TYPES].sort()).toEqual(documentedEventTypes().sort());
+    for (const type of EVENT_TYPES) {
+      expect(EVENT_CATALOG[type].description.length, type).toBeGreaterThan(0);
+      expect(EVENT_CATALOG[type].data, type).toMatchObject({ type: 'object', additionalProperties: false });
+    }
+  });
+});
+
+// The route reads no storage, but the flows whose events are checked below run on both dialects
+// (PostgreSQL writes the ledger's events in SQL of its own, ledger.postgres.ts).
+describeEachDialect('GET /v1/event-types and the events the service emits (issue 25)', (dialect) => {
+  const ctx = useTestService(dialect, { serviceOptions: { webhooks: { lookup } } });
+
+  it('lists every event type with its schema, for a secret key only', async () => {
+    const { secretKey } = await ctx().service.projects.createProject({ name: 'catalog' });
+    const response = await ctx().service.app.inject({
+      method: 'GET',
+      url: '/v1/event-types',
+      headers: { authorization: `Bearer ${secretKey}` },
+    });
+    const body = expectStatus<{ object: string; data: EventTypeEntry[]; has_more: boolean }>(response, 200);
+    expect(body.object).toBe('list');
+    expect(body.has_more).toBe(false);
+    expect(body.data.map((entry) => entry.type)).toEqual([...EVENT_TYPES]);
+    for (const entry of body.data) {
+      expect(entry.schema, entry.type).toEqual(JSON.parse(JSON.stringify(EVENT_CATALOG[entry.type as keyof typeof EVENT_CATALOG].data)));
+      expect(entry.description).toBe(EVENT_CATALOG[entry.type as keyof typeof EVENT_CATALOG].description);
+    }
+    expect((await ctx().service.app.inject({ method: 'GET', url: '/v1/event-types' })).statusCode).toBe(401);
+  });
+
+  it('publishes one OpenAPI webhook per event type, a POST of the envelope with that data schema', async () => {
+    const document = (await ctx().service.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json<{
+      webhooks: Record<
+        string,
+        { post: { operationId: string; requestBody: { content: Record<string, { schema: { properties: Record<string, unknown> } }> } } }
+      >;
+    }>();
+    expect(Object.keys(document.webhooks)).toEqual([...EVENT_TYPES]);
+    for (const type of EVENT_TYPES) {
+      const schema = document.webhooks[type]?.post.requestBody.content['application/json']?.schema;
+      expect(Object.keys(schema?.properties ?? {}), type).toEqual(['id', 'type', 'created_at', 'data', 'idempotency_key']);
+      expect(schema?.properties['data'], type).toEqual(JSON.parse(JSON.stringify(EVENT_CATALOG[type].data)));
+    }
+  });
+
+  it('emits events whose webhook bodies validate against the catalog and the OpenAPI webhooks (property over real flows)', async () => {
+    const service = ctx().service;
+    const { project, secretKey } = await service.projects.createProject({ name: 'catalog-flows' });
+    const authorization = `Bearer ${secretKey}`;
+    const post = async (
+      url: string,
+      payload: Record<string, unknown>,
+      status: number,
+      headers: Record<string, string> = { authorization },
+    ) => expectStatus<Record<string, unknown>>(await service.app.inject({ method: 'POST', url, headers, payload }), status);
+
+    // Wallets: credit, debit below the low-balance threshold, transfer.
+    const wallets = await walletsClient(service, { projectId: project.id, secretKey });
+    const source = await wallets.createWallet({ low_balance_threshold: 50 });
+    const target = await wallets.createWallet();
+    await wallets.credit(source.id, 100, { description: 'top-up' });
+    await wallets.debit(source.id, 40);
+    await wallets.transfer(source.id, target.id, 20);
+    // Users and sessions: sign-up, log-in, log-out.
+    const signup = await post('/v1/auth/signup', { email: 'catalog@example.com', password: 'correct horse battery staple 9' }, 201);
+    const user = signup['user'] as { id: string };
+    const login = await post(
+      '/v1/auth/login?format=token',
+      { email: 'catalog@example.com', password: 'correct horse battery staple 9' },
+      200,
+    );
+    await service.app.inject({
+      method: 'POST',
+      url: '/v1/auth/logout',
+      headers: { authorization: `Bearer ${String(login['session'])}` },
+      payload: {},
+    });
+    // Organizations: create, add a member.
+    const organization = await post('/v1/organizations', { name: 'Catalog' }, 201);
+    await post(`/v1/organizations/${String(organization['id'])}/members`, { user_id: user.id, role: 'member' }, 201);
+    // Webhooks: the test event.
+    const endpoint = await post('/v1/webhooks', { url: 'https://hooks.example.com/in', events: ['*'] }, 201);
+    await post(`/v1/webhooks/${String(endpoint['id'])}/test`, {}, 201);
+    // A user's change and deletion, and a member's removal (with their reasons).
+    const inject = (method: 'PATCH' | 'DELETE', url: string, payload?: Record<string, unknown>) =>
+      service.app.inject({ method, url, headers: { authorization }, ...(payload === undefined ? {} : { payload }) });
+    expect((await inject('PATCH', `/v1/users/${user.id}`, { name: 'Renamed' })).statusCode).toBe(200);
+    expect((await inject('DELETE', `/v1/organizations/${String(organization['id'])}/members/${user.id}`)).statusCode).toBeLessThan(300);
+    await post('/v1/auth/login', { email: 'catalog@example.com', password: 'correct horse battery staple 9' }, 200);
+    expect((await inject('DELETE', `/v1/users/${user.id}`)).statusCode).toBeLessThan(300);
+
+    const rows = await service.db.kysely
+      .selectFrom('events')
+      .select(['id', 'project_id', 'type', 'data', 'idempotency_key', 'created_at'])
+      .where('project_id', '=', project.id)
+      .orderBy('created_at')
+      .execute();
+    // Every catalog type but the two that need an emailed token (verification, invitation).
+    const emitted = new Set(rows.map((row) => row.type));
+    expect([...emitted].sort()).toEqual(
+      EVENT_TYPES.filter((type) => type !== 'user.email_verified' && type !== 'organization.invitation.accepted').sort(),
+    );
+    const document = (await service.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json<{
+      webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: TSchema }> } } }>;
+    }>();
+    for (const row of rows) {
+      expect(EVENT_TYPES, row.type).toContain(row.type);
+      const body: unknown = JSON.parse(eventEnvelopeJson(row));
+      const data = (body as { data: unknown }).data;
+      expect(schemaErrors(EVENT_CATALOG[row.type as keyof typeof EVENT_CATALOG].data, data), `${row.type} ${JSON.stringify(data)}`).toEqual(
+        [],
+      );
+      const envelope = document.webhooks[row.type]?.post.requestBody.content['application/json']?.schema;
+      expect(envelope, row.type).toBeDefined();
+      expect(schemaErrors(envelope as TSchema, body), `${row.type} ${JSON.stringify(body)}`).toEqual([]);
+    }
+  });
+});
