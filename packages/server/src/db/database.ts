@@ -44,8 +44,8 @@ const PG_NUMERIC_OID = 1700;
 
 /**
  * The one place where a 64-bit integer from the database becomes a JavaScript number. Every money
- * value is bounded by 2^53 - 1 (the balance limit of docs/api.md section 1; sums that could pass it are capped in SQL first), so a value beyond it means a broken
- * invariant, never a client error.
+ * value is bounded by 2^53 - 1 (the balance limit of docs/api.md section 1; sums that could pass
+ * it are capped in SQL first), so a value beyond it means a broken invariant, never a client error.
  */
 export function int64ToNumber(text: string): number {
   const value = Number(text);
