@@ -11,13 +11,7 @@ import { runEmailJob, strongPassword, uniqueEmail } from '../modules/auth/auth.t
 import { canonicalJson, sha256Hex } from '../shared/crypto.js';
 import type { DnsLookup } from '../shared/outbound-http.js';
 import { describeEachDialect } from '../test/database.js';
-import {
-  makeTestCertificate,
-  type OidcProviderHandle,
-  signInAtProvider,
-  startOidcProvider,
-  type TestCertificate,
-} from '../test/oauth-providers.js';
+import { signInAtProvider, useOidcProvider } from '../test/oauth-providers.js';
 import { useTestService } from '../test/service.js';
 import { tokenIn } from '../test/smtp.js';
 
@@ -41,28 +35,18 @@ const SSO_CLIENT_SECRET = `sso-secret-${randomBytes(12).toString('hex')}`;
 /** Every webhook host resolves to a public address (the URL check resolves it; nothing is sent here). */
 const publicAddress: DnsLookup = () => Promise.resolve([{ address: '93.184.215.14', family: 4 }]);
 
-let certificate: TestCertificate;
-let oidc: OidcProviderHandle;
-const env: Record<string, string> = { OAUTH_ALLOW_PRIVATE: '1', PUBLIC_URL, LOG_LEVEL: 'debug' };
-const oauthOptions: { trustedCa?: string } = {};
-
-beforeAll(async () => {
-  certificate = makeTestCertificate();
-  oidc = await startOidcProvider({
-    certificate,
-    clients: [
-      { client_id: 'oauth-client', client_secret: OAUTH_CLIENT_SECRET, redirect_uris: [APP] },
-      { client_id: 'sso-client', client_secret: SSO_CLIENT_SECRET, redirect_uris: [OIDC_CALLBACK] },
-    ],
-  });
-  oidc.accounts.set('olga', { email: 'olga@oauth.example', email_verified: true, name: 'Olga' });
-  oidc.accounts.set('sam', { email: 'sam@sso.example', email_verified: true, name: 'Sam' });
-  oauthOptions.trustedCa = certificate.certPem;
+const provider = useOidcProvider({
+  clients: [
+    { client_id: 'oauth-client', client_secret: OAUTH_CLIENT_SECRET, redirect_uris: [APP] },
+    { client_id: 'sso-client', client_secret: SSO_CLIENT_SECRET, redirect_uris: [OIDC_CALLBACK] },
+  ],
 });
+const env: Record<string, string> = { OAUTH_ALLOW_PRIVATE: '1', PUBLIC_URL, LOG_LEVEL: 'debug' };
+const oauthOptions = provider.oauthOptions;
 
-afterAll(async () => {
-  await oidc?.close();
-  certificate?.remove();
+beforeAll(() => {
+  provider.oidc.accounts.set('olga', { email: 'olga@oauth.example', email_verified: true, name: 'Olga' });
+  provider.oidc.accounts.set('sam', { email: 'sam@sso.example', email_verified: true, name: 'Sam' });
 });
 
 describeEachDialect('secrets at rest', (dialect) => {
@@ -190,13 +174,13 @@ describeEachDialect('secrets at rest', (dialect) => {
           method: 'PUT',
           url: '/v1/auth/providers/corp',
           headers: ctx().auth,
-          payload: { client_id: 'oauth-client', client_secret: OAUTH_CLIENT_SECRET, issuer: oidc.issuer, redirect_uris: [APP] },
+          payload: { client_id: 'oauth-client', client_secret: OAUTH_CLIENT_SECRET, issuer: provider.oidc.issuer, redirect_uris: [APP] },
         })
       ).statusCode,
     ).toBe(200);
     const started = (await postTwice('/v1/auth/oauth/corp', { redirect_uri: APP })).json<{ url: string; state: string }>();
     keep('the OAuth state', started.state);
-    const landing = await signInAtProvider(certificate, started.url, 'olga');
+    const landing = await signInAtProvider(provider.certificate, started.url, 'olga');
     if (landing.kind !== 'redirect') throw new Error('expected a redirect back from the provider');
     const oauthSession = (
       await postTwice('/v1/auth/oauth/corp/callback', {
@@ -214,10 +198,10 @@ describeEachDialect('secrets at rest', (dialect) => {
       type: 'oidc',
       domains: ['sso.example'],
       redirect_uris: [APP],
-      oidc: { issuer: oidc.issuer, client_id: 'sso-client', client_secret: SSO_CLIENT_SECRET },
+      oidc: { issuer: provider.oidc.issuer, client_id: 'sso-client', client_secret: SSO_CLIENT_SECRET },
     });
     const ssoStart = (await postTwice('/v1/auth/sso', { email: 'sam@sso.example', redirect_uri: APP })).json<{ url: string }>();
-    const back = await signInAtProvider(certificate, ssoStart.url, 'sam');
+    const back = await signInAtProvider(provider.certificate, ssoStart.url, 'sam');
     if (back.kind !== 'redirect') throw new Error('expected a redirect back from the identity provider');
     const redirected = await service.app.inject({ method: 'GET', url: `${back.url.pathname}${back.url.search}` });
     expect(redirected.statusCode, redirected.body).toBe(303);

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Provider, { type Configuration } from 'oidc-provider';
 import { Agent } from 'undici';
+import { afterAll, beforeAll } from 'vitest';
 
 /**
  * Stand-ins for identity providers on loopback, all over HTTPS with a self-signed certificate:
@@ -362,4 +363,42 @@ export async function startGitHub(certificate: TestCertificate): Promise<GitHubS
   });
   base = await listen(server);
   return handle;
+}
+
+/** A real OpenID provider of the enclosing file, with its certificate; filled in before its tests. */
+export interface FileOidcProvider {
+  readonly certificate: TestCertificate;
+  readonly oidc: OidcProviderHandle;
+  /** What the service's OAuth options take so that it trusts the provider's certificate. */
+  readonly oauthOptions: { trustedCa?: string };
+}
+
+/**
+ * Starts an OpenID provider with a fresh certificate before the enclosing file's tests and stops
+ * it after them: the set-up the OAuth, SSO, identity-linking and secrets tests share.
+ */
+export function useOidcProvider(options: { clients: TestClient[] }): FileOidcProvider {
+  let certificate: TestCertificate | undefined;
+  let oidc: OidcProviderHandle | undefined;
+  const oauthOptions: { trustedCa?: string } = {};
+  beforeAll(async () => {
+    certificate = makeTestCertificate();
+    oidc = await startOidcProvider({ certificate, clients: options.clients });
+    oauthOptions.trustedCa = certificate.certPem;
+  });
+  afterAll(async () => {
+    await oidc?.close();
+    certificate?.remove();
+  });
+  return {
+    get certificate() {
+      if (certificate === undefined) throw new Error('the provider exists only inside tests');
+      return certificate;
+    },
+    get oidc() {
+      if (oidc === undefined) throw new Error('the provider exists only inside tests');
+      return oidc;
+    },
+    oauthOptions,
+  };
 }

@@ -1,13 +1,7 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/database.js';
-import {
-  makeTestCertificate,
-  type OidcProviderHandle,
-  signInAtProvider,
-  startOidcProvider,
-  type TestCertificate,
-} from '../../test/oauth-providers.js';
+import { signInAtProvider, useOidcProvider } from '../../test/oauth-providers.js';
 import {
   authnRequestIdOf,
   decodeResponse,
@@ -31,27 +25,17 @@ function expectError(response: LightMyRequestResponse, status: number, code: str
 }
 
 // One OpenID provider and SAML signing keys for the whole file; loopback HTTPS, self-signed.
-let certificate: TestCertificate;
-let oidc: OidcProviderHandle;
+const provider = useOidcProvider({
+  clients: [{ client_id: 'sso-client', client_secret: 'sso-secret', redirect_uris: [OIDC_CALLBACK] }],
+});
 const idpKeys = makeSamlSigningKeyPair('corp idp');
 const attackerKeys = makeSamlSigningKeyPair('attacker');
 const env: Record<string, string> = { OAUTH_ALLOW_PRIVATE: '1', PUBLIC_URL };
-const oauthOptions: { trustedCa?: string } = {};
+const oauthOptions = provider.oauthOptions;
 
-beforeAll(async () => {
-  certificate = makeTestCertificate();
-  oidc = await startOidcProvider({
-    certificate,
-    clients: [{ client_id: 'sso-client', client_secret: 'sso-secret', redirect_uris: [OIDC_CALLBACK] }],
-  });
-  oidc.accounts.set('alice', { email: 'alice@oidc.example', email_verified: true, name: 'Alice' });
-  oidc.accounts.set('mallory', { email: 'mallory@elsewhere.example', email_verified: true, name: 'Mallory' });
-  oauthOptions.trustedCa = certificate.certPem;
-});
-
-afterAll(async () => {
-  await oidc?.close();
-  certificate?.remove();
+beforeAll(() => {
+  provider.oidc.accounts.set('alice', { email: 'alice@oidc.example', email_verified: true, name: 'Alice' });
+  provider.oidc.accounts.set('mallory', { email: 'mallory@elsewhere.example', email_verified: true, name: 'Mallory' });
 });
 
 describeEachDialect('sso', (dialect) => {
@@ -120,7 +104,7 @@ describeEachDialect('sso', (dialect) => {
         type: 'oidc',
         domains: ['Connections.Example'],
         redirect_uris: [APP],
-        oidc: { issuer: oidc.issuer, client_id: 'sso-client', client_secret: 'sso-secret' },
+        oidc: { issuer: provider.oidc.issuer, client_id: 'sso-client', client_secret: 'sso-secret' },
       });
       expect(created.statusCode, created.body).toBe(201);
       const connection = created.json<{ id: string }>();
@@ -131,7 +115,7 @@ describeEachDialect('sso', (dialect) => {
         domains: ['connections.example'],
         default_role: 'member',
         allow_idp_initiated: false,
-        oidc: { issuer: oidc.issuer, client_id: 'sso-client', redirect_uri: OIDC_CALLBACK },
+        oidc: { issuer: provider.oidc.issuer, client_id: 'sso-client', redirect_uri: OIDC_CALLBACK },
         saml: null,
       });
       expect(created.body).not.toContain('sso-secret');
@@ -240,7 +224,7 @@ describeEachDialect('sso', (dialect) => {
         domains: ['oidc.example'],
         redirect_uris: [APP],
         default_role: 'admin',
-        oidc: { issuer: oidc.issuer, client_id: 'sso-client', client_secret: 'sso-secret' },
+        oidc: { issuer: provider.oidc.issuer, client_id: 'sso-client', client_secret: 'sso-secret' },
       });
       expect(created.statusCode, created.body).toBe(201);
 
@@ -249,7 +233,7 @@ describeEachDialect('sso', (dialect) => {
         const url = new URL(started.json<{ url: string }>().url);
         expect(url.searchParams.get('code_challenge_method')).toBe('S256');
         expect(url.searchParams.get('nonce')).not.toBeNull();
-        const back = await signInAtProvider(certificate, url.href, 'alice');
+        const back = await signInAtProvider(provider.certificate, url.href, 'alice');
         if (back.kind !== 'redirect') throw new Error('expected a redirect back');
         expect(back.url.href.startsWith(OIDC_CALLBACK)).toBe(true);
         const redirected = landing(await call({ method: 'GET', url: `${back.url.pathname}${back.url.search}` }));
@@ -290,7 +274,7 @@ describeEachDialect('sso', (dialect) => {
     it('refuses an unknown or replayed state, and an address outside the connection domains', async () => {
       expectError(await call({ method: 'GET', url: '/v1/auth/sso/oidc/callback?state=forged&code=x' }), 400, 'sso_request_invalid');
       const started = await post('/v1/auth/sso', { email: 'mallory@oidc.example', redirect_uri: APP });
-      const back = await signInAtProvider(certificate, started.json<{ url: string }>().url, 'mallory');
+      const back = await signInAtProvider(provider.certificate, started.json<{ url: string }>().url, 'mallory');
       if (back.kind !== 'redirect') throw new Error('expected a redirect back');
       const path = `${back.url.pathname}${back.url.search}`;
       // mallory's ID token says elsewhere.example, not oidc.example.

@@ -1,14 +1,7 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/database.js';
-import {
-  makeTestCertificate,
-  type OidcProviderHandle,
-  signInAtProvider,
-  startOidcProvider,
-  type TestAccount,
-  type TestCertificate,
-} from '../../test/oauth-providers.js';
+import { signInAtProvider, type TestAccount, useOidcProvider } from '../../test/oauth-providers.js';
 import { authnRequestIdOf, makeSamlIdp, makeSamlSigningKeyPair } from '../../test/saml-idp.js';
 import { useTestService } from '../../test/service.js';
 import { auditReader } from '../audit/audit.testing.js';
@@ -30,28 +23,15 @@ const SSO_APP = 'https://app.example.com/sso/callback';
 const OAUTH_APP = 'https://app.example.com/auth/callback';
 const OIDC_CALLBACK = `${PUBLIC_URL}/v1/auth/sso/oidc/callback`;
 
-let certificate: TestCertificate;
-let oidc: OidcProviderHandle;
+const provider = useOidcProvider({
+  clients: [
+    { client_id: 'sso-client', client_secret: 'sso-secret', redirect_uris: [OIDC_CALLBACK] },
+    { client_id: 'generic-client', client_secret: 'generic-secret', redirect_uris: [OAUTH_APP] },
+  ],
+});
 const idpKeys = makeSamlSigningKeyPair('linking idp');
 const env: Record<string, string> = { OAUTH_ALLOW_PRIVATE: '1', PUBLIC_URL };
-const oauthOptions: { trustedCa?: string } = {};
-
-beforeAll(async () => {
-  certificate = makeTestCertificate();
-  oidc = await startOidcProvider({
-    certificate,
-    clients: [
-      { client_id: 'sso-client', client_secret: 'sso-secret', redirect_uris: [OIDC_CALLBACK] },
-      { client_id: 'generic-client', client_secret: 'generic-secret', redirect_uris: [OAUTH_APP] },
-    ],
-  });
-  oauthOptions.trustedCa = certificate.certPem;
-});
-
-afterAll(async () => {
-  await oidc?.close();
-  certificate?.remove();
-});
+const oauthOptions = provider.oauthOptions;
 
 function expectError(response: LightMyRequestResponse, status: number, code: string): void {
   expect({ status: response.statusCode, code: response.json<{ error?: { code: string } }>().error?.code }).toEqual({ status, code });
@@ -75,7 +55,7 @@ describeEachDialect('identity linking', (dialect) => {
       method: 'PUT',
       url: '/v1/auth/providers/corp',
       headers: ctx().auth,
-      payload: { client_id: 'generic-client', client_secret: 'generic-secret', issuer: oidc.issuer, redirect_uris: [OAUTH_APP] },
+      payload: { client_id: 'generic-client', client_secret: 'generic-secret', issuer: provider.oidc.issuer, redirect_uris: [OAUTH_APP] },
     });
     expect(configured.statusCode, configured.body).toBe(200);
   });
@@ -121,7 +101,7 @@ describeEachDialect('identity linking', (dialect) => {
   function providerAccount(claims: TestAccount): string {
     account += 1;
     const login = `account-${account}`;
-    oidc.accounts.set(login, claims);
+    provider.oidc.accounts.set(login, claims);
     return login;
   }
 
@@ -137,7 +117,7 @@ describeEachDialect('identity linking', (dialect) => {
       type: 'oidc',
       domains: [domain],
       redirect_uris: [SSO_APP],
-      oidc: { issuer: oidc.issuer, client_id: 'sso-client', client_secret: 'sso-secret' },
+      oidc: { issuer: provider.oidc.issuer, client_id: 'sso-client', client_secret: 'sso-secret' },
     });
     expect(created.statusCode, created.body).toBe(201);
   }
@@ -146,7 +126,7 @@ describeEachDialect('identity linking', (dialect) => {
   async function ssoOidc(email: string, login: string): Promise<LightMyRequestResponse> {
     const started = await post('/v1/auth/sso', { email, redirect_uri: SSO_APP });
     expect(started.statusCode, started.body).toBe(200);
-    const back = await signInAtProvider(certificate, started.json<{ url: string }>().url, login);
+    const back = await signInAtProvider(provider.certificate, started.json<{ url: string }>().url, login);
     if (back.kind !== 'redirect') throw new Error('expected a redirect back');
     const landing = await call({ method: 'GET', url: `${back.url.pathname}${back.url.search}` });
     expect(landing.statusCode, landing.body).toBe(303);
@@ -185,7 +165,7 @@ describeEachDialect('identity linking', (dialect) => {
   async function oauth(login: string): Promise<LightMyRequestResponse> {
     const started = await post('/v1/auth/oauth/corp', { redirect_uri: OAUTH_APP });
     expect(started.statusCode, started.body).toBe(200);
-    const back = await signInAtProvider(certificate, started.json<{ url: string }>().url, login);
+    const back = await signInAtProvider(provider.certificate, started.json<{ url: string }>().url, login);
     if (back.kind !== 'redirect') throw new Error('expected a redirect back');
     const params = Object.fromEntries(back.url.searchParams);
     return post('/v1/auth/oauth/corp/callback', { code: params['code'], state: params['state'], iss: params['iss'] });
