@@ -5,6 +5,35 @@ import tseslint from 'typescript-eslint';
 const OUTBOUND_HTTP_MESSAGE =
   'Send outbound HTTP requests with OutboundHttp from shared/outbound-http.ts: it refuses private and metadata addresses (SSRF).';
 
+const OUTBOUND_HTTP_PATHS = [
+  { name: 'undici', message: OUTBOUND_HTTP_MESSAGE },
+  ...['http', 'https', 'node:http', 'node:https'].map((name) => ({
+    name,
+    importNames: ['request', 'get', 'Agent', 'globalAgent', 'default'],
+    message: OUTBOUND_HTTP_MESSAGE,
+  })),
+];
+
+/** Nothing under modules/ reaches into the HTTP layer (docs/architecture.md, "Boundaries"). */
+const NO_HTTP_LAYER = {
+  regex: '(^|/)http/',
+  message:
+    'modules/ never imports http/: routes use shared/routes.ts, shared/principal.ts and shared/schemas.ts; the HTTP layer hands modules what they need (docs/architecture.md).',
+};
+
+/** Another module is used only through its service, its schemas (the objects it returns) or its wiring. */
+const OTHER_MODULES_SURFACE = {
+  regex: String.raw`^\.\./[a-z-]+/(?![a-z.-]*\.(service|schemas|module)\.js$)`,
+  message:
+    "Use another module only through its *.service.ts (or its *.schemas.ts types, or its *.module.ts wiring), never its store or internals (docs/architecture.md, 'Boundaries').",
+};
+
+/** Module wiring files compose the routes of the modules they wire. */
+const OTHER_MODULES_SURFACE_FOR_WIRING = {
+  ...OTHER_MODULES_SURFACE,
+  regex: String.raw`^\.\./[a-z-]+/(?![a-z.-]*\.(service|schemas|module|routes)\.js$)`,
+};
+
 export default tseslint.config(
   { ignores: ['test-results/**', '**/dist/**', '**/node_modules/**', 'data/**', 'coverage/**', 'packages/dashboard/public/vendor/**'] },
   js.configs.recommended,
@@ -39,20 +68,39 @@ export default tseslint.config(
     ignores: ['packages/server/src/shared/outbound-http*.ts', '**/*.test.ts', 'packages/server/src/test/**'],
     rules: {
       'no-restricted-globals': ['error', { name: 'fetch', message: OUTBOUND_HTTP_MESSAGE }],
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: [
-            { name: 'undici', message: OUTBOUND_HTTP_MESSAGE },
-            ...['http', 'https', 'node:http', 'node:https'].map((name) => ({
-              name,
-              importNames: ['request', 'get', 'Agent', 'globalAgent', 'default'],
-              message: OUTBOUND_HTTP_MESSAGE,
-            })),
-          ],
-        },
-      ],
+      'no-restricted-imports': ['error', { paths: OUTBOUND_HTTP_PATHS }],
     },
+  },
+  {
+    // Boundaries (docs/architecture.md): modules/ stays out of http/, and modules use each other
+    // only through their service files. Tests and test helpers may reach into another module's store.
+    files: ['packages/server/src/modules/**/*.ts'],
+    ignores: ['**/*.test.ts', '**/*.testing.ts', '**/*.fixtures.ts'],
+    rules: { 'no-restricted-imports': ['error', { paths: OUTBOUND_HTTP_PATHS, patterns: [NO_HTTP_LAYER, OTHER_MODULES_SURFACE] }] },
+  },
+  {
+    files: ['packages/server/src/modules/**/*.module.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: OUTBOUND_HTTP_PATHS, patterns: [NO_HTTP_LAYER, OTHER_MODULES_SURFACE_FOR_WIRING] }],
+    },
+  },
+  {
+    files: [
+      'packages/server/src/modules/**/*.test.ts',
+      'packages/server/src/modules/**/*.testing.ts',
+      'packages/server/src/modules/**/*.fixtures.ts',
+    ],
+    rules: { 'no-restricted-imports': ['error', { patterns: [NO_HTTP_LAYER] }] },
+  },
+  {
+    // TEMPORARY, until the one money write path (issue 20) lands: the ledger still reaches the
+    // idempotency store and the audit statements directly.
+    files: [
+      'packages/server/src/modules/wallets/ledger.postgres.ts',
+      'packages/server/src/modules/wallets/ledger.service.ts',
+      'packages/server/src/modules/wallets/ledger.postgres.test.ts',
+    ],
+    rules: { 'no-restricted-imports': ['error', { paths: OUTBOUND_HTTP_PATHS }] },
   },
   {
     files: ['**/*.js', 'eslint.config.js', 'vitest.config.ts'],

@@ -4,10 +4,12 @@ import type { Registry } from 'prom-client';
 import type { Config } from './config.js';
 import { type Db, openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
-import { buildApp, type RouteModule } from './http/app.js';
+import { buildApp } from './http/app.js';
+import { browserAccess } from './http/cors.js';
+import { type RouteModule } from './shared/routes.js';
 import { createLogger } from './http/logger.js';
 import { createMetricsRegistry } from './http/metrics.js';
-import type { RateLimiter } from './http/rate-limit.js';
+import type { RateLimiter } from './shared/rate-limit.js';
 import { MemoryRateLimiter } from './http/rate-limit.memory.js';
 import { RedisRateLimiter } from './http/rate-limit.redis.js';
 import { idempotencyCleanupJob } from './jobs/idempotency-cleanup.job.js';
@@ -123,6 +125,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       logger,
       projects,
       rateLimiter: limiter,
+      browser: browserAccess(config.corsOrigins),
       audit,
       secrets,
       ...organizationsAuthHooks(organizationDeps),

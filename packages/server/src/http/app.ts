@@ -22,9 +22,10 @@ import { lazyChildLoggerFactory } from './lazy-logger.js';
 import { createHttpMetrics } from './metrics.js';
 import { openApiOptions } from './openapi.js';
 import { registerOpsRoutes } from './ops.routes.js';
-import type { DashboardAuthenticator, Principal, RouteCredential, SessionAuthenticator } from './principal.js';
-import type { RateLimiter } from './rate-limit.js';
-import { ErrorResponse } from './schemas.js';
+import type { DashboardAuthenticator, Principal, RouteCredential, SessionAuthenticator } from '../shared/principal.js';
+import type { RateLimiter } from '../shared/rate-limit.js';
+import type { RouteModule } from '../shared/routes.js';
+import { ErrorResponse } from '../shared/schemas.js';
 import { validatorCompiler } from './validation.js';
 
 declare module 'fastify' {
@@ -65,9 +66,6 @@ export interface AppDependencies {
   /** The service's keyring: idempotent responses are stored sealed with it. */
   readonly secrets: SecretBox;
 }
-
-/** Registers one capability's routes; each module exports one. */
-export type RouteModule = (app: FastifyInstance) => void;
 
 /** The HTTP application with every cross-cutting concern attached, ready for `listen` or `inject`. */
 export async function buildApp(deps: AppDependencies, routeModules: readonly RouteModule[] = []): Promise<FastifyInstance> {

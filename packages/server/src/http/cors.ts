@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { BrowserAccess } from '../shared/routes.js';
 
 /** What a browser may send and read on the session-token routes. */
 const ALLOWED_HEADERS = 'Authorization, Content-Type, Idempotency-Key';
@@ -11,7 +12,7 @@ const PREFLIGHT_MAX_AGE_SECONDS = 600;
  * never be made to send a secret key cross-origin. `*` in the list allows every origin. No cookies
  * are involved (the token travels in `Authorization`), so credentials are not allowed.
  */
-export function browserAccess(origins: readonly string[]) {
+export function browserAccess(origins: readonly string[]): BrowserAccess {
   const anyOrigin = origins.includes('*');
   const allowed = new Set(origins);
   const allowedOrigin = (request: FastifyRequest): string | undefined => {
@@ -49,5 +50,3 @@ export function browserAccess(origins: readonly string[]) {
     },
   };
 }
-
-export type BrowserAccess = ReturnType<typeof browserAccess>;

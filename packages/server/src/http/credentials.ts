@@ -1,10 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimitConfig } from '../config.js';
 import type { ProjectsService } from '../modules/projects/projects.service.js';
+import { readCookie } from '../shared/cookies.js';
 import { ApiError } from '../shared/errors.js';
 import { endUserClient } from './end-user.js';
-import type { DashboardAuthenticator, DashboardCredential, Principal, RouteCredential, SessionAuthenticator } from './principal.js';
-import type { RateLimitDecision, RateLimiter, RateLimitRule } from './rate-limit.js';
+import type { DashboardAuthenticator, DashboardCredential, Principal, RouteCredential, SessionAuthenticator } from '../shared/principal.js';
+import type { RateLimitDecision, RateLimiter, RateLimitRule } from '../shared/rate-limit.js';
 
 const SESSION_TOKEN_PREFIX = 'svc_ses_';
 const SECRET_KEY_PREFIX = 'svc_sk_';
@@ -135,19 +136,6 @@ function dashboardCredential(request: FastifyRequest, token: string): DashboardC
     host: request.host,
     changes: !SAFE_METHODS.has(request.method),
   };
-}
-
-/** One cookie's value from a `Cookie` header, or undefined. Values are not decoded: ours are base64url. */
-export function readCookie(header: string | undefined, name: string): string | undefined {
-  if (header === undefined) return undefined;
-  for (const part of header.split(';')) {
-    const separator = part.indexOf('=');
-    if (separator === -1) continue;
-    if (part.slice(0, separator).trim() !== name) continue;
-    const value = part.slice(separator + 1).trim();
-    return value === '' ? undefined : value;
-  }
-  return undefined;
 }
 
 function setRateLimitHeaders(reply: FastifyReply, decision: RateLimitDecision): void {

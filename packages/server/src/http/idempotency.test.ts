@@ -8,11 +8,11 @@ import type { Clock } from '../shared/clock.js';
 import { ApiError } from '../shared/errors.js';
 import { createTestDatabase, describeEachDialect, type TestDatabase, testConfig } from '../test/database.js';
 import { useTestService } from '../test/service.js';
-import type { RouteModule } from './app.js';
+import type { RouteModule } from '../shared/routes.js';
 import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_RETENTION_MS } from './idempotency.js';
 import { openResponse, SEALED_REQUEST_HASH, storedFingerprint } from './idempotency.sealing.js';
 import { sealPlaintextSecrets } from '../security/plaintext-sealing.js';
-import { StrictObject } from './schemas.js';
+import { StrictObject } from '../shared/schemas.js';
 
 /** A clock the tests move by hand. */
 function manualClock(): Clock & { advance(milliseconds: number): void } {

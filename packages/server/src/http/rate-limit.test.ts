@@ -6,7 +6,7 @@ import { createService, type Service } from '../main.js';
 import { randomBase62 } from '../shared/ids.js';
 import { describeEachDialect } from '../test/database.js';
 import { useTestService } from '../test/service.js';
-import type { RateLimitDecision, RateLimiter, RateLimitRule } from './rate-limit.js';
+import type { RateLimitDecision, RateLimiter, RateLimitRule } from '../shared/rate-limit.js';
 import { MemoryRateLimiter } from './rate-limit.memory.js';
 import { RedisRateLimiter } from './rate-limit.redis.js';
 

@@ -10,6 +10,10 @@ import { type AuditActor, type AuditContext, actorColumns, actorFromColumns } fr
 import type { AuditEntry, AuditList, ExportAuditQuery, ListAuditQuery } from './audit.schemas.js';
 import * as store from './audit.store.js';
 
+// The audit module's public surface for other modules: the request's context and the action names.
+export { type AuditActor, type AuditContext, auditContext, SYSTEM_AUDIT_CONTEXT } from './audit.context.js';
+export type { AuditAction } from './audit.actions.js';
+
 /** A value of an entry's `changes`: small and flat, never a secret. */
 export type AuditValue = string | number | boolean | null;
 

@@ -4,6 +4,7 @@ import type { EmailTokenPurpose } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import { addMilliseconds, type Clock, isoTime } from '../../shared/clock.js';
 import { sha256Hex } from '../../shared/crypto.js';
+import { escapeHtml } from '../../shared/html.js';
 import type { EmailComposer, OutgoingEmail, QueuedEmail } from '../email/email.service.js';
 import type { ProjectsService } from '../projects/projects.service.js';
 import type { UserRecord, UsersService } from '../users/users.service.js';
@@ -137,8 +138,4 @@ function resetEmail(input: { to: string; name: string; projectName: string; toke
 
 function page(title: string, body: readonly string[]): string {
   return `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body>${body.join('')}</body></html>`;
-}
-
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
 }

@@ -1,20 +1,16 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
-import type { RouteModule } from '../../http/app.js';
-import { browserAccess } from '../../http/cors.js';
-import type { RateLimiter } from '../../http/rate-limit.js';
+import type { BrowserAccess, RouteModule } from '../../shared/routes.js';
+import type { RateLimiter } from '../../shared/rate-limit.js';
 import type { PeriodicJob } from '../../jobs/scheduler.js';
 import type { Clock } from '../../shared/clock.js';
 import type { SecretBox } from '../../shared/secret-box.js';
-import { emailOutboxJob } from '../email/email.job.js';
-import type { EmailComposer } from '../email/email.service.js';
-import { createEmailTransport, type EmailTransport } from '../email/email.transport.js';
+import { createEmailTransport, type EmailComposer, emailOutboxJob, type EmailTransport } from '../email/email.service.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { ProjectsService } from '../projects/projects.service.js';
-import { sealedSuccessorsCleanupJob } from '../sessions/refresh-grace.js';
+import { sealedSuccessorsCleanupJob, SessionsService } from '../sessions/sessions.service.js';
 import { sessionsRoutes } from '../sessions/sessions.routes.js';
-import { SessionsService } from '../sessions/sessions.service.js';
 import { RolesService } from '../users/roles.service.js';
 import { usersRoutes } from '../users/users.routes.js';
 import { type UserDeletionStep, UsersService } from '../users/users.service.js';
@@ -47,7 +43,7 @@ export interface Auth {
   readonly sessions: SessionsService;
   readonly service: AuthService;
   /** Browser access (CORS) of session-token routes, for other modules' session routes. */
-  readonly browser: ReturnType<typeof browserAccess>;
+  readonly browser: BrowserAccess;
   readonly routes: readonly RouteModule[];
   /** The email outbox job (tests call its `run()`) and the refresh grace window's cleanup. */
   readonly jobs: readonly PeriodicJob[];
@@ -88,7 +84,13 @@ function emailJobWith(deps: AuthDependencies, users: UsersService): { job: Perio
   return { job: emailOutboxJob({ db, clock, logger, transport, composers }), transport };
 }
 
-export function createAuth(deps: AuthDependencies & { readonly rateLimiter: RateLimiter }): Auth {
+export function createAuth(
+  deps: AuthDependencies & {
+    readonly rateLimiter: RateLimiter;
+    /** Browser access (CORS) of the session-token routes, built by the HTTP layer (`http/cors.ts`). */
+    readonly browser: BrowserAccess;
+  },
+): Auth {
   const { db, config, clock, logger } = deps;
   const { sessions, roles, users } = userModules(deps);
   const loginThrottle: LoginThrottle =
@@ -110,7 +112,7 @@ export function createAuth(deps: AuthDependencies & { readonly rateLimiter: Rate
     audit: deps.audit,
     signupLimited: config.rateLimit.ipPerSecond > 0,
   });
-  const browser = browserAccess(config.corsOrigins);
+  const { browser } = deps;
   const email = emailJobWith(deps, users);
   return {
     users,

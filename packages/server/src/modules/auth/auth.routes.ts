@@ -1,14 +1,13 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { RouteModule } from '../../http/app.js';
-import type { BrowserAccess } from '../../http/cors.js';
-import { requireSecretKey } from '../../http/principal.js';
-import { type AuditContext, auditContext } from '../audit/audit.context.js';
+import type { BrowserAccess, RouteModule } from '../../shared/routes.js';
+import { requireSecretKey } from '../../shared/principal.js';
+import { type AuditContext, auditContext } from '../audit/audit.service.js';
 import { isApiError } from '../../shared/errors.js';
 import type { SessionClient } from '../sessions/sessions.service.js';
 import { LogoutBody, UserAndSessionSchema } from '../sessions/sessions.schemas.js';
 import { UserSchema } from '../users/users.schemas.js';
-import { escapeHtml } from './auth.emails.js';
+import { escapeHtml } from '../../shared/html.js';
 import {
   AcceptedSchema,
   ChangePasswordBody,
@@ -60,7 +59,7 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
         const result = await auth.signup(
           requireSecretKey(request).projectId,
           request.body as Static<typeof SignupBody>,
-          sessionClient(request),
+          request.client,
           auditContext(request),
         );
         return reply.code(201).send(result);
@@ -88,7 +87,7 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
         const { user, session } = await auth.login(
           requireSecretKey(request).projectId,
           request.body as Static<typeof LoginBody>,
-          sessionClient(request),
+          request.client,
           auditContext(request),
         );
         if ((request.query as Static<typeof LoginQuery>).format === 'token') {
@@ -251,12 +250,7 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
       (request) => {
         const principal = request.principal;
         if (principal?.kind !== 'session') throw new Error('password change ran without a session principal');
-        return auth.changePassword(
-          principal,
-          request.body as Static<typeof ChangePasswordBody>,
-          sessionClient(request),
-          auditContext(request),
-        );
+        return auth.changePassword(principal, request.body as Static<typeof ChangePasswordBody>, request.client, auditContext(request));
       },
     );
     options.browser.preflight(app, '/v1/auth/password/change', ['POST']);

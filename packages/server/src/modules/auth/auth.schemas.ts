@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { StrictObject } from '../../http/schemas.js';
+import { StrictObject } from '../../shared/schemas.js';
 
 /** Longer than any valid password (128 characters of up to 4 bytes); a bound on the work a request can ask for. */
 const PASSWORD_INPUT_LENGTH_MAX = 1024;

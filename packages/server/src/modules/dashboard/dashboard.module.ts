@@ -1,7 +1,7 @@
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
-import type { RouteModule } from '../../http/app.js';
-import type { RateLimiter } from '../../http/rate-limit.js';
+import type { RouteModule } from '../../shared/routes.js';
+import type { RateLimiter } from '../../shared/rate-limit.js';
 import type { PeriodicJob } from '../../jobs/scheduler.js';
 import type { Clock } from '../../shared/clock.js';
 import type { ProjectsService } from '../projects/projects.service.js';

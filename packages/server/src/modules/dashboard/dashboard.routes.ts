@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { RouteModule } from '../../http/app.js';
-import { readCookie } from '../../http/credentials.js';
-import { StrictObject } from '../../http/schemas.js';
+import type { RouteModule } from '../../shared/routes.js';
+import { readCookie } from '../../shared/cookies.js';
+import { StrictObject } from '../../shared/schemas.js';
 import { ApiError } from '../../shared/errors.js';
 import { DASHBOARD_SESSION_TTL_MS, type DashboardService } from './dashboard.service.js';
 import type { DashboardFiles, StaticFile } from './dashboard.static.js';

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Db } from '../../db/database.js';
-import type { DashboardAuthenticator, DashboardCredential, Principal } from '../../http/principal.js';
-import type { RateLimiter, RateLimitRule } from '../../http/rate-limit.js';
+import type { DashboardAuthenticator, DashboardCredential, Principal } from '../../shared/principal.js';
+import type { RateLimiter, RateLimitRule } from '../../shared/rate-limit.js';
 import { addMilliseconds, type Clock, isoTime } from '../../shared/clock.js';
 import { constantTimeEqual, sha256Hex } from '../../shared/crypto.js';
 import { ApiError } from '../../shared/errors.js';

@@ -2,6 +2,10 @@ import type { Transaction } from '../../db/transaction.js';
 import { newId } from '../../shared/ids.js';
 import * as store from './email.store.js';
 
+// The outbox job and the transports, for the module that wires email (modules/auth/auth.module.ts).
+export { emailOutboxJob } from './email.job.js';
+export { createEmailTransport, type EmailTransport } from './email.transport.js';
+
 /** A message ready to hand to a transport. */
 export interface OutgoingEmail {
   readonly to: string;

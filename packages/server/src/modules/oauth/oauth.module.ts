@@ -1,7 +1,7 @@
 import type { AuditService } from '../audit/audit.service.js';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
-import type { RouteModule } from '../../http/app.js';
+import type { RouteModule } from '../../shared/routes.js';
 import type { PeriodicJob } from '../../jobs/scheduler.js';
 import { type Clock, isoTime } from '../../shared/clock.js';
 import { OutboundHttp } from '../../shared/outbound-http.js';

@@ -1,8 +1,7 @@
-import { auditContext } from '../audit/audit.context.js';
+import { auditContext } from '../audit/audit.service.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { RouteModule } from '../../http/app.js';
-import { requireSecretKey } from '../../http/principal.js';
-import { sessionClient } from '../auth/auth.routes.js';
+import type { RouteModule } from '../../shared/routes.js';
+import { requireSecretKey } from '../../shared/principal.js';
 import {
   CallbackBody,
   CallbackResponse,
@@ -125,7 +124,7 @@ export function oauthRoutes(oauth: OAuthService): RouteModule {
           requireSecretKey(request).projectId,
           request.params.provider,
           request.body as CallbackBody,
-          sessionClient(request),
+          request.client,
           auditContext(request),
         ),
     );

@@ -1,5 +1,4 @@
-import type { AuditContext } from '../audit/audit.context.js';
-import type { AuditRecord, AuditService } from '../audit/audit.service.js';
+import type { AuditContext, AuditRecord, AuditService } from '../audit/audit.service.js';
 import { isIP } from 'node:net';
 import * as client from 'openid-client';
 import type { Db } from '../../db/database.js';
@@ -11,13 +10,15 @@ import type { SecretBox } from '../../shared/secret-box.js';
 import type { SessionClient, SessionsService } from '../sessions/sessions.service.js';
 import type { IssuedSession } from '../sessions/sessions.schemas.js';
 import { NAME_LENGTH_MAX, type User } from '../users/users.schemas.js';
-import { IdentityLinking } from '../users/identity-linking.js';
-import { normalizeEmail, toUser, type UsersService } from '../users/users.service.js';
+import { IdentityLinking, normalizeEmail, toUser, type UsersService } from '../users/users.service.js';
 import { parseApplePrivateKey } from './apple-client-secret.js';
 import type { OAuthClient, ProviderClaims, ProviderSettings } from './oauth.client.js';
 import { builtInKind, DEFAULT_SCOPES, isOpenIdConnect, PROVIDER_KEY_PATTERN, type ProviderKind } from './oauth.providers.js';
 import { type ConfigureProviderBody, PROVIDERS_PER_PROJECT_MAX, type Provider } from './oauth.schemas.js';
 import * as store from './oauth.store.js';
+
+// The OpenID client, shared with SSO's OIDC connections.
+export { OAuthClient, type ProviderSettings } from './oauth.client.js';
 
 /** A sign-in must come back within this long; its state is single use. */
 export const STATE_TTL_MS = 10 * 60 * 1000;

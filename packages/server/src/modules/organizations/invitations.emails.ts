@@ -3,7 +3,7 @@ import type { Db } from '../../db/database.js';
 import { inTransaction } from '../../db/transaction.js';
 import { type Clock, isoTime } from '../../shared/clock.js';
 import { sha256Hex } from '../../shared/crypto.js';
-import { escapeHtml } from '../auth/auth.emails.js';
+import { escapeHtml } from '../../shared/html.js';
 import type { EmailComposer, OutgoingEmail } from '../email/email.service.js';
 import type { ProjectsService } from '../projects/projects.service.js';
 import * as store from './organizations.store.js';

@@ -1,7 +1,6 @@
 import type { Transaction } from '../../db/transaction.js';
 import { ApiError } from '../../shared/errors.js';
-import type { AuditContext } from '../audit/audit.context.js';
-import type { AuditService } from '../audit/audit.service.js';
+import type { AuditContext, AuditService } from '../audit/audit.service.js';
 import { recordEvent } from '../events/events.service.js';
 import type { Membership } from './organizations.schemas.js';
 import * as store from './organizations.store.js';

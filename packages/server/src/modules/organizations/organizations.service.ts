@@ -3,9 +3,7 @@ import { inTransaction, rowLockFor, isUniqueViolation, type Transaction } from '
 import { type Clock, isoTime } from '../../shared/clock.js';
 import { ApiError, isApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
-import type { AuditAction } from '../audit/audit.actions.js';
-import type { AuditContext } from '../audit/audit.context.js';
-import type { AuditRecord, AuditService } from '../audit/audit.service.js';
+import type { AuditAction, AuditContext, AuditRecord, AuditService } from '../audit/audit.service.js';
 import { recordEvent } from '../events/events.service.js';
 import type { RolesService } from '../users/roles.service.js';
 import type { UsersService } from '../users/users.service.js';
@@ -26,6 +24,17 @@ import {
   type UserMembershipList,
 } from './organizations.schemas.js';
 import * as store from './organizations.store.js';
+
+// The membership rule, for sign-ins that add members (SSO).
+export { addMemberInTransaction } from './memberships.js';
+
+/**
+ * Takes the organization's row lock inside `trx` (PostgreSQL; SQLite writers hold the database
+ * lock), which every change of its members takes first. False when it does not exist.
+ */
+export async function lockOrganization(trx: Transaction, db: Db, projectId: string, organizationId: string): Promise<boolean> {
+  return (await store.findOrganization(trx, projectId, organizationId, rowLockFor(db.dialect))) !== undefined;
+}
 
 const LIST_LIMIT_DEFAULT = 20;
 export const DEFAULT_MEMBER_ROLE = 'member';

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { RouteModule } from '../../http/app.js';
-import { requireSecretKey } from '../../http/principal.js';
+import type { RouteModule } from '../../shared/routes.js';
+import { requireSecretKey } from '../../shared/principal.js';
 import { ApiError } from '../../shared/errors.js';
-import { auditContext } from '../audit/audit.context.js';
+import { auditContext } from '../audit/audit.service.js';
 import type { ProjectsService } from './projects.service.js';
 import {
   ApiKeyListSchema,

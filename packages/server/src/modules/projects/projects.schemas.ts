@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { ListQuery, StrictObject } from '../../http/schemas.js';
+import { ListQuery, StrictObject } from '../../shared/schemas.js';
 
 export const ProjectSchema = Type.Object(
   {

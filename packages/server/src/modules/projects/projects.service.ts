@@ -4,8 +4,7 @@ import { type Clock, isoTime } from '../../shared/clock.js';
 import { sha256Hex } from '../../shared/crypto.js';
 import { ApiError } from '../../shared/errors.js';
 import { newId, randomBase62 } from '../../shared/ids.js';
-import { type AuditContext, SYSTEM_AUDIT_CONTEXT } from '../audit/audit.context.js';
-import type { AuditRecord, AuditService } from '../audit/audit.service.js';
+import { type AuditContext, type AuditRecord, type AuditService, SYSTEM_AUDIT_CONTEXT } from '../audit/audit.service.js';
 import * as store from './projects.store.js';
 
 export const SECRET_KEY_PREFIX = 'svc_sk_';

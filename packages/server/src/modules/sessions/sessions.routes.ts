@@ -1,8 +1,8 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { RouteModule } from '../../http/app.js';
-import { requireSecretKey } from '../../http/principal.js';
-import { auditContext } from '../audit/audit.context.js';
+import type { RouteModule } from '../../shared/routes.js';
+import { requireSecretKey } from '../../shared/principal.js';
+import { auditContext } from '../audit/audit.service.js';
 import type { AuthService } from '../auth/auth.service.js';
 import { UserParams } from '../users/users.schemas.js';
 import {

@@ -1,18 +1,19 @@
 import type { Db } from '../../db/database.js';
 import type { SessionRevokedReason } from '../../db/schema.js';
 import { inTransaction, type Transaction } from '../../db/transaction.js';
-import type { Principal, SessionAuthenticator } from '../../http/principal.js';
+import type { Principal, SessionAuthenticator } from '../../shared/principal.js';
 import { addMilliseconds, type Clock, isoTime } from '../../shared/clock.js';
 import { constantTimeEqual, sha256Hex } from '../../shared/crypto.js';
 import { ApiError } from '../../shared/errors.js';
 import type { SecretBox } from '../../shared/secret-box.js';
-import type { AuditContext } from '../audit/audit.context.js';
-import type { AuditRecord, AuditService } from '../audit/audit.service.js';
+import type { AuditContext, AuditRecord, AuditService } from '../audit/audit.service.js';
 import { recordEvent } from '../events/events.service.js';
 import { sealSuccessor, successorWithinGrace } from './refresh-grace.js';
 import { isRefreshToken, newRefreshToken, newSessionToken, sessionNameOf, sessionNameOfToken } from './session-tokens.js';
 import type { IssuedSession, SessionInfo } from './sessions.schemas.js';
 import * as store from './sessions.store.js';
+
+export { sealedSuccessorsCleanupJob } from './refresh-grace.js';
 
 /** `last_used_at` is written at most this often per session, so checking a token is one read. */
 const LAST_USED_RESOLUTION_MS = 60_000;

@@ -1,8 +1,7 @@
 import type { Transaction } from '../../db/transaction.js';
 import { isApiError } from '../../shared/errors.js';
-import type { AuditContext } from '../audit/audit.context.js';
-import type { AuditService } from '../audit/audit.service.js';
-import { addMemberInTransaction } from '../organizations/memberships.js';
+import type { AuditContext, AuditService } from '../audit/audit.service.js';
+import { addMemberInTransaction } from '../organizations/organizations.service.js';
 
 /**
  * Just-in-time membership for an SSO sign-in, in the sign-in's transaction: the organizations

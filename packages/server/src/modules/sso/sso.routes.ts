@@ -1,9 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { RouteModule } from '../../http/app.js';
-import { requireSecretKey } from '../../http/principal.js';
+import type { RouteModule } from '../../shared/routes.js';
+import { requireSecretKey } from '../../shared/principal.js';
 import { ApiError } from '../../shared/errors.js';
-import { auditContext } from '../audit/audit.context.js';
-import { sessionClient } from '../auth/auth.routes.js';
+import { auditContext } from '../audit/audit.service.js';
 import { SAML_RESPONSE_BYTES_MAX } from './sso.saml.js';
 import {
   AcsBody,
@@ -127,12 +126,7 @@ export function ssoRoutes(sso: SsoService): RouteModule {
         },
       },
       (request) =>
-        sso.callback(
-          requireSecretKey(request).projectId,
-          (request.body as CallbackBody).code,
-          sessionClient(request),
-          auditContext(request),
-        ),
+        sso.callback(requireSecretKey(request).projectId, (request.body as CallbackBody).code, request.client, auditContext(request)),
     );
 
     app.get(

@@ -3,21 +3,18 @@ import { isIP } from 'node:net';
 import * as client from 'openid-client';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/database.js';
-import { inTransaction, rowLockFor, isUniqueViolation, type Transaction } from '../../db/transaction.js';
+import { inTransaction, isUniqueViolation, type Transaction } from '../../db/transaction.js';
 import { addMilliseconds, type Clock, isoTime } from '../../shared/clock.js';
 import { sha256Hex } from '../../shared/crypto.js';
 import { ApiError, isApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import type { SecretBox } from '../../shared/secret-box.js';
-import type { AuditContext } from '../audit/audit.context.js';
-import type { AuditRecord, AuditService } from '../audit/audit.service.js';
-import type { OAuthClient, ProviderSettings } from '../oauth/oauth.client.js';
+import type { AuditContext, AuditRecord, AuditService } from '../audit/audit.service.js';
+import type { OAuthClient, ProviderSettings } from '../oauth/oauth.service.js';
 import type { SessionClient, SessionsService } from '../sessions/sessions.service.js';
-import { DEFAULT_MEMBER_ROLE } from '../organizations/organizations.service.js';
-import { findOrganization } from '../organizations/organizations.store.js';
+import { DEFAULT_MEMBER_ROLE, lockOrganization } from '../organizations/organizations.service.js';
 import { NAME_LENGTH_MAX } from '../users/users.schemas.js';
-import { IdentityLinking } from '../users/identity-linking.js';
-import { normalizeEmail, toUser, type UsersService } from '../users/users.service.js';
+import { IdentityLinking, normalizeEmail, toUser, type UsersService } from '../users/users.service.js';
 import { ensureMemberInTransaction } from './sso.memberships.js';
 import {
   authnRequestUrl,
@@ -358,7 +355,7 @@ export class SsoService {
         // The organization's row lock, which every change of its members takes first: sign-ins
         // through one connection happen one at a time on PostgreSQL, so two first sign-ins of one
         // person make one user, one identity and one membership, the second finding the first's.
-        if ((await findOrganization(trx, projectId, row.organization_id, rowLockFor(this.#db.dialect))) === undefined)
+        if (!(await lockOrganization(trx, this.#db, projectId, row.organization_id)))
           throw new ApiError('sso_code_invalid', 'The organization of this code was deleted.', { param: 'code' });
         // The connection's domains are the organization's: its identity provider proves every
         // address in them unless it said otherwise (docs/adr/0014-identity-linking.md).

@@ -1,8 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { RouteModule } from '../../http/app.js';
-import type { BrowserAccess } from '../../http/cors.js';
-import { requireSecretKey } from '../../http/principal.js';
-import { auditContext } from '../audit/audit.context.js';
+import type { BrowserAccess, RouteModule } from '../../shared/routes.js';
+import { requireSecretKey } from '../../shared/principal.js';
+import { auditContext } from '../audit/audit.service.js';
 import type { RolesService } from './roles.service.js';
 import {
   CreateRoleBody,

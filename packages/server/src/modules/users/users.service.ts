@@ -4,14 +4,15 @@ import { type Clock, isoTime } from '../../shared/clock.js';
 import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { recordEvent } from '../events/events.service.js';
-import type { AuditAction } from '../audit/audit.actions.js';
-import type { AuditContext } from '../audit/audit.context.js';
-import type { AuditService } from '../audit/audit.service.js';
+import type { AuditAction, AuditContext, AuditService } from '../audit/audit.service.js';
 import type { SessionsService } from '../sessions/sessions.service.js';
 import type { RolesService } from './roles.service.js';
 import * as identities from './identities.store.js';
 import type { Identity, ListUsersQuery, UpdateUserBody, User, UserWithIdentities } from './users.schemas.js';
 import * as store from './users.store.js';
+
+// Identity linking (docs/adr/0014-identity-linking.md) is part of the users module's surface.
+export { IdentityLinking, type SignedInUser, type SignInAttempt, type SignInMethod } from './identity-linking.js';
 
 export type UserRecord = store.UserRow;
 

@@ -1,8 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { RouteModule } from '../../http/app.js';
-import type { BrowserAccess } from '../../http/cors.js';
-import { StrictObject } from '../../http/schemas.js';
+import type { BrowserAccess, RouteModule } from '../../shared/routes.js';
+import { StrictObject } from '../../shared/schemas.js';
 import { ApiError } from '../../shared/errors.js';
 import type { LedgerService } from '../wallets/ledger.service.js';
 import { BalanceSchema, type Wallet, WalletTransactionSchema } from '../wallets/wallets.schemas.js';

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { RouteModule } from '../../http/app.js';
-import { requireSecretKey } from '../../http/principal.js';
-import { auditContext } from '../audit/audit.context.js';
+import type { RouteModule } from '../../shared/routes.js';
+import { requireSecretKey } from '../../shared/principal.js';
+import { auditContext } from '../audit/audit.service.js';
 import type { LedgerAnswer, LedgerService } from './ledger.service.js';
 import {
   BalanceSchema,

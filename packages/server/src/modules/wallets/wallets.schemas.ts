@@ -1,5 +1,5 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { ListQuery, StrictObject } from '../../http/schemas.js';
+import { ListQuery, StrictObject } from '../../shared/schemas.js';
 
 /** One operation moves 1 to 10^12 credits (docs/api.md section 1). */
 export const AMOUNT_MAX = 1_000_000_000_000;

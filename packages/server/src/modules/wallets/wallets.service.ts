@@ -4,9 +4,7 @@ import { assert } from '../../shared/assert.js';
 import { type Clock, isoTime } from '../../shared/clock.js';
 import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
-import type { AuditAction } from '../audit/audit.actions.js';
-import type { AuditContext } from '../audit/audit.context.js';
-import type { AuditService, AuditValue } from '../audit/audit.service.js';
+import type { AuditAction, AuditContext, AuditService, AuditValue } from '../audit/audit.service.js';
 import type { UserDirectory } from './user-directory.js';
 import {
   type Balance,

@@ -3,7 +3,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from '../../config.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { Db } from '../../db/database.js';
-import type { RouteModule } from '../../http/app.js';
+import type { RouteModule } from '../../shared/routes.js';
 import type { PeriodicJob } from '../../jobs/scheduler.js';
 import type { Clock } from '../../shared/clock.js';
 import type { SecretBox } from '../../shared/secret-box.js';

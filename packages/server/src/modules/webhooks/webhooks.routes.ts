@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { RouteModule } from '../../http/app.js';
-import { requireSecretKey } from '../../http/principal.js';
-import { auditContext } from '../audit/audit.context.js';
+import type { RouteModule } from '../../shared/routes.js';
+import { requireSecretKey } from '../../shared/principal.js';
+import { auditContext } from '../audit/audit.service.js';
 import {
   CreateEndpointBody,
   DeletedEndpointSchema,

@@ -1,5 +1,5 @@
 import { type TSchema, Type } from '@sinclair/typebox';
-import { ListQuery, StrictObject } from '../../http/schemas.js';
+import { ListQuery, StrictObject } from '../../shared/schemas.js';
 import { URL_LENGTH_MAX } from '../../shared/outbound-http.js';
 import { EVENT_TYPES } from '../events/events.service.js';
 

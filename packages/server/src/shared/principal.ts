@@ -1,4 +1,4 @@
-import { AssertionError } from '../shared/assert.js';
+import { AssertionError } from './assert.js';
 
 /** Who is making a request, once the credential guard has checked its credential. */
 export type Principal =

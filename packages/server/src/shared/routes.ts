@@ -1,0 +1,20 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+/**
+ * The contract between the HTTP application (`http/app.ts`) and the modules' route files: a module
+ * exports functions returning `RouteModule`s, and the application registers them. Route files use
+ * only this, `shared/principal.ts` and `shared/schemas.ts`, never `http/` (a lint rule in
+ * eslint.config.js keeps `modules/` out of `http/`; docs/architecture.md).
+ */
+export type RouteModule = (app: FastifyInstance) => void;
+
+/**
+ * CORS for the routes an end user's browser calls with a session token (`CORS_ORIGINS`); built by
+ * `http/cors.ts` and handed to the modules whose routes take session tokens.
+ */
+export interface BrowserAccess {
+  /** A route-level onSend hook: lets allowed origins read the response, errors included. */
+  readonly onSend: (request: FastifyRequest, reply: FastifyReply, payload: unknown) => Promise<unknown>;
+  /** Registers the preflight of one session route; nothing when no origin is configured. */
+  readonly preflight: (app: FastifyInstance, url: string, methods: readonly string[]) => void;
+}
