@@ -3,21 +3,6 @@ import { type ListPage, PagedList } from './pagination.js';
 import type { Credential, RequestOptions, RetryMode, Transport } from './transport.js';
 import type { OperationKey, PathParams, QueryParams, RequestBody, ResponseBody } from './types.js';
 
-/**
- * POSTs the service never stores for idempotent replay: their answers hold a new session or
- * refresh token, or their bodies a password (see `noReplay` in the server's auth and sessions
- * routes). A retry after a lost answer could run them twice (a second session, or a refresh token
- * presented again, which revokes the whole chain), so they are retried only after a 429.
- */
-const UNREPLAYED: ReadonlySet<OperationKey> = new Set<OperationKey>([
-  'POST /v1/auth/signup',
-  'POST /v1/auth/login',
-  'POST /v1/auth/password/reset',
-  'POST /v1/auth/password/change',
-  'POST /v1/sessions/refresh',
-  'POST /v1/auth/oauth/{provider}/callback',
-]);
-
 /** Operations whose body is a form (`application/x-www-form-urlencoded`), as the browser posts it; JSON for the rest. */
 const FORM_BODIES: ReadonlySet<string> = new Set(
   Object.values(operations)
@@ -56,7 +41,10 @@ export class Api {
       if (typeof value !== 'string' || value === '') throw new TypeError(`${name} must be a non-empty string.`);
       return encodeURIComponent(value);
     });
-    const retry: RetryMode = method === 'GET' ? 'read' : method === 'POST' && !UNREPLAYED.has(key) ? 'keyed' : 'unkeyed';
+    // Every POST is stored for replay under its Idempotency-Key, those whose answers hold a session
+    // or refresh token too (sealed; docs/api.md, "Idempotency"): a retry after a lost answer gets the
+    // same answer, never a second session or a second use of a refresh token.
+    const retry: RetryMode = method === 'GET' ? 'read' : method === 'POST' ? 'keyed' : 'unkeyed';
     return this.transport.request<ResponseBody<K>>(
       {
         method,

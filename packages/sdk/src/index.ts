@@ -10,7 +10,7 @@ export {
 export type { OperationId, OperationKeyOf, OperationMethods, SecretKeyOperationId, SessionOperationId } from './operations.js';
 export { type ListPage, PagedList } from './pagination.js';
 export type { LoginOptions } from './resources/auth.js';
-export type { RequestOptions, ResponseInfo, TransportOptions } from './transport.js';
+export type { EndUser, RequestOptions, ResponseInfo, TransportOptions } from './transport.js';
 export type * from './types.js';
 export type * from './webhook-events.js';
 export { type VerifyWebhookOptions, type WebhookHeaders, verifyWebhook } from './webhook-signature.js';

@@ -33,8 +33,22 @@ export interface RequestOptions {
    * rate-limited request never ran).
    */
   readonly idempotencyKey?: string | false;
+  /**
+   * Secret-key calls made for a person (log in, sign-up, refresh): their address and browser, sent
+   * as `X-End-User-IP` and `X-End-User-Agent`. Log-in throttling, rate limits, the session's `ip`
+   * and `user_agent` and audit entries then name them instead of your server. The service ignores
+   * both on session-token calls.
+   */
+  readonly endUser?: EndUser;
   readonly headers?: Readonly<Record<string, string>>;
   readonly onResponse?: (response: ResponseInfo) => void;
+}
+
+/** The person behind a server-to-server call (`RequestOptions.endUser`). */
+export interface EndUser {
+  /** An IPv4 or IPv6 address, e.g. from your own proxy's `X-Forwarded-For` after you have checked it. */
+  readonly ip?: string;
+  readonly userAgent?: string;
 }
 
 export interface ResponseInfo {
@@ -57,8 +71,8 @@ export type Credential = { readonly kind: 'secret'; readonly key: string } | { r
  * How a request may be retried:
  * - `read`: GET; always safe.
  * - `keyed`: a POST the service stores for replay under its `Idempotency-Key`; safe with the same key.
- * - `unkeyed`: a POST the service never stores (its answer holds a new session or refresh token, or
- *   its body a password), and every PATCH and DELETE: retried only after a 429.
+ * - `unkeyed`: a POST sent with `idempotencyKey: false`, and every PATCH and DELETE: retried only
+ *   after a 429.
  */
 export type RetryMode = 'read' | 'keyed' | 'unkeyed';
 
@@ -200,6 +214,8 @@ export class Transport {
       authorization: `Bearer ${spec.credential.kind === 'secret' ? spec.credential.key : spec.credential.token}`,
     };
     if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
+    if (options.endUser?.ip !== undefined) headers['x-end-user-ip'] = options.endUser.ip;
+    if (options.endUser?.userAgent !== undefined) headers['x-end-user-agent'] = options.endUser.userAgent;
     if (spec.body === undefined) return { method: spec.method, headers };
     if (spec.bodyEncoding === 'form') {
       headers['content-type'] = 'application/x-www-form-urlencoded';

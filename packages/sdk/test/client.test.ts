@@ -186,6 +186,19 @@ describe('SvcClient against the real server', () => {
     await expect(svc.auth.login({ email, password: `${newPassword}-2` })).resolves.toMatchObject({ user: { email } });
   });
 
+  it('endUser: log in on behalf of a person names their address and browser on the session', async () => {
+    const svc = client();
+    const { email, user } = await newUser('Lin');
+    const endUser = { ip: '203.0.113.9', userAgent: 'Mozilla/5.0 (SDK test)' };
+    await svc.auth.login({ email, password: PASSWORD }, { endUser });
+    const sessions = await svc.users.sessions(user.id).toArray({ limit: 10 });
+    expect(sessions.some((listed) => listed.ip === endUser.ip && listed.user_agent === endUser.userAgent)).toBe(true);
+    await expect(svc.auth.login({ email, password: PASSWORD }, { endUser: { ip: 'not an address' } })).rejects.toMatchObject({
+      status: 400,
+      code: 'parameter_invalid',
+    });
+  });
+
   it('sessions: validate, refresh (single use), revoke', async () => {
     const svc = client();
     const { user, session } = await newUser();

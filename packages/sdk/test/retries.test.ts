@@ -103,7 +103,7 @@ describe('retries against the real server, through a proxy that drops the first 
     }
   });
 
-  it('never retries a POST marked idempotencyKey: false, nor a refresh (its answer is never stored for replay)', async () => {
+  it('never retries a POST marked idempotencyKey: false', async () => {
     const svc = ctx().client();
     const wallet = await walletWith(svc);
     const proxy = await startDroppingProxy(ctx().baseUrl, () => true);
@@ -114,17 +114,26 @@ describe('retries against the real server, through a proxy that drops the first 
       );
       expect(proxy.forwarded).toHaveLength(1);
       expect(proxy.forwarded[0]?.headers['idempotency-key']).toBeUndefined();
-
-      const { session } = await svc.auth.signUp({ email: uniqueEmail(), password: PASSWORD, name: 'Refresh' });
-      proxy.forwarded.length = 0;
-      await expect(viaProxy.sessions.refresh({ refresh_token: session.refresh_token })).rejects.toBeInstanceOf(SvcConnectionError);
-      expect(proxy.forwarded).toHaveLength(1);
-      expect(proxy.forwarded[0]?.headers['idempotency-key']).toBeUndefined();
     } finally {
       await proxy.close();
     }
     // The credit did happen; only its answer was lost.
     expect((await svc.wallets.getBalance(wallet.id)).credits).toBe(5);
+  });
+
+  it('a refresh whose answer was lost is retried with the same key and answered with the same new session; the chain lives on', async () => {
+    const svc = ctx().client();
+    const { session } = await svc.auth.signUp({ email: uniqueEmail(), password: PASSWORD, name: 'Refresh' });
+    const proxy = await startDroppingProxy(ctx().baseUrl, (request, seen) => request.url === '/v1/sessions/refresh' && seen === 1);
+    try {
+      const refreshed = await ctx().client({ baseUrl: proxy.url }).sessions.refresh({ refresh_token: session.refresh_token });
+      const [first, second] = proxy.forwarded.map((request) => request.headers['idempotency-key']);
+      expect(proxy.forwarded).toHaveLength(2);
+      expect(second).toBe(first);
+      expect(await svc.sessions.validate({ session_id: refreshed.session.id })).toMatchObject({ valid: true });
+    } finally {
+      await proxy.close();
+    }
   });
 });
 
@@ -212,11 +221,12 @@ describe('retries, timeouts and aborts against a loopback stub', () => {
     }
   });
 
-  it('a POST the service never replays (log in, sign-up, refresh, password change): no key, no retry after 5xx, a retry after 429', async () => {
-    reset(() => failure(500, 'internal_error'));
-    await expect(client().auth.login({ email: 'a@example.com', password: 'x' })).rejects.toMatchObject({ status: 500 });
-    expect(stub.received).toHaveLength(1);
-    expect(stub.received[0]?.headers['idempotency-key']).toBeUndefined();
+  it('log in carries an Idempotency-Key like every POST: retried with the same key after a 5xx and after a 429', async () => {
+    reset((_request, seen) => (seen === 1 ? failure(500, 'internal_error') : { status: 200, body: {} }));
+    await client().auth.login({ email: 'a@example.com', password: 'x' });
+    expect(stub.received).toHaveLength(2);
+    expect(stub.received[0]?.headers['idempotency-key']).toMatch(/^sdk_/);
+    expect(stub.received[1]?.headers['idempotency-key']).toBe(stub.received[0]?.headers['idempotency-key']);
 
     reset((_request, seen) => (seen === 1 ? failure(429, 'rate_limited', { 'retry-after': '0' }) : { status: 200, body: {} }));
     await client().auth.login({ email: 'a@example.com', password: 'x' }, { format: 'token' });
@@ -281,9 +291,9 @@ describe('retries, timeouts and aborts against a loopback stub', () => {
       ['POST', '/v1/auth/oauth/github', { redirect_uri: 'https://app.example.com/cb' }],
       ['POST', '/v1/auth/oauth/github/callback', { code: 'c0de', state: 's1' }],
     ]);
-    // The start is replayable under its key; the callback (a one-time code, a new session) is not.
+    // Both are replayable under their keys: the callback's answer (a new session) is stored sealed.
     expect(stub.received[0]?.headers['idempotency-key']).toMatch(/^sdk_/);
-    expect(stub.received[1]?.headers['idempotency-key']).toBeUndefined();
+    expect(stub.received[1]?.headers['idempotency-key']).toMatch(/^sdk_/);
   });
 
   it('reads Retry-After as seconds or as an HTTP date', () => {
