@@ -70,7 +70,7 @@ describeEachDialect('webhook operations', (dialect) => {
     let dead = true;
     receiver.answer('/auto/dead', () => (dead ? { status: 500 } : { status: 200 }));
     const failing = await endpoint(auth, '/auto/dead', ['*']);
-    const observer = await endpoint(auth, '/auto/observer', ['webhook_endpoint.disabled']);
+    await endpoint(auth, '/auto/observer', ['webhook_endpoint.disabled']);
     await endpoint(auth, '/auto/unsubscribed', ['user.created']);
     const start = clock.now();
 
