@@ -316,3 +316,36 @@ export function parseRetryAfter(value: string | undefined, now: Date): number | 
   if (Number.isNaN(date)) return null;
   return Math.max(0, Math.ceil((date - now.getTime()) / 1000));
 }
+
+/** What the delivery log says of an attempt whose worker died before recording its result. */
+export const INTERRUPTED_ATTEMPT_ERROR =
+  'interrupted: the worker stopped before recording a result; the request may or may not have reached the endpoint';
+
+/**
+ * At a worker's start: the deliveries it had leased under `workerId` before it died are made
+ * claimable at once, and each gets an attempt in its log for the send that may have happened
+ * (no status, the error above), so the log shows the possible repeat. Returns how many.
+ */
+export async function resumeWorkerLeases(deps: Pick<DeliveryDependencies, 'db' | 'clock'>, workerId: string): Promise<number> {
+  const now = isoTime(deps.clock.now());
+  return inTransaction(deps.db, async (trx) => {
+    const held = await store.findWorkerLeases(trx, workerId, deps.db.dialect);
+    for (const row of held) await store.releaseInterrupted(trx, row.id, now);
+    await store.insertAttempts(
+      trx,
+      held.map((row) => ({
+        delivery_id: row.id,
+        attempt_number: row.attempt_count + 1,
+        project_id: row.project_id,
+        kind: 'scheduled' as const,
+        created_at: now,
+        status_code: null,
+        latency_ms: 0,
+        error: INTERRUPTED_ATTEMPT_ERROR,
+        response_body: null,
+      })),
+      deps.db.dialect,
+    );
+    return held.length;
+  });
+}

@@ -4,6 +4,8 @@ import { addMilliseconds, isoTime } from '../../shared/clock.js';
 import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
 import { manualClock, type Receiver, startReceiver } from '../../test/webhook-receiver.js';
+import { EVENT_CATALOG } from '../events/event-types.js';
+import { schemaErrors } from '../wallets/wallets.fixtures.js';
 import { type EventType, type NewEvent, recordEvent } from '../events/events.service.js';
 import type { WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret } from './webhooks.service.js';
 
@@ -87,7 +89,9 @@ describeEachDialect('webhook operations', (dialect) => {
     await drain();
     const notices = receiver.at('/auto/observer');
     expect(notices).toHaveLength(1);
-    expect(JSON.parse(notices[0]?.body ?? '{}')).toMatchObject({
+    const notice = JSON.parse(notices[0]?.body ?? '{}') as { data: unknown };
+    expect(schemaErrors(EVENT_CATALOG['webhook_endpoint.disabled'].data, notice.data), JSON.stringify(notice)).toEqual([]);
+    expect(notice).toMatchObject({
       type: 'webhook_endpoint.disabled',
       data: { endpoint_id: failing.id, reason: 'failing', failing_since: isoTime(start), failed_deliveries: 5 },
     });

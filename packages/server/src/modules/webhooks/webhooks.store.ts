@@ -460,17 +460,30 @@ export function pendingDelivery(input: {
 }
 
 /**
- * Gives back the leases of pending deliveries held under a worker's identity (lease ids
- * `<worker id>.<random>`): at its start, what it held before a crash is claimable again at once.
+ * The pending deliveries leased under a worker's identity (lease ids `<worker id>.<random>`),
+ * locked on PostgreSQL: at its start, what it held before a crash.
  */
-export async function releaseWorkerLeases(db: Executor, workerId: string): Promise<number> {
+export async function findWorkerLeases(
+  db: Executor,
+  workerId: string,
+  dialect: Dialect,
+): Promise<Pick<DeliveryRow, 'id' | 'project_id' | 'attempt_count'>[]> {
   const prefix = `${workerId}.`;
-  const result = await db
-    .updateTable('webhook_deliveries')
-    .set({ lease_id: null, leased_until: null })
+  const query = db
+    .selectFrom('webhook_deliveries')
+    .select(['id', 'project_id', 'attempt_count'])
     .where('status', '=', 'pending')
     .where('leased_until', 'is not', null)
-    .where(sql<string>`substr(lease_id, 1, ${prefix.length})`, '=', prefix)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
+    .where(sql<string>`substr(lease_id, 1, ${sql.lit(prefix.length)})`, '=', prefix)
+    .orderBy('id');
+  return dialect === 'postgres' ? query.forUpdate().execute() : query.execute();
+}
+
+/** Frees a delivery's lease and counts one more attempt (the interrupted one, logged beside it). */
+export async function releaseInterrupted(db: Executor, deliveryId: string, now: string): Promise<void> {
+  await db
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({ lease_id: null, leased_until: null, attempt_count: eb('attempt_count', '+', 1), updated_at: now }))
+    .where('id', '=', deliveryId)
+    .execute();
 }

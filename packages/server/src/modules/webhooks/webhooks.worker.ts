@@ -13,6 +13,7 @@ import {
   deliveryTarget,
   loadDeliveryTargets,
   recordAttempts,
+  resumeWorkerLeases,
   sendAttempt,
 } from './webhooks.delivery.js';
 import * as store from './webhooks.store.js';
@@ -228,7 +229,7 @@ export class DeliveryWorker {
     if (this.#workerId === undefined) this.#workerId = this.#identity?.();
     if (this.#workerId === undefined) return 0;
     try {
-      const released = await store.releaseWorkerLeases(this.#db.kysely, this.#workerId);
+      const released = await resumeWorkerLeases(this.#deps, this.#workerId);
       if (released > 0)
         this.#logger.info(
           { worker_id: this.#workerId, deliveries: released },
