@@ -218,7 +218,26 @@ export class DeliveryWorker {
   start(): void {
     if (this.#loops !== undefined) return;
     this.#stopping = false;
-    this.#loops = this.resumeOwnLeases().then(() => Promise.all([this.#fanOutLoop(), this.#claimLoop()]).then(() => undefined));
+    this.#loops = this.resumeOwnLeases()
+      .then((resumed) => this.#claimFirst(resumed))
+      .then(() => Promise.all([this.#fanOutLoop(), this.#claimLoop()]).then(() => undefined));
+  }
+
+  /**
+   * Claims the deliveries a restart took back before the fan-out starts: they are the oldest due,
+   * and would otherwise wait for room behind the first attempts of events fanned out meanwhile.
+   */
+  async #claimFirst(resumed: number): Promise<void> {
+    let left = resumed;
+    try {
+      while (left > 0 && !this.#stopping) {
+        const claimed = await this.#claim();
+        if (claimed === 0) return;
+        left -= claimed;
+      }
+    } catch (error) {
+      this.#logger.error({ err: error }, 'webhook worker: claiming the resumed deliveries failed; the claim loop takes them');
+    }
   }
 
   /**
