@@ -6,7 +6,7 @@
 //                       arrival time of each event id (the `webhook-id` header) for the latency
 //   POST /dead/<name>   never answers (a dead endpoint that accepted the connection); counted
 //   GET  /stats         {"received": {<name>: count}, "dead": {<name>: count}, "connections": n}
-//   POST /arrivals      [[event id, arrival ms], ...] of every /hook request since the last call
+//   POST /arrivals      [[event id, arrival ms, name], ...] of every /hook request since the last call
 //   POST /reset         forgets everything; held /dead requests are cut off
 //   GET  /healthz       200, for the runner's readiness check
 //
@@ -38,10 +38,11 @@ const server = http.createServer((request, response) => {
     request.on('data', () => undefined);
     request.on('end', () => {
       const arrivedMs = performance.timeOrigin + performance.now();
-      count(received, url.slice('/hook/'.length));
+      const name = url.slice('/hook/'.length);
+      count(received, name);
       const eventId = request.headers['webhook-id'];
       if (typeof eventId === 'string') {
-        if (arrivals.length < ARRIVALS_MAX) arrivals.push([eventId, arrivedMs]);
+        if (arrivals.length < ARRIVALS_MAX) arrivals.push([eventId, arrivedMs, name]);
         else arrivalsDropped += 1;
       }
       response.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' }).end('ok');

@@ -18,6 +18,10 @@
 //     commit (from just before its INSERT is sent) → arrival at the receiver, p50 / p99.
 //   dead endpoint: 10 endpoints, all healthy, then 9 healthy and 1 that never answers (each
 //     attempt holds a slot for the 10-s timeout); the nine's deliveries/s in both.
+//   crash resume: 10 endpoints, a backlog being delivered, `svc serve` killed with SIGKILL; the
+//     deliveries it held leased at that moment (read from the database) are the interrupted ones.
+//     The server is started again on the same DATA_DIR (so with the same worker identity); from
+//     the moment it answers /healthz, the time until each interrupted delivery arrives, p50 / p99.
 // The measurements are exported too, for ad-hoc runs of one of them from a script.
 // Beside each rate: CPU per delivery of the server process and of this database's PostgreSQL
 // backends (which include this runner's INSERTs), much less disturbed than the rate by other work
@@ -41,6 +45,8 @@ const TARGET_DELIVERIES_PER_S = 5000;
 const TARGET_P99_MS = 250;
 const LATENCY_EVENTS_PER_S = 1000;
 const TARGET_DEAD_COST = 0.1;
+const TARGET_SHARE_OF_BASELINE = 0.4;
+const TARGET_RESUME_P99_MS = 5000;
 const ENDPOINT_COUNTS = [1, 10, 100];
 /** Events per transaction when committing a backlog. */
 const BACKLOG_BATCH = 1000;
@@ -128,6 +134,12 @@ async function runRound(ctx, receiver, logLevel) {
     const latencyProject = await newProject(bench, 'latency', 1);
     result.latency = await latency(bench, latencyProject, LATENCY_EVENTS_PER_S, ctx.options.durationSeconds);
     ctx.record(run({ bench: `webhooks_latency_${LATENCY_EVENTS_PER_S}_per_s`, ...result.latency }));
+
+    const crash = await crashResume(bench, logLevel);
+    service = crash.service;
+    bench.service = crash.service;
+    result.crash = crash.measured;
+    ctx.record(run({ bench: 'webhooks_crash_resume', ...crash.measured }));
 
     // The dead endpoint last: its attempts go on (each held 10 s, then retried) until the server stops.
     const deliveries = TARGET_DELIVERIES_PER_S * ctx.options.durationSeconds;
@@ -428,6 +440,65 @@ async function waitForDeliveries(receiver, names, expected) {
   return arrived;
 }
 
+/**
+ * Kills the server (API and worker) with SIGKILL while it delivers a backlog to 10 endpoints, and
+ * starts it again on the same DATA_DIR: its worker has the same identity and takes back its leases
+ * at start. Measures, for the deliveries that were leased at the kill, their arrival after the
+ * restarted server is up. Returns the new server.
+ */
+export async function crashResume(bench, logLevel) {
+  const project = await newProject(bench, 'crash', 10);
+  await bench.receiver.reset();
+  const events = 2000;
+  await commitBacklog(bench.pool, project.projectId, events);
+  const expected = events * project.healthy.length;
+  // Killed once part of the backlog has arrived, mid-flow.
+  const deadline = Date.now() + DRAIN_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    const { received } = await bench.receiver.stats();
+    if (project.healthy.reduce((sum, name) => sum + (received[name] ?? 0), 0) >= expected / 4) break;
+    await sleep(5);
+  }
+  process.kill(bench.service.pid, 'SIGKILL');
+  await bench.service.stop();
+  const killedMs = wallClockMs();
+  const leased = await bench.pool.query(
+    'select d.event_id, d.endpoint_id, e.url from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id ' +
+      "where d.project_id = $1 and d.status = 'pending' and d.lease_id is not null",
+    [project.projectId],
+  );
+  const interrupted = new Set(leased.rows.map((row) => `${row.event_id} ${new URL(row.url).pathname.replace(/^\/hook\//, '')}`));
+  const service = await startService(bench.ctx, bench.database, {
+    logLevel,
+    extraEnv: { NODE_ENV: 'development', WEBHOOK_ALLOW_PRIVATE: '1' },
+  });
+  const readyMs = wallClockMs();
+  const arrived = await waitForDeliveries(bench.receiver, project.healthy, expected);
+  // The receiver's arrivals are [event id, time, endpoint name]; the first arrival after the kill of
+  // each interrupted (event, endpoint).
+  const firstAfter = new Map();
+  for (const [id, at, name] of await bench.receiver.arrivals()) {
+    const key = `${id} ${name}`;
+    if (at > killedMs && interrupted.has(key) && !firstAfter.has(key)) firstAfter.set(key, at);
+  }
+  const sinceReady = [...firstAfter.values()].map((at) => Math.max(0, at - readyMs)).sort((a, b) => a - b);
+  return {
+    service,
+    measured: {
+      endpoints: project.endpointCount,
+      deliveries_expected: expected,
+      deliveries_received: arrived,
+      interrupted: interrupted.size,
+      interrupted_arrived: firstAfter.size,
+      restart_ms: Math.round(readyMs - killedMs),
+      req_per_s: null,
+      p50_ms: sinceReady.length === 0 ? null : Math.round(percentile(sinceReady, 0.5)),
+      p99_ms: sinceReady.length === 0 ? null : Math.round(percentile(sinceReady, 0.99)),
+      valid: arrived >= expected && firstAfter.size === interrupted.size && interrupted.size > 0,
+    },
+  };
+}
+
 // ---- Summary ----------------------------------------------------------------------------------
 
 function summarize(ctx, runs, logLevel) {
@@ -455,12 +526,14 @@ function summarize(ctx, runs, logLevel) {
       db_cpu_us_per_delivery: databaseCpu,
       target_deliveries_per_s: TARGET_DELIVERIES_PER_S,
       target_met: rate !== null && rate >= TARGET_DELIVERIES_PER_S,
+      target_share_of_baseline: TARGET_SHARE_OF_BASELINE,
+      share_target_met: shareOf(rate, baseline) >= TARGET_SHARE_OF_BASELINE,
       valid: measured.every((value) => value.valid),
     };
     ctx.record(summary);
     lines.push(
       `  ${String(endpointCount).padStart(3)} endpoint(s): ${fmt(rate)} deliveries/s (${fmt(summary.events_per_s)} events/s), ` +
-        `${pct(summary.share_of_baseline)} of bare POSTs, CPU per delivery: server ${cpu} us, PostgreSQL ${databaseCpu} us; target >= ${fmt(TARGET_DELIVERIES_PER_S)}/s: ` +
+        `${pct(summary.share_of_baseline)} of bare POSTs (target >= ${pct(TARGET_SHARE_OF_BASELINE)}: ${summary.share_target_met ? 'MET' : 'NOT MET'}), CPU per delivery: server ${cpu} us, PostgreSQL ${databaseCpu} us; target >= ${fmt(TARGET_DELIVERIES_PER_S)}/s: ` +
         `${summary.target_met ? 'MET' : 'NOT MET'}`,
     );
   }
@@ -508,7 +581,33 @@ function summarize(ctx, runs, logLevel) {
     `  one dead endpoint among ten: the nine others lose ${pct(cost)} of their deliveries/s (rounds: ${costs.map(pct).join(', ')}); ` +
       `target < ${pct(TARGET_DEAD_COST)}: ${cost !== null && cost < TARGET_DEAD_COST ? 'MET' : 'NOT MET'}`,
   );
+  const crashes = runs.map((run) => run.crash).filter((value) => value !== undefined);
+  const resumeP99 = median(crashes.map((value) => value.p99_ms));
+  ctx.record({
+    bench: 'webhooks_crash_resume_median',
+    dialect: 'postgres',
+    log_level: logLevel,
+    rounds: crashes.length,
+    req_per_s: null,
+    p50_ms: median(crashes.map((value) => value.p50_ms)),
+    p99_ms: resumeP99,
+    interrupted: median(crashes.map((value) => value.interrupted)),
+    restart_ms: median(crashes.map((value) => value.restart_ms)),
+    target_p99_ms: TARGET_RESUME_P99_MS,
+    target_met: resumeP99 !== null && resumeP99 < TARGET_RESUME_P99_MS,
+    valid: crashes.every((value) => value.valid),
+  });
+  lines.push(
+    `  after SIGKILL and restart: the ${fmt(median(crashes.map((value) => value.interrupted)))} interrupted deliveries arrive ` +
+      `p50 ${median(crashes.map((value) => value.p50_ms))} ms, p99 ${resumeP99} ms after the server is up again ` +
+      `(restart took ${fmt(median(crashes.map((value) => value.restart_ms)))} ms); target p99 < ${fmt(TARGET_RESUME_P99_MS)} ms: ` +
+      `${resumeP99 !== null && resumeP99 < TARGET_RESUME_P99_MS ? 'MET' : 'NOT MET'}`,
+  );
   for (const line of lines) ctx.note(line);
+}
+
+function shareOf(rate, baseline) {
+  return rate === null || !baseline ? 0 : rate / baseline;
 }
 
 // ---- Small helpers ----------------------------------------------------------------------------

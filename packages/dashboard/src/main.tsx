@@ -5,6 +5,7 @@ import { formatDateTime } from './format.js';
 import { ApiKeysPage } from './pages/api-keys.js';
 import { AuditPage } from './pages/audit.js';
 import { EventPage, EventsPage } from './pages/events.js';
+import { EventTypesPage } from './pages/event-types.js';
 import { OrganizationPage, OrganizationsPage } from './pages/organizations.js';
 import { OverviewPage } from './pages/overview.js';
 import { SettingsPage } from './pages/settings.js';
@@ -21,6 +22,7 @@ const NAV: readonly { path: string; label: string }[] = [
   { path: '/wallets', label: 'Wallets' },
   { path: '/webhooks', label: 'Webhooks' },
   { path: '/events', label: 'Events' },
+  { path: '/event-types', label: 'Event catalog' },
   { path: '/api-keys', label: 'API keys' },
   { path: '/organizations', label: 'Organizations' },
   { path: '/audit-log', label: 'Audit log' },
@@ -38,6 +40,7 @@ function route(path: string, session: Session) {
   if (path === '/webhooks') return <WebhooksPage />;
   if ((id = one('/webhooks/:id')) !== undefined) return <WebhookPage key={id} id={id} />;
   if (path === '/events') return <EventsPage />;
+  if (path === '/event-types') return <EventTypesPage />;
   if ((id = one('/events/:id')) !== undefined) return <EventPage key={id} id={id} />;
   if (path === '/api-keys') return <ApiKeysPage currentKeyId={session.key_id} />;
   if (path === '/organizations') return <OrganizationsPage />;

@@ -59,8 +59,22 @@ export interface Endpoint {
   events: string[];
   description: string | null;
   enabled: boolean;
+  /** Why it is off: `failing` (switched off after days of failures) or `manual`; null while enabled. */
+  disabled_reason: 'failing' | 'manual' | null;
+  rate_limit_per_second: number | null;
   created_at: string;
   secret?: string;
+}
+
+export interface EventTypeEntry {
+  type: string;
+  description: string;
+  schema: unknown;
+}
+
+export interface Recovery {
+  object: 'recovery';
+  deliveries: number;
 }
 
 export interface Attempt {
@@ -164,5 +178,6 @@ export const EVENT_TYPES = [
   'organization.member.added',
   'organization.member.removed',
   'organization.invitation.accepted',
+  'webhook_endpoint.disabled',
   'webhook.test',
 ] as const;

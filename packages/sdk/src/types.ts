@@ -84,6 +84,8 @@ export type DeletedRole = ResponseBody<'DELETE /v1/roles/{key}'>;
 // Webhooks, events, project
 export type CreateWebhookParams = RequestBody<'POST /v1/webhooks'>;
 export type UpdateWebhookParams = RequestBody<'PATCH /v1/webhooks/{id}'>;
+export type RecoverWebhookParams = RequestBody<'POST /v1/webhooks/{id}/recover'>;
+export type WebhookRecovery = ResponseBody<'POST /v1/webhooks/{id}/recover'>;
 export type ListWebhooksParams = QueryParams<'GET /v1/webhooks'>;
 /** An endpoint with its `secret`: only the answers of create and rotate-secret carry it. */
 export type WebhookEndpointWithSecret = ResponseBody<'POST /v1/webhooks'>;

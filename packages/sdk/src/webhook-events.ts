@@ -95,6 +95,17 @@ export interface WebhookTestEventData {
   readonly endpoint_id: string;
 }
 
+/** Sent to a project's other endpoints when one is switched off for failing. */
+export interface WebhookEndpointDisabledEventData {
+  /** The endpoint switched off, `we_…`. */
+  readonly endpoint_id: string;
+  readonly reason: 'failing';
+  /** The first failed attempt since its last success. */
+  readonly failing_since: string;
+  /** Deliveries that ended `failed` since then. */
+  readonly failed_deliveries: number;
+}
+
 export type WebhookEvent =
   | Envelope<'wallet.credit.added', WalletMovementEventData>
   | Envelope<'wallet.credit.deducted', WalletMovementEventData>
@@ -111,6 +122,7 @@ export type WebhookEvent =
   | Envelope<'organization.member.added', OrganizationMemberAddedEventData>
   | Envelope<'organization.member.removed', OrganizationMemberRemovedEventData>
   | Envelope<'organization.invitation.accepted', OrganizationInvitationAcceptedEventData>
+  | Envelope<'webhook_endpoint.disabled', WebhookEndpointDisabledEventData>
   | Envelope<'webhook.test', WebhookTestEventData>;
 
 export type WebhookEventType = WebhookEvent['type'];

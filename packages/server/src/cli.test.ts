@@ -373,6 +373,7 @@ describeEachDialect('svc CLI and npm start', (dialect) => {
           project_id: projectId,
           url: 'https://hooks.example.com/cli',
           events: '["*"]',
+          failed_deliveries: 0,
           description: null,
           enabled: 1,
           secret: '',

@@ -31,6 +31,16 @@ export interface Config {
    * its deliveries to others after this long; it must outlive the 10-s attempt timeout.
    */
   readonly webhookLeaseSeconds: number;
+  /**
+   * `WEBHOOK_DISABLE_AFTER_SECONDS`: an endpoint whose every attempt has failed for this long, with
+   * at least 5 failed deliveries, is switched off (`disabled_reason: "failing"`). Default 5 days.
+   */
+  readonly webhookDisableAfterSeconds: number;
+  /**
+   * `WEBHOOK_WORKER_ID`: the delivery worker's identity, stable across restarts, unique among the
+   * running workers. Unset: a slot claimed under `DATA_DIR` (docs/adr/0006-webhook-delivery.md).
+   */
+  readonly webhookWorkerId: string | undefined;
   /** `EVENT_RETENTION_DAYS`: events and webhook delivery logs older than this are deleted. */
   readonly eventRetentionDays: number;
   /** `AUDIT_RETENTION_DAYS`: audit entries older than this are removed, a whole sealed prefix at a time (default 365). */
@@ -195,6 +205,8 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetryScheduleSeconds: retrySchedule(env, 'WEBHOOK_RETRY_SCHEDULE', [0, 10, 60, 300, 1800]),
     // At least the attempt timeout (10 s) plus time to send after claiming and to record after.
     webhookLeaseSeconds: integer(env, 'WEBHOOK_LEASE_SECONDS', 60, { min: 15, max: 3600 }),
+    webhookDisableAfterSeconds: integer(env, 'WEBHOOK_DISABLE_AFTER_SECONDS', 432_000, { min: 60, max: 365 * 24 * 60 * 60 }),
+    webhookWorkerId: workerId(env, 'WEBHOOK_WORKER_ID'),
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, { min: 1, max: 3650 }),
     auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 365, { min: 1, max: 36500 }),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, { min: 0 }),
@@ -382,6 +394,14 @@ function integer(env: Env, name: string, fallback: number, bounds: { min?: numbe
     throw new ConfigError(name, `must be between ${bounds.min ?? '-∞'} and ${bounds.max ?? '∞'}, got ${value}`);
   }
   return value;
+}
+
+function workerId(env: Env, name: string): string | undefined {
+  const raw = nonEmpty(env[name]);
+  if (raw !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(raw)) {
+    throw new ConfigError(name, `must be 1 to 64 letters, digits, "-" or "_", got "${raw}"`);
+  }
+  return raw;
 }
 
 function oneOf<const T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {

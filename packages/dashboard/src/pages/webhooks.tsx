@@ -2,7 +2,7 @@ import { useId, useState } from 'react';
 import { patch, post } from '../api.js';
 import { formatDateTime, formatLatency, formatRelative } from '../format.js';
 import { navigate } from '../router.js';
-import { type Delivery, type Endpoint, EVENT_TYPES } from '../types.js';
+import { type Delivery, type Endpoint, EVENT_TYPES, type Recovery } from '../types.js';
 import {
   Dialog,
   Empty,
@@ -86,7 +86,7 @@ export function WebhooksPage() {
                     <Link to={`/webhooks/${endpoint.id}`}>{endpoint.url}</Link>
                     <div className="muted">{[endpoint.description, endpoint.events.join(', ')].filter(Boolean).join(' · ')}</div>
                   </div>
-                  <StatusBadge status={endpoint.enabled ? 'enabled' : 'disabled'} />
+                  <EndpointStatus endpoint={endpoint} />
                 </li>
               ))}
             </ul>
@@ -159,7 +159,7 @@ export function WebhookPage(props: { id: string }) {
   const statusId = useId();
   const run = (work: () => Promise<unknown>, message: string) =>
     void action.run(work).then((ok) => {
-      if (ok) setNotice(message);
+      if (ok && message !== '') setNotice(message);
       endpoint.reload();
       deliveries.resource.reload();
     });
@@ -178,8 +178,14 @@ export function WebhookPage(props: { id: string }) {
         {(data) => (
           <section className="panel" aria-labelledby="endpoint-title">
             <h2 id="endpoint-title" className="break">
-              {data.url} <StatusBadge status={data.enabled ? 'enabled' : 'disabled'} />
+              {data.url} <EndpointStatus endpoint={data} />
             </h2>
+            {data.disabled_reason === 'failing' ? (
+              <p className="notice" role="alert" data-testid="endpoint-failing">
+                Switched off automatically: every attempt to this endpoint failed for days. Its pending deliveries wait. Fix the receiver,
+                enable the endpoint, then recover what it missed.
+              </p>
+            ) : null}
             <dl className="facts">
               <dt>Id</dt>
               <dd>
@@ -189,9 +195,20 @@ export function WebhookPage(props: { id: string }) {
               <dd>{data.description ?? '—'}</dd>
               <dt>Events</dt>
               <dd>{data.events.join(', ')}</dd>
+              <dt>Rate limit</dt>
+              <dd>{data.rate_limit_per_second === null ? 'none' : `${data.rate_limit_per_second} per second`}</dd>
               <dt>Created</dt>
               <dd>{formatDateTime(data.created_at)}</dd>
             </dl>
+            <RecoverForm
+              disabled={action.pending}
+              onRecover={(since) =>
+                run(async () => {
+                  const recovery = await post<Recovery>(`/v1/webhooks/${data.id}/recover`, { since });
+                  setNotice(`Recovery started: ${recovery.deliveries} deliver${recovery.deliveries === 1 ? 'y' : 'ies'} to send again.`);
+                }, '')
+              }
+            />
             {secret === undefined ? null : <SecretOnce label="New signing secret (the old one keeps signing for 24 h)" value={secret} />}
             {editing === undefined ? null : (
               <form
@@ -340,4 +357,43 @@ export function WebhookPage(props: { id: string }) {
       </p>
     </Page>
   );
+}
+
+/** Enabled, or disabled with its reason: `failing` (switched off automatically) or by hand. */
+function EndpointStatus(props: { endpoint: Endpoint }) {
+  const { endpoint } = props;
+  if (endpoint.enabled) return <StatusBadge status="enabled" />;
+  return (
+    <span data-testid="endpoint-status">
+      <StatusBadge status={endpoint.disabled_reason === 'failing' ? 'failed' : 'disabled'} />{' '}
+      <span className="muted">{endpoint.disabled_reason === 'failing' ? 'disabled: failing' : 'disabled by hand'}</span>
+    </span>
+  );
+}
+
+/** Re-sends every subscribed event since a time that was not delivered (`POST /v1/webhooks/{id}/recover`). */
+function RecoverForm(props: { disabled: boolean; onRecover: (since: string) => void }) {
+  const [since, setSince] = useState(() => localInput(new Date(Date.now() - 24 * 60 * 60 * 1000)));
+  const id = useId();
+  return (
+    <form
+      className="inline-field"
+      onSubmit={(event) => {
+        event.preventDefault();
+        props.onRecover(new Date(since).toISOString());
+      }}
+    >
+      <label htmlFor={id}>Recover since</label>
+      <input id={id} type="datetime-local" value={since} onChange={(event) => setSince(event.target.value)} required />
+      <button type="submit" disabled={props.disabled || since === ''}>
+        Recover
+      </button>
+    </form>
+  );
+}
+
+/** A date as a `datetime-local` input's value, in the browser's time zone. */
+function localInput(date: Date): string {
+  const pad = (value: number) => String(value).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
 }

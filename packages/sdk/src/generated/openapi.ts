@@ -278,6 +278,8 @@ export interface WebhookEndpoint {
   events: string[];
   description: string | null;
   enabled: boolean;
+  disabled_reason: 'failing' | 'manual' | null;
+  rate_limit_per_second: number | null;
   created_at: string;
 }
 
@@ -1532,6 +1534,7 @@ export interface Operations {
       /** Event types from the catalog, or `["*"]` for every type. */
       events: string[];
       description?: string;
+      rate_limit_per_second?: number | null;
     };
     status: 201;
     response: {
@@ -1542,6 +1545,8 @@ export interface Operations {
       events: string[];
       description: string | null;
       enabled: boolean;
+      disabled_reason: 'failing' | 'manual' | null;
+      rate_limit_per_second: number | null;
       created_at: string;
       /** `whsec_…`: shown only here, at creation and at rotation. Verify signatures with it. */
       secret: string;
@@ -1571,8 +1576,9 @@ export interface Operations {
       /** Event types from the catalog, or `["*"]` for every type. */
       events?: string[];
       description?: string | null;
-      /** false stops deliveries to this endpoint; true resumes them. */
+      /** false stops deliveries to this endpoint (`disabled_reason: "manual"`); true resumes them, also after an automatic switch-off, and starts a fresh failure window. */
       enabled?: boolean;
+      rate_limit_per_second?: number | null;
     };
     status: 200;
     response: WebhookEndpoint;
@@ -1609,6 +1615,8 @@ export interface Operations {
       events: string[];
       description: string | null;
       enabled: boolean;
+      disabled_reason: 'failing' | 'manual' | null;
+      rate_limit_per_second: number | null;
       created_at: string;
       /** `whsec_…`: shown only here, at creation and at rotation. Verify signatures with it. */
       secret: string;
@@ -1624,6 +1632,24 @@ export interface Operations {
     body: undefined;
     status: 201;
     response: WebhookDelivery;
+  };
+  /** Send again, in event order, every subscribed event since a time that was not delivered to this endpoint */
+  'POST /v1/webhooks/{id}/recover': {
+    path: {
+      /** Begins with `we_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      /** Re-send what was not delivered from this time on: not in the future, within the event retention (`EVENT_RETENTION_DAYS`). */
+      since: string;
+    };
+    status: 202;
+    response: {
+      object: 'recovery';
+      /** Deliveries made due again or created, sent in event order. */
+      deliveries: number;
+    };
   };
   /** The endpoint's deliveries with their attempts, newest first */
   'GET /v1/webhooks/{id}/deliveries': {
@@ -2048,6 +2074,8 @@ export const operations = {
   rotateWebhookSecret: { method: 'POST', path: '/v1/webhooks/{id}/rotate-secret', credential: 'secret', body: 'none', list: false },
   /** `POST /v1/webhooks/{id}/test`: Send a webhook.test event to this endpoint alone */
   sendTestWebhook: { method: 'POST', path: '/v1/webhooks/{id}/test', credential: 'secret', body: 'none', list: false },
+  /** `POST /v1/webhooks/{id}/recover`: Send again, in event order, every subscribed event since a time that was not delivered to this endpoint */
+  recoverWebhook: { method: 'POST', path: '/v1/webhooks/{id}/recover', credential: 'secret', body: 'json', list: false },
   /** `GET /v1/webhooks/{id}/deliveries`: The endpoint's deliveries with their attempts, newest first */
   listWebhookDeliveries: { method: 'GET', path: '/v1/webhooks/{id}/deliveries', credential: 'secret', body: 'none', list: true },
   /** `GET /v1/webhooks/{id}/deliveries/{delivery_id}`: Retrieve a delivery with its attempts */

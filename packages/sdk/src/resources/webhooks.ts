@@ -8,10 +8,12 @@ import type {
   ListDeliveriesParams,
   ListEventsParams,
   ListWebhooksParams,
+  RecoverWebhookParams,
   UpdateWebhookParams,
   WebhookDelivery,
   WebhookEndpoint,
   WebhookEndpointWithSecret,
+  WebhookRecovery,
 } from '../types.js';
 import type { WebhookEvent } from '../webhook-events.js';
 import { type VerifyWebhookOptions, type WebhookHeaders, verifyWebhook } from '../webhook-signature.js';
@@ -36,7 +38,7 @@ export class Webhooks {
     return this.#api.call('GET /v1/webhooks/{id}', { path: { id } }, options);
   }
 
-  /** `url`, `events`, `description`, `enabled`. */
+  /** `url`, `events`, `description`, `enabled` (true also after an automatic switch-off), `rate_limit_per_second`. */
   update(id: string, params: UpdateWebhookParams, options?: RequestOptions): Promise<WebhookEndpoint> {
     return this.#api.call('PATCH /v1/webhooks/{id}', { path: { id }, body: params }, options);
   }
@@ -53,6 +55,14 @@ export class Webhooks {
   /** Sends a `webhook.test` event to this endpoint alone → 201 the delivery. */
   test(id: string, options?: RequestOptions): Promise<WebhookDelivery> {
     return this.#api.call('POST /v1/webhooks/{id}/test', { path: { id } }, options);
+  }
+
+  /**
+   * → 202: every event since `since` that the endpoint subscribes to and that was not delivered to
+   * it is sent again, in event order; `deliveries` says how many.
+   */
+  recover(id: string, params: RecoverWebhookParams, options?: RequestOptions): Promise<WebhookRecovery> {
+    return this.#api.call('POST /v1/webhooks/{id}/recover', { path: { id }, body: params }, options);
   }
 
   /** The endpoint's deliveries with their attempts, newest first; `status` filters. */

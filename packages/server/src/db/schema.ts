@@ -315,9 +315,19 @@ export interface WebhookEndpointsTable {
   /** The secret before the last rotation, sealed like `secret_sealed`; it signs beside the new one until `previous_secret_expires_at`. */
   previous_secret_sealed: string | null;
   previous_secret_expires_at: string | null;
+  /** Why the endpoint is off: `failing` (switched off by the worker) or `manual`; null while enabled (migration 0020). */
+  disabled_reason: WebhookDisabledReason | null;
+  /** The first failed attempt since the last success; null when the last attempt succeeded. */
+  failing_since: string | null;
+  /** Deliveries that ended `failed` since `failing_since`. */
+  failed_deliveries: number;
+  /** At most this many attempts a second; null: no cap. */
+  rate_limit_per_second: number | null;
   created_at: string;
   updated_at: string;
 }
+
+export type WebhookDisabledReason = 'failing' | 'manual';
 
 export type WebhookDeliveryStatus = 'pending' | 'succeeded' | 'failed';
 

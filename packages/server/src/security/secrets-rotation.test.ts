@@ -238,6 +238,7 @@ describeEachDialect('secrets rotation', (dialect) => {
         id: 'we_legacyplain',
         project_id: project.id,
         url: 'https://hooks.example.com/legacy',
+        failed_deliveries: 0,
         events: '["*"]',
         description: null,
         enabled: 1,

@@ -35,6 +35,8 @@ export const AUDIT_ACTIONS = [
   'webhook_endpoint.rotate_secret',
   'webhook_endpoint.delete',
   'webhook_endpoint.test',
+  'webhook_endpoint.disable',
+  'webhook_endpoint.recover',
   'webhook_delivery.retry',
   'role.create',
   'role.update',

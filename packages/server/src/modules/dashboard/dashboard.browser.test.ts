@@ -11,7 +11,7 @@ import { DASHBOARD_DIST_DIR } from './dashboard.static.js';
 /**
  * The dashboard in headless Chromium against a real, listening service with data: sign-in (a wrong
  * key first), a webhook endpoint on a loopback receiver with a test event, a failed delivery retried
- * by hand, credits added to a wallet with the balance and its chart changing, a user's session
+ * by hand, a recovery, an endpoint switched off for failing flagged with its reason, the event catalog, credits added to a wallet with the balance and its chart changing, a user's session
  * revoked, every page at desktop width and at 375 px, and CSRF refused. Screenshots of every page go
  * to test-results/dashboard/ (not committed).
  */
@@ -176,6 +176,36 @@ describe.skipIf(chromiumMissing && !required)('the operator dashboard in headles
     await refreshUntil(page, async () => (await page.locator('[data-testid=delivery][data-status=succeeded]').count()) === 2);
     expect(await failed.locator('tbody tr').count()).toBe(2);
     await shot(page, '04-webhook-retried');
+
+    // Recover: the form sends since a time (a day ago by default). The sign-up's two events came
+    // before the endpoint existed and were never delivered to it: they are sent now.
+    await page.getByRole('button', { name: 'Recover', exact: true }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toBe('Recovery started: 2 deliveries to send again.');
+    await expect.poll(() => received.some((body) => body.includes('"user.created"'))).toBe(true);
+    // An endpoint the worker switched off for failing is flagged with its reason, here and in the list.
+    const endpointId = (await page.locator('dl.facts dd code').first().textContent()) ?? '';
+    await test()
+      .service.db.kysely.updateTable('webhook_endpoints')
+      .set({ enabled: 0, disabled_reason: 'failing' })
+      .where('id', '=', endpointId)
+      .execute();
+    await page.reload();
+    await expect.poll(() => page.getByTestId('endpoint-failing').count()).toBe(1);
+    expect(await page.getByTestId('endpoint-status').first().textContent()).toContain('disabled: failing');
+    await shot(page, '04b-webhook-disabled-failing');
+    await openPage(page, 'Webhooks');
+    expect(await page.getByTestId('endpoint-list').getByTestId('endpoint-status').textContent()).toContain('disabled: failing');
+    await page.getByTestId('endpoint-list').getByRole('link', { name: receiverUrl }).click();
+    await page.getByRole('button', { name: 'Enable' }).click();
+    await expect.poll(() => page.getByTestId('endpoint-failing').count()).toBe(0);
+
+    // The event catalog: every type with its description, and the schema of its data on demand.
+    await openPage(page, 'Event catalog');
+    const catalog = page.getByTestId('event-type-list');
+    await expect.poll(() => catalog.getByText('webhook_endpoint.disabled', { exact: true }).count()).toBe(1);
+    await catalog.locator('li', { hasText: 'webhook_endpoint.disabled' }).getByRole('button', { name: 'Show schema' }).click();
+    await expect.poll(() => catalog.textContent()).toContain('failing_since');
+    await shot(page, '04c-event-catalog');
 
     // Wallets: add credits through the confirmation; the balance and the chart change.
     await openPage(page, 'Wallets');

@@ -102,6 +102,11 @@ export function findUndispatchedEvents(
   return store.findUndispatchedEvents(trx, options);
 }
 
+/** A project's events of these types since a time, oldest first, a page at a time (a webhook recovery). */
+export function findEventsSince(db: Db, projectId: string, filter: Parameters<typeof store.findEventsSince>[2]): Promise<store.EventRow[]> {
+  return store.findEventsSince(db.kysely, projectId, filter);
+}
+
 /** Whether any event waits to be fanned out (a read outside any transaction). */
 export function hasUndispatchedEvents(db: Db): Promise<boolean> {
   return store.anyUndispatchedEvent(db.kysely);

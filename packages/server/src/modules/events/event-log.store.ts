@@ -108,3 +108,31 @@ export async function deleteDispatchedEventsBefore(db: Executor, cutoff: string,
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/**
+ * A project's events of these types created at or after `since`, oldest first (ties by id), after
+ * the cursor `after`: a recovery's pages (the index on (project_id, type, created_at, id) serves it).
+ */
+export async function findEventsSince(
+  db: Executor,
+  projectId: string,
+  filter: {
+    readonly types: readonly string[];
+    readonly since: string;
+    readonly after: Pick<EventRow, 'created_at' | 'id'> | undefined;
+    readonly limit: number;
+  },
+): Promise<EventRow[]> {
+  if (filter.types.length === 0) return [];
+  const { after } = filter;
+  let query = db
+    .selectFrom('events')
+    .select(EVENT_COLUMNS)
+    .where('project_id', '=', projectId)
+    .where('type', 'in', filter.types)
+    .where('created_at', '>=', filter.since);
+  if (after !== undefined) {
+    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(after.created_at, after.id)));
+  }
+  return query.orderBy('created_at').orderBy('id').limit(filter.limit).execute();
+}

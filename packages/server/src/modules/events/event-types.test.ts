@@ -127,11 +127,12 @@ describeEachDialect('GET /v1/event-types and the events the service emits (issue
       .where('project_id', '=', project.id)
       .orderBy('created_at')
       .execute();
-    // Every catalog type but the two that need an emailed token (verification, invitation).
+    // Every catalog type but the two that need an emailed token (verification, invitation), and
+    // `webhook_endpoint.disabled`, which takes days of failures (webhooks.operations.test.ts
+    // produces it with a clock moved by hand and checks its data against this catalog).
     const emitted = new Set(rows.map((row) => row.type));
-    expect([...emitted].sort()).toEqual(
-      EVENT_TYPES.filter((type) => type !== 'user.email_verified' && type !== 'organization.invitation.accepted').sort(),
-    );
+    const notHere = new Set(['user.email_verified', 'organization.invitation.accepted', 'webhook_endpoint.disabled']);
+    expect([...emitted].sort()).toEqual(EVENT_TYPES.filter((type) => !notHere.has(type)).sort());
     const document = (await service.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json<{
       webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: TSchema }> } } }>;
     }>();

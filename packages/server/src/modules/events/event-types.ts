@@ -107,6 +107,16 @@ const EVENT_CATALOG_DEFINITIONS = {
       role: Role,
     }),
   },
+  'webhook_endpoint.disabled': {
+    description:
+      "A webhook endpoint was switched off because every attempt to it failed for `WEBHOOK_DISABLE_AFTER_SECONDS`; sent to the project's other endpoints.",
+    data: data({
+      endpoint_id: Id('The endpoint switched off, `we_…`.'),
+      reason: Type.Literal('failing'),
+      failing_since: Type.String({ format: 'date-time', description: 'The first failed attempt since its last success.' }),
+      failed_deliveries: Type.Integer({ minimum: 1, description: 'Deliveries that ended `failed` since then.' }),
+    }),
+  },
   'webhook.test': {
     description: 'Sent by `POST /v1/webhooks/{id}/test` to that endpoint only.',
     data: data({ endpoint_id: Id('The webhook endpoint, `we_…`.') }),

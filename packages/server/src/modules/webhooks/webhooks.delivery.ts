@@ -4,6 +4,8 @@ import { inTransaction } from '../../db/transaction.js';
 import { addMilliseconds, type Clock, isoTime } from '../../shared/clock.js';
 import type { OutboundHttp } from '../../shared/outbound-http.js';
 import { eventEnvelopeJson, type EventRow, findEventsForDelivery } from '../events/event-log.service.js';
+import type { AuditService } from '../audit/audit.service.js';
+import { endpointOutcomes, updateEndpointHealth } from './webhooks.health.js';
 import type { AttemptResult, DeliveryMetrics } from './webhooks.metrics.js';
 import type { WebhookSecrets } from './webhooks.secrets.js';
 import { signatureHeaders } from './webhooks.signing.js';
@@ -21,6 +23,8 @@ export interface DeliveryTarget {
   /** Live secrets, newest first. */
   readonly secrets: readonly string[];
   readonly body: string;
+  /** The endpoint's `rate_limit_per_second`, when it has one. */
+  readonly rateLimitPerSecond: number | null;
 }
 
 export interface AttemptOutcome {
@@ -44,11 +48,15 @@ export interface DeliveryDependencies {
   readonly metrics: DeliveryMetrics;
   /** Opens the endpoints' sealed secrets for signing, with its bounded in-memory cache. */
   readonly secrets: WebhookSecrets;
+  /** `WEBHOOK_DISABLE_AFTER_SECONDS`: how long an endpoint may fail before it is switched off. */
+  readonly disableAfterSeconds: number;
+  /** Records the automatic switch-off of a failing endpoint. */
+  readonly audit: AuditService;
 }
 
 /**
- * Loads what sending these deliveries needs. Deliveries whose endpoint or event has gone (deleted
- * meanwhile) are left out. The previous secret of a rotation signs until it expires.
+ * Loads what sending these deliveries needs, in the order of `deliveryIds`. Deliveries whose
+ * endpoint or event has gone (deleted meanwhile) are left out. The previous secret of a rotation signs until it expires.
  */
 export async function loadDeliveryTargets(
   db: Db,
@@ -61,9 +69,12 @@ export async function loadDeliveryTargets(
     (await findEventsForDelivery(db, [...new Set(rows.map((row) => row.event_id))])).map((event) => [event.id, event]),
   );
   const targets: DeliveryTarget[] = [];
-  for (const row of rows) {
-    const event = events.get(row.event_id);
-    if (event === undefined) continue;
+  // In the order asked for: a claim's order (oldest due first) is the order of sending.
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  for (const id of deliveryIds) {
+    const row = byId.get(id);
+    const event = row === undefined ? undefined : events.get(row.event_id);
+    if (row === undefined || event === undefined) continue;
     targets.push(deliveryTarget({ deliveryId: row.id, endpoint: { ...row, id: row.endpoint_id }, event, now, secrets }));
   }
   return targets;
@@ -96,6 +107,7 @@ export function deliveryTarget(input: {
     url: endpoint.url,
     secrets: previous === null ? [secret] : [secret, previous],
     body: eventEnvelopeJson(event),
+    rateLimitPerSecond: endpoint.rate_limit_per_second,
   };
 }
 
@@ -196,10 +208,12 @@ export async function recordAttempts(deps: DeliveryDependencies, records: readon
     const original = await store.findDeliveriesByIds(trx, ids, deps.db.dialect);
     const rows = new Map(original.map((row) => [row.id, { ...row }]));
     const attempts: store.AttemptRow[] = [];
+    const health = endpointOutcomes();
     for (const { target, outcome, kind, leaseId } of records) {
       const row = rows.get(target.deliveryId);
       if (row === undefined) continue;
       row.attempt_count += 1;
+      health.attempt(row.endpoint_id, outcome.succeeded, outcome.sentAt);
       attempts.push({
         delivery_id: row.id,
         attempt_number: row.attempt_count,
@@ -250,6 +264,16 @@ export async function recordAttempts(deps: DeliveryDependencies, records: readon
       groups.set(key, group);
     }
     for (const { ids: groupIds, change } of groups.values()) await store.updateDeliveries(trx, groupIds, change, deps.db.dialect);
+    for (const before of original) {
+      const after = rows.get(before.id);
+      if (after !== undefined && before.status === 'pending' && after.status === 'failed') health.deliveryFailed(after.endpoint_id);
+    }
+    await updateEndpointHealth(
+      trx,
+      { dialect: deps.db.dialect, disableAfterSeconds: deps.disableAfterSeconds, audit: deps.audit },
+      health.byEndpoint,
+      now,
+    );
     return original.flatMap((before) => {
       const after = rows.get(before.id);
       return after !== undefined && after.status !== before.status && after.status !== 'pending' ? [after] : [];
@@ -291,4 +315,37 @@ export function parseRetryAfter(value: string | undefined, now: Date): number | 
   const date = Date.parse(trimmed);
   if (Number.isNaN(date)) return null;
   return Math.max(0, Math.ceil((date - now.getTime()) / 1000));
+}
+
+/** What the delivery log says of an attempt whose worker died before recording its result. */
+export const INTERRUPTED_ATTEMPT_ERROR =
+  'interrupted: the worker stopped before recording a result; the request may or may not have reached the endpoint';
+
+/**
+ * At a worker's start: the deliveries it had leased under `workerId` before it died are made
+ * claimable at once, and each gets an attempt in its log for the send that may have happened
+ * (no status, the error above), so the log shows the possible repeat. Returns how many.
+ */
+export async function resumeWorkerLeases(deps: Pick<DeliveryDependencies, 'db' | 'clock'>, workerId: string): Promise<number> {
+  const now = isoTime(deps.clock.now());
+  return inTransaction(deps.db, async (trx) => {
+    const held = await store.findWorkerLeases(trx, workerId, deps.db.dialect);
+    for (const row of held) await store.releaseInterrupted(trx, row.id, now);
+    await store.insertAttempts(
+      trx,
+      held.map((row) => ({
+        delivery_id: row.id,
+        attempt_number: row.attempt_count + 1,
+        project_id: row.project_id,
+        kind: 'scheduled' as const,
+        created_at: now,
+        status_code: null,
+        latency_ms: 0,
+        error: INTERRUPTED_ATTEMPT_ERROR,
+        response_body: null,
+      })),
+      deps.db.dialect,
+    );
+    return held.length;
+  });
 }

@@ -17,6 +17,7 @@ import { WebhookSecrets } from './webhooks.secrets.js';
 import { WebhooksService } from './webhooks.service.js';
 import { countPendingDeliveries } from './webhooks.store.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from './webhooks.worker.js';
+import { claimWorkerSlot } from './webhooks.worker-identity.js';
 
 /** Seams for tests and benchmarks; production uses the defaults. */
 export interface WebhooksOptions {
@@ -27,7 +28,7 @@ export interface WebhooksOptions {
   readonly worker?: Partial<
     Pick<
       DeliveryWorkerOptions,
-      'concurrencyMax' | 'endpointInFlightMax' | 'endpointQueuedMax' | 'leaseMs' | 'pollIntervalMs' | 'dispatchBatchSize'
+      'concurrencyMax' | 'endpointInFlightMax' | 'endpointQueuedMax' | 'leaseMs' | 'pollIntervalMs' | 'dispatchBatchSize' | 'identity'
     >
   >;
 }
@@ -75,18 +76,24 @@ export function createWebhooks(
   const metrics = measured?.metrics ?? noDeliveryMetrics;
   // One cache of opened secrets for the module: the worker's fan-out and claims and manual retries share it.
   const secrets = new WebhookSecrets(deps.secrets);
-  const service = new WebhooksService({ db, clock, outbound, retryScheduleSeconds, metrics, secrets, audit: deps.audit });
-  const events = new EventLogService({ db });
-  const worker = new DeliveryWorker({
+  const delivery = {
     db,
     clock,
     outbound,
     retryScheduleSeconds,
     metrics,
     secrets,
+    audit: deps.audit,
+    disableAfterSeconds: config.webhookDisableAfterSeconds,
+  };
+  const service = new WebhooksService({ ...delivery, eventRetentionDays: config.eventRetentionDays });
+  const events = new EventLogService({ db });
+  const worker = new DeliveryWorker({
+    ...delivery,
     logger,
     attemptTimeoutMs,
     leaseMs: config.webhookLeaseSeconds * 1000,
+    identity: () => config.webhookWorkerId ?? claimWorkerSlot(config.dataDir),
     ...options.worker,
   });
   return {

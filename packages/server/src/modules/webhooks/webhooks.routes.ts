@@ -15,6 +15,8 @@ import {
   ListDeliveriesQuery,
   ListEndpointsQuery,
   type PageQuery,
+  RecoverBody,
+  RecoverySchema,
   UpdateEndpointBody,
 } from './webhooks.schemas.js';
 import type { WebhooksService } from './webhooks.service.js';
@@ -162,6 +164,31 @@ export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
       async (request: WithEndpoint, reply) => {
         const delivery = await webhooks.sendTestEvent(requireSecretKey(request).projectId, request.params.id, auditContext(request));
         return reply.code(201).send(delivery);
+      },
+    );
+
+    app.post(
+      '/v1/webhooks/:id/recover',
+      {
+        config,
+        schema: {
+          operationId: 'recoverWebhook',
+          tags,
+          security,
+          summary: 'Send again, in event order, every subscribed event since a time that was not delivered to this endpoint',
+          params: EndpointParams,
+          body: RecoverBody,
+          response: { 202: RecoverySchema },
+        },
+      },
+      async (request: WithEndpoint, reply) => {
+        const recovery = await webhooks.recover(
+          requireSecretKey(request).projectId,
+          request.params.id,
+          request.body as RecoverBody,
+          auditContext(request),
+        );
+        return reply.code(202).send(recovery);
       },
     );
 

@@ -23,6 +23,15 @@ const EventTypes = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
 });
 const Description = Type.String({ maxLength: DESCRIPTION_LENGTH_MAX });
 const Time = Type.String({ format: 'date-time' });
+/** Attempts a second at the most; a generous bound that no receiver needs more than. */
+export const RATE_LIMIT_PER_SECOND_MAX = 10_000;
+const RateLimit = Nullable(
+  Type.Integer({
+    minimum: 1,
+    maximum: RATE_LIMIT_PER_SECOND_MAX,
+    description: 'At most this many delivery attempts a second to this endpoint; the rest wait, none is dropped. null: no cap.',
+  }),
+);
 
 // ---- Requests --------------------------------------------------------------------------------
 
@@ -32,24 +41,48 @@ export const DeliveryParams = StrictObject({
   delivery_id: Type.String({ minLength: 1, maxLength: 64, description: 'Begins with `del_`.' }),
 });
 
-export const CreateEndpointBody = StrictObject({ url: Url, events: EventTypes, description: Type.Optional(Description) });
+export const CreateEndpointBody = StrictObject({
+  url: Url,
+  events: EventTypes,
+  description: Type.Optional(Description),
+  rate_limit_per_second: Type.Optional(RateLimit),
+});
 export interface CreateEndpointBody {
   url: string;
   events: string[];
   description?: string;
+  rate_limit_per_second?: number | null;
 }
 
 export const UpdateEndpointBody = StrictObject({
   url: Type.Optional(Url),
   events: Type.Optional(EventTypes),
   description: Type.Optional(Nullable(Description)),
-  enabled: Type.Optional(Type.Boolean({ description: 'false stops deliveries to this endpoint; true resumes them.' })),
+  enabled: Type.Optional(
+    Type.Boolean({
+      description:
+        'false stops deliveries to this endpoint (`disabled_reason: "manual"`); true resumes them, also after an automatic switch-off, and starts a fresh failure window.',
+    }),
+  ),
+  rate_limit_per_second: Type.Optional(RateLimit),
 });
 export interface UpdateEndpointBody {
   url?: string;
   events?: string[];
   description?: string | null;
   enabled?: boolean;
+  rate_limit_per_second?: number | null;
+}
+
+export const RecoverBody = StrictObject({
+  since: Type.String({
+    format: 'date-time',
+    description:
+      'Re-send what was not delivered from this time on: not in the future, within the event retention (`EVENT_RETENTION_DAYS`).',
+  }),
+});
+export interface RecoverBody {
+  since: string;
 }
 
 export const ListEndpointsQuery = StrictObject({ ...ListQuery });
@@ -75,6 +108,13 @@ const endpointProperties = {
   events: Type.Array(Type.String()),
   description: Nullable(Type.String()),
   enabled: Type.Boolean(),
+  disabled_reason: Nullable(
+    Type.Union([Type.Literal('failing'), Type.Literal('manual')], {
+      description:
+        'Why the endpoint is off: `failing`, switched off after every attempt failed for `WEBHOOK_DISABLE_AFTER_SECONDS`; `manual`, by `PATCH {enabled: false}`. null while enabled.',
+    }),
+  ),
+  rate_limit_per_second: RateLimit,
   created_at: Time,
 };
 
@@ -129,4 +169,12 @@ export const DeliverySchema = Type.Object(
 export const DeliveryListSchema = Type.Object(
   { object: Type.Literal('list'), data: Type.Array(DeliverySchema), has_more: Type.Boolean() },
   { $id: 'WebhookDeliveryList' },
+);
+
+export const RecoverySchema = Type.Object(
+  {
+    object: Type.Literal('recovery'),
+    deliveries: Type.Integer({ description: 'Deliveries made due again or created, sent in event order.' }),
+  },
+  { $id: 'WebhookRecovery' },
 );

@@ -8,9 +8,18 @@ import type { AuditContext, AuditRecord, AuditService } from '../audit/audit.ser
 import { isEventType, markEventsDispatched } from '../events/event-log.service.js';
 import { recordEvent } from '../events/events.service.js';
 import { attemptDelivery, type DeliveryDependencies, loadDeliveryTargets } from './webhooks.delivery.js';
-import type { CreateEndpointBody, ListDeliveriesQuery, PageQuery, UpdateEndpointBody } from './webhooks.schemas.js';
+import { checkRecoverySince, type Recovery, recoverDeliveries } from './webhooks.recovery.js';
+import type { CreateEndpointBody, ListDeliveriesQuery, PageQuery, RecoverBody, UpdateEndpointBody } from './webhooks.schemas.js';
 import type { WebhookSecrets } from './webhooks.secrets.js';
 import { generateWebhookSecret } from './webhooks.signing.js';
+import {
+  type ListOf,
+  toDelivery,
+  toEndpoint,
+  type WebhookDelivery,
+  type WebhookEndpoint,
+  type WebhookEndpointWithSecret,
+} from './webhooks.objects.js';
 import * as store from './webhooks.store.js';
 
 /** How long the secret before a rotation keeps signing beside the new one. */
@@ -20,51 +29,12 @@ export const ATTEMPTS_SHOWN_MAX = 50;
 const LIMIT_DEFAULT = 20;
 const ALL_EVENTS = '*';
 
-export interface WebhookEndpoint {
-  readonly id: string;
-  readonly object: 'webhook_endpoint';
-  readonly url: string;
-  readonly events: string[];
-  readonly description: string | null;
-  readonly enabled: boolean;
-  readonly created_at: string;
-}
+export type { ListOf, WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret } from './webhooks.objects.js';
 
-export interface WebhookEndpointWithSecret extends WebhookEndpoint {
-  readonly secret: string;
-}
-
-export interface WebhookAttempt {
-  readonly attempt: number;
-  readonly kind: 'scheduled' | 'manual';
-  readonly created_at: string;
-  readonly status_code: number | null;
-  readonly latency_ms: number;
-  readonly error: string | null;
-  readonly response_body: string | null;
-}
-
-export interface WebhookDelivery {
-  readonly id: string;
-  readonly object: 'webhook_delivery';
-  readonly endpoint_id: string;
-  readonly event_id: string;
-  readonly event_type: string;
-  readonly status: 'pending' | 'succeeded' | 'failed';
-  readonly attempt_count: number;
-  readonly next_attempt_at: string | null;
-  readonly created_at: string;
-  readonly updated_at: string;
-  readonly attempts: WebhookAttempt[];
-}
-
-export interface ListOf<T> {
-  readonly object: 'list';
-  readonly data: T[];
-  readonly has_more: boolean;
-}
-
-export type WebhooksServiceOptions = DeliveryDependencies & { readonly audit: AuditService };
+export type WebhooksServiceOptions = DeliveryDependencies & {
+  /** `EVENT_RETENTION_DAYS`: how far back a recovery may reach. */
+  readonly eventRetentionDays: number;
+};
 
 /** The endpoints API and the delivery log (docs/api.md section 4, "Webhooks and events"). */
 export class WebhooksService {
@@ -75,8 +45,10 @@ export class WebhooksService {
   readonly #delivery: DeliveryDependencies;
   readonly #audit: AuditService;
   readonly #secrets: WebhookSecrets;
+  readonly #eventRetentionDays: number;
 
   constructor(options: WebhooksServiceOptions) {
+    this.#eventRetentionDays = options.eventRetentionDays;
     this.#db = options.db;
     this.#audit = options.audit;
     this.#clock = options.clock;
@@ -100,6 +72,10 @@ export class WebhooksService {
         events: JSON.stringify(events),
         description: input.description ?? null,
         enabled: 1,
+        disabled_reason: null,
+        failing_since: null,
+        failed_deliveries: 0,
+        rate_limit_per_second: input.rate_limit_per_second ?? null,
         // Only sealed (docs/adr/0015-secrets-at-rest.md); the plain columns of migration 0004 stay empty.
         secret: '',
         previous_secret: null,
@@ -147,7 +123,13 @@ export class WebhooksService {
         ...(input.events === undefined ? {} : { events: JSON.stringify(checkEventTypes(input.events)) }),
         ...(input.url === undefined ? {} : { url: await this.#checkUrl(input.url) }),
         ...(input.description === undefined ? {} : { description: input.description }),
-        ...(input.enabled === undefined ? {} : { enabled: input.enabled ? 1 : 0 }),
+        ...(input.rate_limit_per_second === undefined ? {} : { rate_limit_per_second: input.rate_limit_per_second }),
+        // Switched on, the endpoint starts a fresh failure window; switched off by hand, it says so.
+        ...(input.enabled === undefined
+          ? {}
+          : input.enabled
+            ? { enabled: 1, disabled_reason: null, failing_since: null, failed_deliveries: 0 }
+            : { enabled: 0, disabled_reason: 'manual' as const }),
       };
       const row = await inTransaction(this.#db, async (trx) => {
         const updated = await store.updateEndpoint(trx, projectId, endpointId, changes);
@@ -159,6 +141,7 @@ export class WebhooksService {
             fields: Object.keys(input).sort().join(','),
             ...(input.url === undefined ? {} : { url_host: new URL(updated.url).host }),
             ...(input.enabled === undefined ? {} : { enabled: input.enabled }),
+            ...(input.rate_limit_per_second === undefined ? {} : { rate_limit_per_second: input.rate_limit_per_second }),
           },
         });
         return updated;
@@ -231,22 +214,15 @@ export class WebhooksService {
         const now = isoTime(this.#clock.now());
         const eventId = await recordEvent(trx, { projectId, type: 'webhook.test', data: { endpoint_id: endpointId }, createdAt: now });
         await markEventsDispatched(trx, [eventId], now, this.#db.dialect);
-        const delivery: store.DeliveryRow = {
+        const delivery = store.pendingDelivery({
           id: newId('del'),
-          project_id: projectId,
-          endpoint_id: endpointId,
-          event_id: eventId,
-          event_type: 'webhook.test',
-          status: 'pending',
-          attempt_count: 0,
-          scheduled_attempt_count: 0,
-          next_attempt_at: isoTime(addMilliseconds(new Date(now), (this.#delivery.retryScheduleSeconds[0] ?? 0) * 1000)),
-          lease_id: null,
-          leased_until: null,
-          last_attempt_at: null,
-          created_at: now,
-          updated_at: now,
-        };
+          projectId,
+          endpointId,
+          eventId,
+          eventType: 'webhook.test',
+          nextAttemptAt: isoTime(addMilliseconds(new Date(now), (this.#delivery.retryScheduleSeconds[0] ?? 0) * 1000)),
+          now,
+        });
         await store.insertDeliveries(trx, [delivery], this.#db.dialect);
         await this.#audit.record(trx, context, { ...record, changes: { delivery_id: delivery.id, event_id: eventId }, createdAt: now });
         return delivery;
@@ -308,6 +284,22 @@ export class WebhooksService {
     });
   }
 
+  /**
+   * Sends again, in event order, every event since `since` that the endpoint subscribes to and that
+   * has not been delivered to it (see webhooks.recovery.ts). Answers how many deliveries were made due.
+   */
+  async recover(projectId: string, endpointId: string, input: RecoverBody, context: AuditContext): Promise<Recovery> {
+    const record = endpointRecord(projectId, 'webhook_endpoint.recover', endpointId);
+    return this.#audit.recordingRefusals(context, record, async () => {
+      const now = this.#clock.now();
+      const since = checkRecoverySince(input.since, now, this.#eventRetentionDays);
+      const endpoint = await this.#endpoint(projectId, endpointId);
+      const deliveries = await recoverDeliveries(this.#db, { endpoint, since, now });
+      await this.#audit.recordAlone(context, { ...record, changes: { since, deliveries }, createdAt: isoTime(now) });
+      return { object: 'recovery', deliveries };
+    });
+  }
+
   async #endpoint(projectId: string, endpointId: string): Promise<store.EndpointRow> {
     const row = await store.findEndpoint(this.#db.kysely, projectId, endpointId);
     if (row === undefined) throw endpointMissing(endpointId);
@@ -358,40 +350,4 @@ function endpointMissing(endpointId: string): ApiError {
 
 function deliveryMissing(deliveryId: string): ApiError {
   return new ApiError('resource_missing', `No delivery ${deliveryId} for this endpoint.`, { param: 'delivery_id' });
-}
-
-function toEndpoint(row: store.EndpointRow): WebhookEndpoint {
-  return {
-    id: row.id,
-    object: 'webhook_endpoint',
-    url: row.url,
-    events: JSON.parse(row.events) as string[],
-    description: row.description,
-    enabled: row.enabled === 1,
-    created_at: row.created_at,
-  };
-}
-
-function toDelivery(row: store.DeliveryRow, attempts: readonly store.AttemptRow[]): WebhookDelivery {
-  return {
-    id: row.id,
-    object: 'webhook_delivery',
-    endpoint_id: row.endpoint_id,
-    event_id: row.event_id,
-    event_type: row.event_type,
-    status: row.status,
-    attempt_count: row.attempt_count,
-    next_attempt_at: row.next_attempt_at,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-    attempts: attempts.map((attempt) => ({
-      attempt: attempt.attempt_number,
-      kind: attempt.kind,
-      created_at: attempt.created_at,
-      status_code: attempt.status_code,
-      latency_ms: attempt.latency_ms,
-      error: attempt.error,
-      response_body: attempt.response_body,
-    })),
-  };
 }

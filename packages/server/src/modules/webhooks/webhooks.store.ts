@@ -1,4 +1,4 @@
-import { CompiledQuery, type Kysely } from 'kysely';
+import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { type Dialect, PREPARED_STATEMENT } from '../../db/database.js';
 import type {
   Database,
@@ -61,6 +61,10 @@ export type EndpointChanges = Partial<
     | 'secret_sealed'
     | 'previous_secret_sealed'
     | 'previous_secret_expires_at'
+    | 'disabled_reason'
+    | 'failing_since'
+    | 'failed_deliveries'
+    | 'rate_limit_per_second'
   >
 > & { readonly updated_at: string };
 
@@ -95,7 +99,15 @@ export async function deleteEndpoint(db: Executor, projectId: string, endpointId
  */
 export type TargetEndpointColumns = Pick<
   EndpointRow,
-  'id' | 'project_id' | 'url' | 'secret' | 'previous_secret' | 'secret_sealed' | 'previous_secret_sealed' | 'previous_secret_expires_at'
+  | 'id'
+  | 'project_id'
+  | 'url'
+  | 'secret'
+  | 'previous_secret'
+  | 'secret_sealed'
+  | 'previous_secret_sealed'
+  | 'previous_secret_expires_at'
+  | 'rate_limit_per_second'
 >;
 const TARGET_SECRET_COLUMNS = [
   'secret',
@@ -116,7 +128,7 @@ export async function findEnabledEndpoints(
   if (projectIds.length === 0) return [];
   return db
     .selectFrom('webhook_endpoints')
-    .select(['id', 'project_id', 'events', 'url', ...TARGET_SECRET_COLUMNS])
+    .select(['id', 'project_id', 'events', 'url', 'rate_limit_per_second', ...TARGET_SECRET_COLUMNS])
     .where('project_id', 'in', projectIds)
     .where('enabled', '=', 1)
     .execute();
@@ -318,6 +330,7 @@ export async function findDeliveryTargets(db: Executor, deliveryIds: readonly st
       'e.secret_sealed',
       'e.previous_secret_sealed',
       'e.previous_secret_expires_at',
+      'e.rate_limit_per_second',
     ])
     .where('d.id', 'in', deliveryIds)
     .execute();
@@ -417,3 +430,60 @@ const PG_UPDATE_DELIVERIES_SQL =
   `${PREPARED_STATEMENT} update webhook_deliveries set attempt_count = attempt_count + $1, ` +
   'scheduled_attempt_count = scheduled_attempt_count + $2, status = $3, next_attempt_at = $4, lease_id = $5, ' +
   'leased_until = $6, last_attempt_at = $7, updated_at = $7 where id = any($8::text[])';
+
+/** A new pending delivery, due at `nextAttemptAt`, not leased. */
+export function pendingDelivery(input: {
+  readonly id: string;
+  readonly projectId: string;
+  readonly endpointId: string;
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly nextAttemptAt: string;
+  readonly now: string;
+}): DeliveryRow {
+  return {
+    id: input.id,
+    project_id: input.projectId,
+    endpoint_id: input.endpointId,
+    event_id: input.eventId,
+    event_type: input.eventType,
+    status: 'pending',
+    attempt_count: 0,
+    scheduled_attempt_count: 0,
+    next_attempt_at: input.nextAttemptAt,
+    lease_id: null,
+    leased_until: null,
+    last_attempt_at: null,
+    created_at: input.now,
+    updated_at: input.now,
+  };
+}
+
+/**
+ * The pending deliveries leased under a worker's identity (lease ids `<worker id>.<random>`),
+ * locked on PostgreSQL: at its start, what it held before a crash.
+ */
+export async function findWorkerLeases(
+  db: Executor,
+  workerId: string,
+  dialect: Dialect,
+): Promise<Pick<DeliveryRow, 'id' | 'project_id' | 'attempt_count'>[]> {
+  const prefix = `${workerId}.`;
+  const query = db
+    .selectFrom('webhook_deliveries')
+    .select(['id', 'project_id', 'attempt_count'])
+    .where('status', '=', 'pending')
+    .where('leased_until', 'is not', null)
+    .where(sql<string>`substr(lease_id, 1, ${sql.lit(prefix.length)})`, '=', prefix)
+    .orderBy('id');
+  return dialect === 'postgres' ? query.forUpdate().execute() : query.execute();
+}
+
+/** Frees a delivery's lease and counts one more attempt (the interrupted one, logged beside it). */
+export async function releaseInterrupted(db: Executor, deliveryId: string, now: string): Promise<void> {
+  await db
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({ lease_id: null, leased_until: null, attempt_count: eb('attempt_count', '+', 1), updated_at: now }))
+    .where('id', '=', deliveryId)
+    .execute();
+}

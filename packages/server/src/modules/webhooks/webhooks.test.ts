@@ -74,7 +74,18 @@ describeEachDialect('webhook endpoints API', (dialect) => {
     });
     expect(response.statusCode).toBe(201);
     const endpoint = response.json();
-    expect(Object.keys(endpoint).sort()).toEqual(['created_at', 'description', 'enabled', 'events', 'id', 'object', 'secret', 'url']);
+    expect(Object.keys(endpoint).sort()).toEqual([
+      'created_at',
+      'description',
+      'disabled_reason',
+      'enabled',
+      'events',
+      'id',
+      'object',
+      'rate_limit_per_second',
+      'secret',
+      'url',
+    ]);
     expect(endpoint).toMatchObject({
       object: 'webhook_endpoint',
       url: 'https://hooks.example.com/in',

@@ -13,6 +13,7 @@ import {
   deliveryTarget,
   loadDeliveryTargets,
   recordAttempts,
+  resumeWorkerLeases,
   sendAttempt,
 } from './webhooks.delivery.js';
 import * as store from './webhooks.store.js';
@@ -64,6 +65,12 @@ export interface DeliveryWorkerOptions extends DeliveryDependencies {
   readonly pollIntervalMs?: number;
   /** Events fanned out per transaction. */
   readonly dispatchBatchSize?: number;
+  /**
+   * The worker's identity, stable across its restarts and unique among running workers, asked for
+   * at `start`: its leases carry it, and at start it takes back the leases it held before a crash.
+   * None: leases carry no identity, and a crashed worker's deliveries wait out their leases.
+   */
+  readonly identity?: () => string | undefined;
 }
 
 export interface TickReport {
@@ -124,6 +131,21 @@ interface EndpointSlots {
   readonly waiting: Lease[];
   /** The last answer was a timeout or a network failure. */
   failing: boolean;
+  /** The endpoint's `rate_limit_per_second`, as its latest leased attempt said. */
+  ratePerSecond: number | null;
+  /** With a rate: when (performance.now()) the next attempt may start. */
+  nextSendMs: number;
+  /** With a rate: the pending wake-up for the next attempt. */
+  timer: NodeJS.Timeout | undefined;
+}
+
+/**
+ * Attempts a throttled endpoint may hold (leased, not yet sent): two seconds of its rate, so its
+ * leases never wait long and its backlog stays in the database, claimable by others in turn,
+ * instead of filling this worker's budget.
+ */
+function throttledHoldMax(ratePerSecond: number): number {
+  return Math.max(1, Math.ceil(ratePerSecond * 2));
 }
 
 export class DeliveryWorker {
@@ -153,6 +175,8 @@ export class DeliveryWorker {
   readonly #fanOutPause = new Pause();
   #totals = { leased: 0, sent: 0, released: 0 };
   #claimFoundWork = false;
+  /** The identity this worker's leases carry (see `identity`), once started. */
+  #workerId: string | undefined;
 
   constructor(options: DeliveryWorkerOptions) {
     this.#deps = {
@@ -162,6 +186,8 @@ export class DeliveryWorker {
       retryScheduleSeconds: options.retryScheduleSeconds,
       metrics: options.metrics,
       secrets: options.secrets,
+      disableAfterSeconds: options.disableAfterSeconds,
+      audit: options.audit,
     };
     this.#logger = options.logger;
     this.#attemptTimeoutMs = options.attemptTimeoutMs;
@@ -171,7 +197,10 @@ export class DeliveryWorker {
     this.#leaseMs = options.leaseMs ?? LEASE_MS;
     this.#pollIntervalMs = options.pollIntervalMs ?? POLL_INTERVAL_MS;
     this.#dispatchBatchSize = options.dispatchBatchSize ?? DISPATCH_BATCH_SIZE;
+    this.#identity = options.identity;
   }
+
+  readonly #identity: (() => string | undefined) | undefined;
 
   get #db(): Db {
     return this.#deps.db;
@@ -181,11 +210,61 @@ export class DeliveryWorker {
     return { ...this.#totals };
   }
 
-  /** Starts the background loops (fan-out, and claims); `stop` ends them. */
+  /**
+   * Starts the background loops (fan-out, and claims); `stop` ends them. First, under a stable
+   * identity, it takes back the leases it held before a crash, so those deliveries go out now
+   * rather than when their leases expire.
+   */
   start(): void {
     if (this.#loops !== undefined) return;
     this.#stopping = false;
-    this.#loops = Promise.all([this.#fanOutLoop(), this.#claimLoop()]).then(() => undefined);
+    this.#loops = this.resumeOwnLeases()
+      .then((resumed) => this.#claimFirst(resumed))
+      .then(() => Promise.all([this.#fanOutLoop(), this.#claimLoop()]).then(() => undefined));
+  }
+
+  /**
+   * Claims the deliveries a restart took back before the fan-out starts: they are the oldest due,
+   * and would otherwise wait for room behind the first attempts of events fanned out meanwhile.
+   */
+  async #claimFirst(resumed: number): Promise<void> {
+    let left = resumed;
+    try {
+      while (left > 0 && !this.#stopping) {
+        const claimed = await this.#claim();
+        if (claimed === 0) return;
+        left -= claimed;
+      }
+    } catch (error) {
+      this.#logger.error({ err: error }, 'webhook worker: claiming the resumed deliveries failed; the claim loop takes them');
+    }
+  }
+
+  /**
+   * Takes on this worker's identity (once) and gives back the leases held under it: a process with
+   * this identity that died left them, and none of them is in flight. Returns how many.
+   */
+  async resumeOwnLeases(): Promise<number> {
+    if (this.#workerId === undefined) this.#workerId = this.#identity?.();
+    if (this.#workerId === undefined) return 0;
+    try {
+      const released = await resumeWorkerLeases(this.#deps, this.#workerId);
+      if (released > 0)
+        this.#logger.info(
+          { worker_id: this.#workerId, deliveries: released },
+          'webhook worker: resumed the deliveries it held before a restart',
+        );
+      return released;
+    } catch (error) {
+      // Not given back, they wait out their leases: a delay, never a loss.
+      this.#logger.warn({ err: error }, 'webhook worker: could not take back its earlier leases; they will expire');
+      return 0;
+    }
+  }
+
+  /** A new lease id: the worker's identity, when it has one, and 128 bits of randomness. */
+  #newLeaseId(): string {
+    return this.#workerId === undefined ? randomBase62(22) : `${this.#workerId}.${randomBase62(22)}`;
   }
 
   /**
@@ -198,7 +277,11 @@ export class DeliveryWorker {
     this.#fanOutPause.wake();
     await this.#loops;
     this.#loops = undefined;
-    for (const slots of this.#endpoints.values()) this.#giveBackWaiting(slots, 0);
+    for (const slots of this.#endpoints.values()) {
+      clearTimeout(slots.timer);
+      slots.timer = undefined;
+      this.#giveBackWaiting(slots, 0);
+    }
     await this.idle();
   }
 
@@ -280,7 +363,7 @@ export class DeliveryWorker {
     if (roomNow < this.#batchRoomMin || this.#stopping) return { dispatched: 0, leased: 0, more: false };
     // A read first, outside any transaction: an idle worker takes no write lock (SQLite).
     if (!(await hasUndispatchedEvents(db))) return { dispatched: 0, leased: 0, more: false };
-    const leaseId = randomBase62(22);
+    const leaseId = this.#newLeaseId();
     this.#reserved += roomNow;
     try {
       return await this.#fanOut(leaseId, roomNow);
@@ -323,7 +406,7 @@ export class DeliveryWorker {
         const nextAttemptAt = isoTime(addMilliseconds(new Date(event.created_at), firstDelayMs));
         for (const { endpoint } of subscribed) {
           const id = newId('del');
-          const lease = !this.#stopping && nextAttemptAt <= nowIso && room.take(endpoint.id);
+          const lease = !this.#stopping && nextAttemptAt <= nowIso && room.take(endpoint.id, endpoint.rate_limit_per_second);
           deliveries.push({
             id,
             project_id: event.project_id,
@@ -390,7 +473,7 @@ export class DeliveryWorker {
       const due = await store.findDueDeliveries(db.kysely, { now: nowIso, limit: 1, excludedEndpointIds, skipLocked: false });
       if (due.length === 0) return 0;
     }
-    const leaseId = randomBase62(22);
+    const leaseId = this.#newLeaseId();
     const leasedUntilMs = now.getTime() + this.#leaseMs;
     const claimed = await inTransaction(db, async (trx) => {
       const candidates = await store.findDueDeliveries(trx, {
@@ -434,26 +517,36 @@ export class DeliveryWorker {
    * `budget` attempts of room, in all and per endpoint, as a counter that `take` draws on. A slow
    * endpoint's room is its open requests' limit; a healthy one's, `endpointQueuedMax`.
    */
-  #roomFor(budget: number): { readonly total: number; take(endpointId: string): boolean; excluded(): string[] } {
+  #roomFor(budget: number): {
+    readonly total: number;
+    take(endpointId: string, ratePerSecond?: number | null): boolean;
+    excluded(): string[];
+  } {
     let total = budget;
     const taken = new Map<string, number>();
     const nowMs = performance.now();
-    const limitOf = (slots: EndpointSlots | undefined) =>
-      slots !== undefined && this.#isSlow(slots, nowMs) ? this.#endpointInFlightMax : this.#endpointQueuedMax;
+    const limitOf = (slots: EndpointSlots | undefined, ratePerSecond?: number | null) => {
+      const limit = slots !== undefined && this.#isSlow(slots, nowMs) ? this.#endpointInFlightMax : this.#endpointQueuedMax;
+      const rate = ratePerSecond ?? slots?.ratePerSecond ?? null;
+      return rate === null ? limit : Math.min(limit, throttledHoldMax(rate));
+    };
     return {
       get total() {
         return total;
       },
-      take: (endpointId) => {
+      take: (endpointId, ratePerSecond) => {
         const slots = this.#endpoints.get(endpointId);
         const count = (slots?.queued ?? 0) + (taken.get(endpointId) ?? 0);
-        if (total <= 0 || count >= limitOf(slots)) return false;
+        if (total <= 0 || count >= limitOf(slots, ratePerSecond)) return false;
         taken.set(endpointId, (taken.get(endpointId) ?? 0) + 1);
         total -= 1;
         return true;
       },
+      // Slow endpoints and throttled ones at their limit: their backlog must not fill the claims.
       excluded: () =>
-        [...this.#endpoints].filter(([, slots]) => this.#isSlow(slots, nowMs) && slots.queued >= limitOf(slots)).map(([id]) => id),
+        [...this.#endpoints]
+          .filter(([, slots]) => (this.#isSlow(slots, nowMs) || slots.ratePerSecond !== null) && slots.queued >= limitOf(slots))
+          .map(([id]) => id),
     };
   }
 
@@ -477,6 +570,7 @@ export class DeliveryWorker {
     const touched = new Set<string>();
     for (const lease of leases) {
       const slots = this.#slots(lease.target.endpointId);
+      slots.ratePerSecond = lease.target.rateLimitPerSecond;
       slots.queued += 1;
       this.#held += 1;
       slots.waiting.push(lease);
@@ -489,7 +583,7 @@ export class DeliveryWorker {
   #slots(endpointId: string): EndpointSlots {
     let slots = this.#endpoints.get(endpointId);
     if (slots === undefined) {
-      slots = { queued: 0, openSinceMs: [], waiting: [], failing: false };
+      slots = { queued: 0, openSinceMs: [], waiting: [], failing: false, ratePerSecond: null, nextSendMs: 0, timer: undefined };
       this.#endpoints.set(endpointId, slots);
     }
     return slots;
@@ -506,17 +600,40 @@ export class DeliveryWorker {
     if (slots === undefined) return;
     const nowMs = this.#deps.clock.now().getTime();
     while (slots.openSinceMs.length < this.#endpointInFlightMax && slots.waiting.length > 0) {
-      const lease = slots.waiting.shift();
+      const lease = slots.waiting[0];
       if (lease === undefined) break;
       if (this.#stopping || lease.leasedUntilMs - nowMs < this.#attemptTimeoutMs + LEASE_RECORD_MARGIN_MS) {
+        slots.waiting.shift();
         slots.queued -= 1;
         this.#release(lease);
         continue;
       }
+      const waitMs = this.#throttle(slots);
+      if (waitMs > 0) {
+        slots.timer ??= setTimeout(() => {
+          slots.timer = undefined;
+          this.#pump(endpointId);
+        }, Math.ceil(waitMs));
+        break;
+      }
+      slots.waiting.shift();
       this.#totals.sent += 1;
       void this.#send(lease, slots);
     }
     if (this.#isSlow(slots, performance.now())) this.#giveBackWaiting(slots, this.#endpointInFlightMax - slots.openSinceMs.length);
+    else if (slots.ratePerSecond !== null) this.#giveBackWaiting(slots, throttledHoldMax(slots.ratePerSecond) - slots.openSinceMs.length);
+  }
+
+  /**
+   * The endpoint's rate: 0 when an attempt may start now (and the next start is set one interval
+   * later), else the milliseconds until it may. Attempts start evenly spaced, never in a burst.
+   */
+  #throttle(slots: EndpointSlots): number {
+    if (slots.ratePerSecond === null) return 0;
+    const nowMs = performance.now();
+    if (slots.nextSendMs > nowMs) return slots.nextSendMs - nowMs;
+    slots.nextSendMs = nowMs + 1000 / slots.ratePerSecond;
+    return 0;
   }
 
   /** Gives back all but `keep` of the endpoint's waiting attempts (the newest go first). */
@@ -554,7 +671,10 @@ export class DeliveryWorker {
   /** Forgets an endpoint that holds nothing, unless it is failing (which must be remembered). */
   #forgetIfIdle(endpointId: string): void {
     const slots = this.#endpoints.get(endpointId);
-    if (slots !== undefined && slots.queued <= 0 && !slots.failing) this.#endpoints.delete(endpointId);
+    // A throttled endpoint is remembered until its next start is due, so its spacing holds.
+    if (slots === undefined || slots.queued > 0 || slots.failing) return;
+    if (slots.ratePerSecond !== null && slots.nextSendMs > performance.now()) return;
+    this.#endpoints.delete(endpointId);
   }
 
   /** One leased attempt is done with (recorded, or given back). */

@@ -1,0 +1,37 @@
+import { useState } from 'react';
+import type { EventTypeEntry } from '../types.js';
+import { JsonView, Loaded, Page, useResource } from '../ui.js';
+
+/** The event catalog (`GET /v1/event-types`): every type the service emits, with the JSON Schema of its data. */
+export function EventTypesPage() {
+  const catalog = useResource<{ data: EventTypeEntry[] }>('/v1/event-types');
+  const [open, setOpen] = useState<string | undefined>(undefined);
+  return (
+    <Page title="Event catalog">
+      <Loaded resource={catalog}>
+        {({ data }) => (
+          <ul className="rows" data-testid="event-type-list">
+            {data.map((entry) => (
+              <li key={entry.type} className="event">
+                <div className="row">
+                  <div>
+                    <strong>{entry.type}</strong>
+                    <div className="muted">{entry.description}</div>
+                  </div>
+                  <button
+                    type="button"
+                    aria-expanded={open === entry.type}
+                    onClick={() => setOpen(open === entry.type ? undefined : entry.type)}
+                  >
+                    {open === entry.type ? 'Hide schema' : 'Show schema'}
+                  </button>
+                </div>
+                {open === entry.type ? <JsonView value={entry.schema} label={`Schema of ${entry.type}`} /> : null}
+              </li>
+            ))}
+          </ul>
+        )}
+      </Loaded>
+    </Page>
+  );
+}
