@@ -46,6 +46,8 @@ export interface Auth {
   /** Also the credential guard's SessionAuthenticator. */
   readonly sessions: SessionsService;
   readonly service: AuthService;
+  /** Log in's failure throttle (memory or Redis); passkey sign-in counts its failures in it too. */
+  readonly loginThrottle: LoginThrottle;
   /** Browser access (CORS) of session-token routes, for other modules' session routes. */
   readonly browser: ReturnType<typeof browserAccess>;
   readonly routes: readonly RouteModule[];
@@ -117,6 +119,7 @@ export function createAuth(deps: AuthDependencies & { readonly rateLimiter: Rate
     roles,
     sessions,
     service,
+    loginThrottle,
     browser,
     routes: [
       authRoutes(service, { browser, emailVerifiedRedirectUrl: config.auth.emailVerifiedRedirectUrl }),

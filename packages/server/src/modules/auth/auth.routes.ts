@@ -22,7 +22,7 @@ import {
   VerifyEmailBody,
   VerifyEmailQuery,
 } from './auth.schemas.js';
-import type { AuthService } from './auth.service.js';
+import type { AuthService, UserAndSession } from './auth.service.js';
 
 const tags = ['auth'];
 const secretKeySecurity = [{ secretKey: [] }, { secretKeyHeader: [] }];
@@ -31,6 +31,23 @@ const sessionSecurity = [{ sessionToken: [] }];
 /** Where a new session is created from: the end user a secret key's request names, else the connection. */
 export function sessionClient(request: FastifyRequest): SessionClient {
   return request.client;
+}
+
+/**
+ * The answer of a sign-in, as log in gives it: shape A `{user, session}`, or shape B with
+ * `?format=token`. Passkey sign-in answers through here too, so the two cannot drift apart.
+ */
+export function sendSignedIn(reply: FastifyReply, result: UserAndSession, format: 'token' | undefined): FastifyReply {
+  const { user, session } = result;
+  if (format === 'token') {
+    return reply.serializer(JSON.stringify).send({
+      session: session.id,
+      user: { id: user.id, email: user.email },
+      expires_at: session.expires_at,
+      refresh_token: session.refresh_token,
+    });
+  }
+  return reply.serializer(JSON.stringify).send({ user, session });
 }
 
 export interface AuthRoutesOptions {
@@ -91,15 +108,7 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
           sessionClient(request),
           auditContext(request),
         );
-        if ((request.query as Static<typeof LoginQuery>).format === 'token') {
-          return reply.serializer(JSON.stringify).send({
-            session: session.id,
-            user: { id: user.id, email: user.email },
-            expires_at: session.expires_at,
-            refresh_token: session.refresh_token,
-          });
-        }
-        return reply.serializer(JSON.stringify).send({ user, session });
+        return sendSignedIn(reply, { user, session }, (request.query as Static<typeof LoginQuery>).format);
       },
     );
 
