@@ -1,4 +1,5 @@
 import { createHash, createSign, generateKeyPairSync, type KeyObject, randomBytes } from 'node:crypto';
+import type { CreationOptions, RequestOptions } from '../modules/passkeys/passkeys.testing.js';
 
 /**
  * A WebAuthn authenticator in software, for the tests that check every refusal on both dialects
@@ -7,18 +8,6 @@ import { createHash, createSign, generateKeyPairSync, type KeyObject, randomByte
  * Level 3), and lets a test bend what a real one never would (origin, rp id, user verification,
  * counter). The real ceremonies are tested in headless Chromium (passkeys.browser.test.ts).
  */
-
-export interface CreationOptions {
-  readonly challenge: string;
-  readonly rp: { readonly id?: string; readonly name: string };
-  readonly user: { readonly id: string; readonly name: string };
-}
-
-export interface RequestOptions {
-  readonly challenge: string;
-  readonly rpId?: string;
-  readonly allowCredentials?: readonly { readonly id: string }[];
-}
 
 export interface Bend {
   /** The origin the client data names; the authenticator's own by default. */

@@ -1,8 +1,26 @@
 import type { LightMyRequestResponse } from 'fastify';
 import type { Service } from '../../main.js';
-import type { CreationOptions, RequestOptions, SoftwareAuthenticator } from '../../test/software-authenticator.js';
 
 /** Helpers for the passkey tests: the relying party and the two ceremonies through `app.inject`. */
+
+/** What an authenticator reads of creation options. */
+export interface CreationOptions {
+  readonly challenge: string;
+  readonly rp: { readonly id?: string; readonly name: string };
+  readonly user: { readonly id: string; readonly name: string };
+}
+
+/** What an authenticator reads of request options. */
+export interface RequestOptions {
+  readonly challenge: string;
+  readonly rpId?: string;
+  readonly allowCredentials?: readonly { readonly id: string }[];
+}
+
+/** An authenticator that answers creation options (the tests' software one). */
+export interface Registering {
+  register(options: CreationOptions): { readonly id: string };
+}
 
 export const RP_ID = 'example.com';
 export const ORIGIN = 'https://app.example.com';
@@ -43,7 +61,7 @@ export async function registrationOptions(client: PasskeyClient, token: string):
 export async function registerPasskey(
   client: PasskeyClient,
   token: string,
-  authenticator: SoftwareAuthenticator,
+  authenticator: Registering,
   name?: string,
 ): Promise<{ id: string; credentialId: string }> {
   const credential = authenticator.register(await registrationOptions(client, token));
