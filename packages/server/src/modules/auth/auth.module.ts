@@ -17,7 +17,7 @@ import { sessionsRoutes } from '../sessions/sessions.routes.js';
 import { SessionsService } from '../sessions/sessions.service.js';
 import { RolesService } from '../users/roles.service.js';
 import { usersRoutes } from '../users/users.routes.js';
-import { type UserDeletionStep, UsersService } from '../users/users.service.js';
+import { type UserClaimStep, type UserDeletionStep, UsersService } from '../users/users.service.js';
 import { authEmailComposers } from './auth.emails.js';
 import { authRoutes } from './auth.routes.js';
 import { AuthService } from './auth.service.js';
@@ -35,6 +35,8 @@ export interface AuthDependencies {
   readonly emailComposers?: Readonly<Record<string, EmailComposer>>;
   /** Other modules' work in the transaction that deletes a user (organization memberships). */
   readonly userDeletionSteps?: readonly UserDeletionStep[];
+  /** Other modules' work in the transaction where a sign-in claims an unverified account (passkeys). */
+  readonly userClaimSteps?: readonly UserClaimStep[];
   /** Seals secrets at rest (the refresh grace window's successor tokens); the service's one keyring, built in main.ts. */
   readonly secrets: SecretBox;
 }
@@ -57,7 +59,9 @@ export interface Auth {
   close(): Promise<void>;
 }
 
-function userModules(deps: Pick<AuthDependencies, 'db' | 'config' | 'clock' | 'audit' | 'userDeletionSteps' | 'secrets'>) {
+function userModules(
+  deps: Pick<AuthDependencies, 'db' | 'config' | 'clock' | 'audit' | 'userDeletionSteps' | 'userClaimSteps' | 'secrets'>,
+) {
   const { db, config, clock, audit } = deps;
   const sessions = new SessionsService({
     db,
@@ -69,7 +73,15 @@ function userModules(deps: Pick<AuthDependencies, 'db' | 'config' | 'clock' | 'a
     secrets: deps.secrets,
   });
   const roles = new RolesService({ db, clock, audit });
-  const users = new UsersService({ db, clock, sessions, roles, audit, deletionSteps: deps.userDeletionSteps ?? [] });
+  const users = new UsersService({
+    db,
+    clock,
+    sessions,
+    roles,
+    audit,
+    deletionSteps: deps.userDeletionSteps ?? [],
+    claimSteps: deps.userClaimSteps ?? [],
+  });
   return { sessions, roles, users };
 }
 

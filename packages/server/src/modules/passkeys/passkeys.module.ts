@@ -3,13 +3,15 @@ import type { Db } from '../../db/database.js';
 import type { RouteModule } from '../../http/app.js';
 import type { RateLimiter } from '../../http/rate-limit.js';
 import type { PeriodicJob } from '../../jobs/scheduler.js';
-import type { Clock } from '../../shared/clock.js';
+import { type Clock, isoTime } from '../../shared/clock.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { Auth } from '../auth/auth.module.js';
 import type { ProjectsService } from '../projects/projects.service.js';
+import type { UserClaimStep } from '../users/users.service.js';
 import { PasskeyChallenges } from './passkeys.challenges.js';
 import { passkeysRoutes } from './passkeys.routes.js';
-import { PasskeysService } from './passkeys.service.js';
+import { PasskeysService, recordPasskeyChange } from './passkeys.service.js';
+import * as store from './passkeys.store.js';
 import { PasskeySignIn } from './passkeys.sign-in.js';
 
 export interface PasskeysDependencies {
@@ -29,6 +31,24 @@ export interface Passkeys {
   readonly routes: readonly RouteModule[];
   /** Deletes ceremony challenges a day after they expired. */
   readonly jobs: readonly PeriodicJob[];
+}
+
+/**
+ * The claim step of identity linking (docs/adr/0014-identity-linking.md, rule 5): when a sign-in
+ * that proves the address claims an account nobody had verified, the passkeys its unproven holder
+ * registered go with the password, or a squatter would keep signing in with them. Each removal
+ * has its `user.passkey.removed` event and audit entry (reason `email_claim`).
+ */
+export function removePasskeysOfClaimedUser(deps: { audit: AuditService }): UserClaimStep {
+  return async (trx, input) => {
+    const passkeys = await store.listAllUserPasskeys(trx, input.projectId, input.userId);
+    const now = isoTime(input.now);
+    for (const passkey of passkeys) {
+      await store.deletePasskey(trx, input.projectId, passkey.id);
+      await recordPasskeyChange(trx, deps.audit, input.context, { passkey, kind: 'removed', now, reason: 'email_claim' });
+    }
+    return { passkeys_removed: passkeys.length };
+  };
 }
 
 const CHALLENGE_RETENTION_MS = 24 * 60 * 60 * 1000;

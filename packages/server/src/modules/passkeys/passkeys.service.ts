@@ -136,7 +136,7 @@ export class PasskeysService {
         if (count >= PASSKEYS_PER_USER_MAX)
           throw new ApiError('parameter_invalid', `A user has at most ${PASSKEYS_PER_USER_MAX} passkeys; remove one first.`, { param: 'response' });
         await store.insertPasskey(trx, passkey);
-        await this.#changed(trx, context, passkey, 'added', now);
+        await recordPasskeyChange(trx, this.#audit, context, { passkey, kind: 'added', now });
       });
     } catch (error) {
       if (isUniqueViolation(error))
@@ -171,28 +171,34 @@ export class PasskeysService {
         const passkey = await store.findUserPasskey(trx, projectId, userId, passkeyId);
         if (passkey === undefined || !(await store.deletePasskey(trx, projectId, passkeyId)))
           throw new ApiError('resource_missing', `No passkey ${passkeyId}.`, { param: 'id' });
-        await this.#changed(trx, context, passkey, 'removed', isoTime(this.#clock.now()));
+        await recordPasskeyChange(trx, this.#audit, context, { passkey, kind: 'removed', now: isoTime(this.#clock.now()) });
         return { id: passkeyId, object: 'passkey' as const, deleted: true as const };
       }),
     );
   }
+}
 
-  /** The event and audit entry of a passkey added or removed, in the change's transaction. */
-  async #changed(trx: Transaction, context: AuditContext, passkey: store.PasskeyRow, change: 'added' | 'removed', now: string): Promise<void> {
-    await recordEvent(trx, {
-      projectId: passkey.project_id,
-      type: change === 'added' ? 'user.passkey.added' : 'user.passkey.removed',
-      data: { user_id: passkey.user_id, passkey_id: passkey.id, name: passkey.name },
-      createdAt: now,
-    });
-    await this.#audit.record(trx, context, {
-      projectId: passkey.project_id,
-      action: change === 'added' ? 'passkey.create' : 'passkey.delete',
-      resource: { type: 'passkey', id: passkey.id },
-      changes: { user_id: passkey.user_id, name: passkey.name },
-      createdAt: now,
-    });
-  }
+/** The event and audit entry of a passkey added or removed, in the change's transaction. */
+export async function recordPasskeyChange(
+  trx: Transaction,
+  audit: AuditService,
+  context: AuditContext,
+  change: { passkey: store.PasskeyRow; kind: 'added' | 'removed'; now: string; reason?: string },
+): Promise<void> {
+  const { passkey, kind, now } = change;
+  await recordEvent(trx, {
+    projectId: passkey.project_id,
+    type: kind === 'added' ? 'user.passkey.added' : 'user.passkey.removed',
+    data: { user_id: passkey.user_id, passkey_id: passkey.id, name: passkey.name },
+    createdAt: now,
+  });
+  await audit.record(trx, context, {
+    projectId: passkey.project_id,
+    action: kind === 'added' ? 'passkey.create' : 'passkey.delete',
+    resource: { type: 'passkey', id: passkey.id },
+    changes: { user_id: passkey.user_id, name: passkey.name, ...(change.reason === undefined ? {} : { reason: change.reason }) },
+    createdAt: now,
+  });
 }
 
 export function toPasskey(row: store.PasskeyRow): Passkey {

@@ -61,6 +61,17 @@ export async function listUserCredentials(
     .execute();
 }
 
+/** Every passkey of a user (at most PASSKEYS_PER_USER_MAX), oldest first. */
+export async function listAllUserPasskeys(db: Executor, projectId: string, userId: string): Promise<PasskeyRow[]> {
+  return db
+    .selectFrom('passkeys')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('user_id', '=', userId)
+    .orderBy('created_at', 'asc')
+    .execute();
+}
+
 export async function deletePasskey(db: Executor, projectId: string, passkeyId: string): Promise<boolean> {
   const result = await db.deleteFrom('passkeys').where('project_id', '=', projectId).where('id', '=', passkeyId).executeTakeFirst();
   return result.numDeletedRows > 0n;
