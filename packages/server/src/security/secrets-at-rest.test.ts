@@ -233,7 +233,10 @@ describeEachDialect('secrets at rest', (dialect) => {
     const request = (await postTwice('/v1/auth/passkey/options', {})).json<RequestOptions & { challenge_id: string }>();
     keep('the sign-in challenge', request.challenge);
     const passkeySession = (
-      await postTwice('/v1/auth/passkey', { challenge_id: request.challenge_id, response: authenticator.authenticate(request, credential.id) })
+      await postTwice('/v1/auth/passkey', {
+        challenge_id: request.challenge_id,
+        response: authenticator.authenticate(request, credential.id),
+      })
     ).json<{ session: { id: string; refresh_token: string } }>();
     keepSession('passkey sign-in', passkeySession.session.id, passkeySession.session.refresh_token);
 

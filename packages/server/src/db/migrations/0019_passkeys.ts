@@ -37,12 +37,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'text', (column) => column.notNull())
     .addColumn('last_used_at', 'text')
     .execute();
-  await db.schema
-    .createIndex('passkeys_credential_idx')
-    .on('passkeys')
-    .columns(['project_id', 'credential_id'])
-    .unique()
-    .execute();
+  await db.schema.createIndex('passkeys_credential_idx').on('passkeys').columns(['project_id', 'credential_id']).unique().execute();
   await db.schema.createIndex('passkeys_user_idx').on('passkeys').columns(['project_id', 'user_id', 'created_at']).execute();
   await db.schema.createIndex('passkeys_user_fk_idx').on('passkeys').column('user_id').execute();
 

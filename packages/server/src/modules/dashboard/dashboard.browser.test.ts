@@ -226,7 +226,11 @@ describe.skipIf(chromiumMissing && !required)('the operator dashboard in headles
     await expect.poll(() => page.getByTestId('passkey-list').textContent()).toContain('Grace’s laptop');
     await page.getByRole('button', { name: 'Remove passkey Grace’s laptop' }).click();
     await expect.poll(() => page.getByText('No passkeys.', { exact: false }).count()).toBe(1);
-    const passkeysLeft = await test().service.app.inject({ method: 'GET', url: `/v1/users/${seeded.userId}/passkeys`, headers: test().auth });
+    const passkeysLeft = await test().service.app.inject({
+      method: 'GET',
+      url: `/v1/users/${seeded.userId}/passkeys`,
+      headers: test().auth,
+    });
     expect(passkeysLeft.json<{ data: unknown[] }>().data).toHaveLength(0);
 
     // Every other page, with data where there is some.

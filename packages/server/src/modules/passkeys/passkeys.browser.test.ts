@@ -142,9 +142,13 @@ describeEachDialect('passkeys in headless Chromium', (dialect) => {
       await new Promise<void>((resolve) => (appServer === undefined ? resolve() : appServer.close(() => resolve())));
     });
 
-    const register = (name: string) => page.evaluate(async (label) => (window as unknown as { registerPasskey(n: string): Promise<Answer> }).registerPasskey(label), name);
+    const register = (name: string) =>
+      page.evaluate(async (label) => (window as unknown as { registerPasskey(n: string): Promise<Answer> }).registerPasskey(label), name);
     const signIn = (email?: string) =>
-      page.evaluate(async (address) => (window as unknown as { signIn(e?: string): Promise<Answer & { payload: object }> }).signIn(address), email);
+      page.evaluate(
+        async (address) => (window as unknown as { signIn(e?: string): Promise<Answer & { payload: object }> }).signIn(address),
+        email,
+      );
 
     it('registers a passkey, signs in with it by email and as a discoverable credential, and refuses a replay', async () => {
       const user = await signup((options) => ctx().service.app.inject(options), ctx().secretKey);
@@ -182,7 +186,7 @@ describeEachDialect('passkeys in headless Chromium', (dialect) => {
       }
     }, 60_000);
 
-    it("refuses the passkey at another project on the same rp_id (tenant isolation)", async () => {
+    it('refuses the passkey at another project on the same rp_id (tenant isolation)', async () => {
       const other = await ctx().service.projects.createProject({ name: 'Other' });
       app.client = passkeyClient(ctx().service, other.secretKey);
       try {

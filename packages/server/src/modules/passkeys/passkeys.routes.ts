@@ -71,7 +71,13 @@ export function passkeysRoutes(passkeys: PasskeysService, signIn: PasskeySignIn,
         onSend: browser.onSend,
         schema: {
           operationId: 'registerPasskey',
-          errors: [...notConfigured, 'passkey_challenge_invalid', 'passkey_challenge_expired', 'passkey_verification_failed', 'passkey_already_registered'],
+          errors: [
+            ...notConfigured,
+            'passkey_challenge_invalid',
+            'passkey_challenge_expired',
+            'passkey_verification_failed',
+            'passkey_already_registered',
+          ],
           tags,
           security: sessionSecurity,
           summary: "Register a passkey for the session's user with the authenticator's response",
@@ -204,7 +210,12 @@ export function passkeysRoutes(passkeys: PasskeysService, signIn: PasskeySignIn,
         },
       },
       async (request, reply) => {
-        const result = await signIn.signIn(requireSecretKey(request).projectId, request.body as SignInBody, request.client, auditContext(request));
+        const result = await signIn.signIn(
+          requireSecretKey(request).projectId,
+          request.body as SignInBody,
+          request.client,
+          auditContext(request),
+        );
         return sendSignedIn(reply, result, (request.query as Static<typeof LoginQuery>).format);
       },
     );

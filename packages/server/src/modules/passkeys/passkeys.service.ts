@@ -78,7 +78,12 @@ export class PasskeysService {
     input: { response: RegistrationCredential; name?: string | undefined },
     context: AuditContext,
   ): Promise<Passkey> {
-    const refused: AuditRecord = { projectId, action: 'passkey.create', resource: { type: 'passkey', id: null }, changes: { user_id: userId } };
+    const refused: AuditRecord = {
+      projectId,
+      action: 'passkey.create',
+      resource: { type: 'passkey', id: null },
+      changes: { user_id: userId },
+    };
     return this.#audit.recordingRefusals(context, refused, () => this.#register(projectId, userId, input, context));
   }
 
@@ -96,7 +101,8 @@ export class PasskeysService {
     if (challenge === undefined) throw verificationFailed('The client data is not readable JSON with a challenge.');
     const row = await this.#challenges.use(projectId, 'registration', { challenge });
     // Registrations find their challenge by hash, so the lookup is not scoped by user: insist here.
-    if (row.user_id !== userId) throw new ApiError('passkey_challenge_invalid', 'This challenge was issued to another user.', { param: 'response' });
+    if (row.user_id !== userId)
+      throw new ApiError('passkey_challenge_invalid', 'This challenge was issued to another user.', { param: 'response' });
     let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
     try {
       verified = await verifyRegistrationResponse({
@@ -134,7 +140,9 @@ export class PasskeysService {
         await this.#users.getRecord(projectId, userId, trx);
         const count = (await store.listUserCredentials(trx, projectId, userId)).length;
         if (count >= PASSKEYS_PER_USER_MAX)
-          throw new ApiError('parameter_invalid', `A user has at most ${PASSKEYS_PER_USER_MAX} passkeys; remove one first.`, { param: 'response' });
+          throw new ApiError('parameter_invalid', `A user has at most ${PASSKEYS_PER_USER_MAX} passkeys; remove one first.`, {
+            param: 'response',
+          });
         await store.insertPasskey(trx, passkey);
         await recordPasskeyChange(trx, this.#audit, context, { passkey, kind: 'added', now });
       });
@@ -164,8 +172,18 @@ export class PasskeysService {
   }
 
   /** Removes one of a user's passkeys; another user's or project's answers 404 as if it did not exist. */
-  async remove(projectId: string, userId: string, passkeyId: string, context: AuditContext): Promise<{ id: string; object: 'passkey'; deleted: true }> {
-    const refused: AuditRecord = { projectId, action: 'passkey.delete', resource: { type: 'passkey', id: passkeyId }, changes: { user_id: userId } };
+  async remove(
+    projectId: string,
+    userId: string,
+    passkeyId: string,
+    context: AuditContext,
+  ): Promise<{ id: string; object: 'passkey'; deleted: true }> {
+    const refused: AuditRecord = {
+      projectId,
+      action: 'passkey.delete',
+      resource: { type: 'passkey', id: passkeyId },
+      changes: { user_id: userId },
+    };
     return this.#audit.recordingRefusals(context, refused, () =>
       inTransaction(this.#db, async (trx) => {
         const passkey = await store.findUserPasskey(trx, projectId, userId, passkeyId);

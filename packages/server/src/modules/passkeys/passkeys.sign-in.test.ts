@@ -47,7 +47,10 @@ describeEachDialect('passkeys: sign-in', (dialect) => {
       const assertion = setup.authenticator.authenticate(options, setup.passkey.credentialId);
       const response = await client.call('POST', '/v1/auth/passkey', { challenge_id: options.challenge_id, response: assertion });
       expect(response.statusCode, response.body).toBe(200);
-      const body = response.json<{ user: { id: string }; session: { id: string; refresh_token: string; expires_at: string; refresh_expires_at: string } }>();
+      const body = response.json<{
+        user: { id: string };
+        session: { id: string; refresh_token: string; expires_at: string; refresh_expires_at: string };
+      }>();
       expect(body.user.id).toBe(setup.user.userId);
       expect(Object.keys(body.session).sort()).toEqual(['expires_at', 'id', 'refresh_expires_at', 'refresh_token']);
       const validated = await client.call('POST', '/v1/sessions/validate', { session_id: body.session.id });
@@ -55,7 +58,9 @@ describeEachDialect('passkeys: sign-in', (dialect) => {
       const created = await eventsOf(current().service, current().projectId, 'session.created');
       expect(created.map((event) => event['session_id'])).toContain(body.session.id.split('.')[0]);
       const audit = await auditReader(current().service, current().secretKey).of(response);
-      expect(audit).toEqual([expect.objectContaining({ action: 'user.passkey_login', outcome: 'success', resource: { type: 'user', id: setup.user.userId } })]);
+      expect(audit).toEqual([
+        expect.objectContaining({ action: 'user.passkey_login', outcome: 'success', resource: { type: 'user', id: setup.user.userId } }),
+      ]);
       const listed = await client.call('GET', `/v1/users/${setup.user.userId}/passkeys`);
       expect(listed.json<{ data: { last_used_at: string | null }[] }>().data[0]?.last_used_at).not.toBeNull();
     });
@@ -108,7 +113,10 @@ describeEachDialect('passkeys: sign-in', (dialect) => {
     it('refuses a replayed assertion: the challenge is single use', async () => {
       const setup = await userWithPasskey();
       const options = await signInOptions(client);
-      const payload = { challenge_id: options.challenge_id, response: setup.authenticator.authenticate(options, setup.passkey.credentialId) };
+      const payload = {
+        challenge_id: options.challenge_id,
+        response: setup.authenticator.authenticate(options, setup.passkey.credentialId),
+      };
       expect((await client.call('POST', '/v1/auth/passkey', payload)).statusCode).toBe(200);
       await expectRefused(await client.call('POST', '/v1/auth/passkey', payload), 'passkey_challenge_invalid', 400);
     });
@@ -118,7 +126,11 @@ describeEachDialect('passkeys: sign-in', (dialect) => {
       const options = await signInOptions(client);
       const response = setup.authenticator.authenticate(options, setup.passkey.credentialId);
       clock.advance(5 * 60 * 1000 + 1);
-      await expectRefused(await client.call('POST', '/v1/auth/passkey', { challenge_id: options.challenge_id, response }), 'passkey_challenge_expired', 400);
+      await expectRefused(
+        await client.call('POST', '/v1/auth/passkey', { challenge_id: options.challenge_id, response }),
+        'passkey_challenge_expired',
+        400,
+      );
     });
 
     it('refuses an assertion that answers another challenge than challenge_id names', async () => {
@@ -126,7 +138,11 @@ describeEachDialect('passkeys: sign-in', (dialect) => {
       const named = await signInOptions(client);
       const other = await signInOptions(client);
       const response = setup.authenticator.authenticate(other, setup.passkey.credentialId);
-      await expectRefused(await client.call('POST', '/v1/auth/passkey', { challenge_id: named.challenge_id, response }), 'passkey_challenge_invalid', 400);
+      await expectRefused(
+        await client.call('POST', '/v1/auth/passkey', { challenge_id: named.challenge_id, response }),
+        'passkey_challenge_invalid',
+        400,
+      );
     });
 
     it('refuses an unknown credential', async () => {
@@ -158,7 +174,11 @@ describeEachDialect('passkeys: sign-in', (dialect) => {
       await expectRefused(await signIn(setup, { via: outsider }), 'passkey_invalid', 401);
       const theirs = await signInOptions(outsider);
       const response = setup.authenticator.authenticate(theirs, setup.passkey.credentialId);
-      await expectRefused(await client.call('POST', '/v1/auth/passkey', { challenge_id: theirs.challenge_id, response }), 'passkey_challenge_invalid', 400);
+      await expectRefused(
+        await client.call('POST', '/v1/auth/passkey', { challenge_id: theirs.challenge_id, response }),
+        'passkey_challenge_invalid',
+        400,
+      );
     });
 
     it('refuses a signature counter that went back (a cloned authenticator), and records the refusal', async () => {
@@ -185,7 +205,10 @@ describeEachDialect('passkeys: sign-in', (dialect) => {
       const cases: object[] = [
         { challenge_id: options.challenge_id },
         { challenge_id: options.challenge_id, response: { ...assertion, response: { ...assertion.response, clientDataJSON: 'e30' } } },
-        { challenge_id: options.challenge_id, response: { ...assertion, response: { ...assertion.response, signature: 'not base64url!' } } },
+        {
+          challenge_id: options.challenge_id,
+          response: { ...assertion, response: { ...assertion.response, signature: 'not base64url!' } },
+        },
         { challenge_id: 'pkc_nope', response: assertion },
         { challenge_id: options.challenge_id, response: assertion, extra: 1 },
       ];

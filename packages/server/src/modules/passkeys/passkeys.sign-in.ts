@@ -204,7 +204,12 @@ export class PasskeySignIn {
     trx: Transaction,
     input: { projectId: string; userId: string; client: SessionClient; now: Date; multiFactor: true },
   ): Promise<IssuedSessionTokens> {
-    return this.#sessions.createInTransaction(trx, { projectId: input.projectId, userId: input.userId, client: input.client, now: input.now });
+    return this.#sessions.createInTransaction(trx, {
+      projectId: input.projectId,
+      userId: input.userId,
+      client: input.client,
+      now: input.now,
+    });
   }
 
   /** Log in's throttle discipline: slots first, a failure keeps them, a success clears the address's. */
@@ -244,7 +249,8 @@ function throttleLimits(projectId: string, credentialId: string, ip: string | un
 
 /** The verifier's reason, with the one that matters most to an operator said plainly. */
 function describeFailure(message: string): string {
-  if (/counter/i.test(message)) return `The signature counter went back (${message}): the passkey may have been cloned; the sign-in is refused.`;
+  if (/counter/i.test(message))
+    return `The signature counter went back (${message}): the passkey may have been cloned; the sign-in is refused.`;
   return message;
 }
 

@@ -67,7 +67,9 @@ describeEachDialect('passkeys: relying party and registration', (dialect) => {
       expect(first.statusCode, first.body).toBe(200);
       expect(first.json()).toMatchObject({ object: 'project', webauthn: local });
       const audit = await auditReader(current().service, current().secretKey).of(first);
-      expect(audit).toEqual([expect.objectContaining({ action: 'project.update', resource: { type: 'project', id: current().projectId } })]);
+      expect(audit).toEqual([
+        expect.objectContaining({ action: 'project.update', resource: { type: 'project', id: current().projectId } }),
+      ]);
       expect((await client.call('PATCH', '/v1/project', { webauthn: null })).json<{ webauthn: unknown }>().webauthn).toBeNull();
       await configureRelyingParty(client);
       expect((await client.call('GET', '/v1/project')).json()).toMatchObject({ webauthn: RELYING_PARTY, name: 'Test project' });
@@ -94,13 +96,21 @@ describeEachDialect('passkeys: relying party and registration', (dialect) => {
       const response = await client.call('POST', '/v1/users/me/passkeys', { response: credential, name: '  Laptop  ' }, user.token);
       expect(response.statusCode, response.body).toBe(201);
       const passkey = response.json<{ id: string; created_at: string }>();
-      expect(passkey).toMatchObject({ object: 'passkey', name: 'Laptop', user_id: user.userId, transports: ['internal'], last_used_at: null });
+      expect(passkey).toMatchObject({
+        object: 'passkey',
+        name: 'Laptop',
+        user_id: user.userId,
+        transports: ['internal'],
+        last_used_at: null,
+      });
       expect(passkey.id).toMatch(/^pk_[0-9A-Za-z]{22}$/);
       expect(passkey.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
       const events = await eventsOf(current().service, current().projectId, 'user.passkey.added');
       expect(events).toContainEqual({ user_id: user.userId, passkey_id: passkey.id, name: 'Laptop' });
       const audit = await auditReader(current().service, current().secretKey).of(response);
-      expect(audit).toEqual([expect.objectContaining({ action: 'passkey.create', resource: { type: 'passkey', id: passkey.id }, outcome: 'success' })]);
+      expect(audit).toEqual([
+        expect.objectContaining({ action: 'passkey.create', resource: { type: 'passkey', id: passkey.id }, outcome: 'success' }),
+      ]);
       const next = await registrationOptions(client, user.token);
       expect((next as { excludeCredentials?: { id: string }[] }).excludeCredentials?.map((item) => item.id)).toEqual([credential.id]);
     });
@@ -152,7 +162,9 @@ describeEachDialect('passkeys: relying party and registration', (dialect) => {
       const alice = await newUser();
       const mallory = await newUser();
       const credential = authenticator.register(await registrationOptions(client, alice.token));
-      expect(errorCode(await client.call('POST', '/v1/users/me/passkeys', { response: credential }, mallory.token))).toBe('passkey_challenge_invalid');
+      expect(errorCode(await client.call('POST', '/v1/users/me/passkeys', { response: credential }, mallory.token))).toBe(
+        'passkey_challenge_invalid',
+      );
     });
 
     it('refuses a credential id registered already in the project with 409', async () => {
@@ -168,7 +180,12 @@ describeEachDialect('passkeys: relying party and registration', (dialect) => {
       const user = await newUser();
       const credential = authenticator.register(await registrationOptions(client, user.token));
       const forged = Buffer.alloc(16, 9).toString('base64url');
-      const response = await client.call('POST', '/v1/users/me/passkeys', { response: { ...credential, id: forged, rawId: forged } }, user.token);
+      const response = await client.call(
+        'POST',
+        '/v1/users/me/passkeys',
+        { response: { ...credential, id: forged, rawId: forged } },
+        user.token,
+      );
       expect(errorCode(response)).toBe('passkey_verification_failed');
     });
 
@@ -220,7 +237,9 @@ describeEachDialect('passkeys: relying party and registration', (dialect) => {
       const owner = await newUser();
       const other = await newUser();
       const passkey = await registerPasskey(client, owner.token, authenticator);
-      expect(errorCode(await client.call('DELETE', `/v1/users/me/passkeys/${passkey.id}`, undefined, other.token))).toBe('resource_missing');
+      expect(errorCode(await client.call('DELETE', `/v1/users/me/passkeys/${passkey.id}`, undefined, other.token))).toBe(
+        'resource_missing',
+      );
       expect((await client.call('GET', '/v1/users/me/passkeys', undefined, owner.token)).json<{ data: unknown[] }>().data).toHaveLength(1);
     });
 
@@ -238,7 +257,9 @@ describeEachDialect('passkeys: relying party and registration', (dialect) => {
       const removed = await client.call('DELETE', `/v1/users/${user.userId}/passkeys/${passkey.id}`);
       expect(removed.statusCode).toBe(200);
       const audit = await auditReader(current().service, current().secretKey).of(removed);
-      expect(audit).toEqual([expect.objectContaining({ action: 'passkey.delete', actor: expect.objectContaining({ type: 'secret_key' }) })]);
+      expect(audit).toEqual([
+        expect.objectContaining({ action: 'passkey.delete', actor: expect.objectContaining({ type: 'secret_key' }) }),
+      ]);
     });
   });
 });

@@ -65,7 +65,12 @@ export async function registerPasskey(
   name?: string,
 ): Promise<{ id: string; credentialId: string }> {
   const credential = authenticator.register(await registrationOptions(client, token));
-  const response = await client.call('POST', '/v1/users/me/passkeys', { response: credential, ...(name === undefined ? {} : { name }) }, token);
+  const response = await client.call(
+    'POST',
+    '/v1/users/me/passkeys',
+    { response: credential, ...(name === undefined ? {} : { name }) },
+    token,
+  );
   if (response.statusCode !== 201) throw new Error(`registration failed: ${response.statusCode} ${response.body}`);
   return { id: response.json<{ id: string }>().id, credentialId: credential.id };
 }

@@ -19,7 +19,7 @@ const RelyingPartyProperties = {
 
 export const RelyingPartySchema = Type.Object(RelyingPartyProperties, {
   $id: 'WebAuthnRelyingParty',
-  description: "The project's passkey relying party (docs/api.md, \"Passkeys\").",
+  description: 'The project\'s passkey relying party (docs/api.md, "Passkeys").',
 });
 
 export const ProjectSchema = Type.Object(

@@ -15,11 +15,7 @@ export async function findProject(db: Executor, projectId: string): Promise<Proj
 }
 
 /** Changes a project's name and relying party, each only when given (null clears the relying party). */
-export async function updateProject(
-  db: Executor,
-  projectId: string,
-  changes: { name?: string; webauthn?: string | null },
-): Promise<void> {
+export async function updateProject(db: Executor, projectId: string, changes: { name?: string; webauthn?: string | null }): Promise<void> {
   if (Object.keys(changes).length === 0) return;
   await db.updateTable('projects').set(changes).where('id', '=', projectId).execute();
 }

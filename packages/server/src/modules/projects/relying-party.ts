@@ -71,9 +71,13 @@ function checkOrigin(origin: string, rpId: string, param: string): void {
     throw new ApiError('parameter_invalid', 'An origin is https://, or http:// on localhost only.', { param });
   }
   if (url.hostname !== rpId && !url.hostname.endsWith(`.${rpId}`)) {
-    throw new ApiError('parameter_invalid', `${origin} is not on rp_id ${rpId} or one of its subdomains; passkeys could not be used there.`, {
-      param,
-    });
+    throw new ApiError(
+      'parameter_invalid',
+      `${origin} is not on rp_id ${rpId} or one of its subdomains; passkeys could not be used there.`,
+      {
+        param,
+      },
+    );
   }
 }
 
