@@ -233,3 +233,26 @@ describeEachDialect('passkeys: sign-in', (dialect) => {
     });
   });
 });
+
+/** Each sign-in options call stores a challenge: they are limited per end-user address while the per-IP limit is on. */
+describeEachDialect('passkeys: sign-in options rate limit', (dialect) => {
+  const current = useTestService(dialect, { env: { RATE_LIMIT_IP_PER_SECOND: '100000', RATE_LIMIT_KEY_PER_SECOND: '100000' } });
+
+  it('answers 429 with Retry-After past 20 options at once from one address, and another address is not held back', async () => {
+    const client = passkeyClient(current().service, current().secretKey);
+    await configureRelyingParty(client);
+    const options = (address: string) =>
+      current().service.app.inject({
+        method: 'POST',
+        url: '/v1/auth/passkey/options',
+        headers: { authorization: `Bearer ${current().secretKey}`, 'x-end-user-ip': address },
+        payload: {},
+      });
+    for (let call = 0; call < 20; call += 1) expect((await options('203.0.113.7')).statusCode).toBe(200);
+    const limited = await options('203.0.113.7');
+    expect(limited.statusCode).toBe(429);
+    expect(errorCode(limited)).toBe('rate_limited');
+    expect(limited.headers['retry-after']).toBeDefined();
+    expect((await options('203.0.113.8')).statusCode).toBe(200);
+  });
+});
