@@ -32,6 +32,17 @@ export interface SessionInfo {
   revoked_at: string | null;
 }
 
+export interface Passkey {
+  id: string;
+  user_id: string;
+  name: string;
+  device_type: 'single_device' | 'multi_device';
+  backed_up: boolean;
+  transports: string[];
+  created_at: string;
+  last_used_at: string | null;
+}
+
 export interface Wallet {
   id: string;
   user_id: string;

@@ -6,7 +6,7 @@ import { Roles, Users } from './resources/users.js';
 import { Wallets } from './resources/wallets.js';
 import { Events, Webhooks } from './resources/webhooks.js';
 import { type RequestOptions, Transport, type TransportOptions } from './transport.js';
-import type { ChangePasswordParams, Project, SessionBalance, SessionBalanceParams, User } from './types.js';
+import type { ChangePasswordParams, Project, SessionBalance, SessionBalanceParams, UpdateProjectParams, User } from './types.js';
 
 export interface SvcClientOptions extends TransportOptions {
   /** The project's secret key, `svc_sk_…`. Keep it on your servers. */
@@ -41,7 +41,11 @@ export class SvcClient {
   readonly roles: Roles;
   readonly webhooks: Webhooks;
   readonly events: Events;
-  readonly project: { get(options?: RequestOptions): Promise<Project> };
+  /** The project: `update` sets its name or its passkey relying party (`webauthn`). */
+  readonly project: {
+    get(options?: RequestOptions): Promise<Project>;
+    update(params: UpdateProjectParams, options?: RequestOptions): Promise<Project>;
+  };
   /**
    * Every operation a secret key may call, by its `operationId` (see `operations.ts`): the
    * namespaces above cover the common ones with shorter signatures; these cover all of them,
@@ -66,7 +70,10 @@ export class SvcClient {
     this.roles = new Roles(api);
     this.webhooks = new Webhooks(api);
     this.events = new Events(api);
-    this.project = { get: (requestOptions) => api.call('GET /v1/project', {}, requestOptions) };
+    this.project = {
+      get: (requestOptions) => api.call('GET /v1/project', {}, requestOptions),
+      update: (params, requestOptions) => api.call('PATCH /v1/project', { body: params }, requestOptions),
+    };
     this.operations = operationMethods(api, new Set(['secret', 'any', 'public']));
   }
 

@@ -93,3 +93,5 @@ export type DeletedWebhookEndpoint = ResponseBody<'DELETE /v1/webhooks/{id}'>;
 export type ListDeliveriesParams = QueryParams<'GET /v1/webhooks/{id}/deliveries'>;
 export type ListEventsParams = QueryParams<'GET /v1/events'>;
 export type Project = ResponseBody<'GET /v1/project'>;
+export type UpdateProjectParams = RequestBody<'PATCH /v1/project'>;
+export type Passkey = ResponseBody<'POST /v1/users/me/passkeys'>;

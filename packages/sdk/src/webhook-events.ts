@@ -52,6 +52,14 @@ export interface SessionCreatedEventData {
   readonly user_id: string;
 }
 
+/** `user.passkey.added`, `user.passkey.removed`. */
+export interface PasskeyEventData {
+  readonly user_id: string;
+  /** `pk_…`. */
+  readonly passkey_id: string;
+  readonly name: string;
+}
+
 export type SessionRevokedReason =
   'logout' | 'revoked' | 'refreshed' | 'refresh_token_reuse' | 'password_reset' | 'user_banned' | 'user_deleted';
 
@@ -116,6 +124,8 @@ export type WebhookEvent =
   | Envelope<'user.updated', UserEventData>
   | Envelope<'user.deleted', UserEventData>
   | Envelope<'user.email_verified', UserEventData>
+  | Envelope<'user.passkey.added', PasskeyEventData>
+  | Envelope<'user.passkey.removed', PasskeyEventData>
   | Envelope<'session.created', SessionCreatedEventData>
   | Envelope<'session.revoked', SessionRevokedEventData>
   | Envelope<'organization.created', OrganizationCreatedEventData>

@@ -20,6 +20,7 @@ import { AuditService } from './modules/audit/audit.service.js';
 import { type Auth, createAuth } from './modules/auth/auth.module.js';
 import { createDashboard, type Dashboard } from './modules/dashboard/dashboard.module.js';
 import { createOAuth, type OAuth, type OAuthOptions } from './modules/oauth/oauth.module.js';
+import { createPasskeys, type Passkeys, removePasskeysOfClaimedUser } from './modules/passkeys/passkeys.module.js';
 import { createOrganizations, organizationsAuthHooks } from './modules/organizations/organizations.module.js';
 import { projectsRoutes } from './modules/projects/projects.routes.js';
 import { createSso, type Sso } from './modules/sso/sso.module.js';
@@ -61,6 +62,8 @@ export interface Service {
   readonly oauth: OAuth;
   /** Enterprise SSO: organizations' OIDC and SAML connections and their sign-ins. */
   readonly sso: Sso;
+  /** Passkeys (WebAuthn): registration, listing, removal and sign-in. */
+  readonly passkeys: Passkeys;
   /** The operator dashboard at /dashboard: its cookie sessions and the built page. */
   readonly dashboard: Dashboard;
   /** The periodic jobs that `serve` and `worker` run. */
@@ -129,6 +132,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       audit,
       secrets,
       ...organizationsAuthHooks(organizationDeps),
+      userClaimSteps: [removePasskeysOfClaimedUser({ audit })],
     });
     const authModule = auth;
     const organizations = createOrganizations({ ...organizationDeps, auth: authModule });
@@ -144,6 +148,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       organizations: organizations.service,
       oauth: oauthModule,
     });
+    const passkeys = createPasskeys({ db, config, clock, audit, projects, auth: authModule, rateLimiter: limiter });
     // POST /wallets checks that `user_id` is a user of the project through the users module.
     const wallets = new WalletsService({ db, clock, users: authModule.users, audit });
     const dashboard = createDashboard({ db, config, clock, projects, rateLimiter: limiter });
@@ -167,6 +172,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
         ...oauthModule.routes,
         ...organizations.routes,
         ...ssoModule.routes,
+        ...passkeys.routes,
         walletBalanceRoutes({ wallets, ledger, browser: authModule.browser }),
         ...webhooks.routes,
         auditRoutes(audit),
@@ -181,6 +187,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       ...authModule.jobs,
       ...oauthModule.jobs,
       ...ssoModule.jobs,
+      ...passkeys.jobs,
       auditSealJob(db, clock),
       auditRetentionJob({ db, clock, logger, retentionDays: config.auditRetentionDays }),
       ...dashboard.jobs,
@@ -200,6 +207,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       auth: authModule,
       oauth: oauthModule,
       sso: ssoModule,
+      passkeys,
       dashboard,
       jobs,
       async close() {

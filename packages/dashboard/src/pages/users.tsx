@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { post } from '../api.js';
 import { formatCredits, formatDateTime, formatRelative } from '../format.js';
 import type { SessionInfo, User, Wallet } from '../types.js';
+import { UserPasskeys } from './user-passkeys.js';
 import { Empty, ErrorBox, Link, Loaded, Page, Pager, SearchBox, StatusBadge, useAction, usePagedList, useResource } from '../ui.js';
 
 export function UsersPage() {
@@ -160,6 +161,8 @@ export function UserPage(props: { id: string }) {
         </Loaded>
         <Pager {...sessions} />
       </section>
+
+      <UserPasskeys userId={props.id} />
 
       <section className="panel" aria-labelledby="wallets">
         <h2 id="wallets">Wallets</h2>

@@ -15,6 +15,16 @@ export interface ErrorResponse {
   };
 }
 
+/** The project's passkey relying party (docs/api.md, "Passkeys"). */
+export interface WebAuthnRelyingParty {
+  /** The domain passkeys are bound to: a lower-case host name such as `example.com` (`localhost` in development). */
+  rp_id: string;
+  /** Shown by authenticators; 1 to 100 characters. */
+  rp_name: string;
+  /** The exact web origins ceremonies run on: `https://` on `rp_id` or a subdomain of it, or `http://localhost[:port]`. No path or trailing slash. */
+  origins: string[];
+}
+
 export interface ApiKey {
   /** Begins with `key_`. */
   id: string;
@@ -265,6 +275,22 @@ export interface SsoConnection {
   created_at: string;
 }
 
+export interface Passkey {
+  /** Begins with `pk_`. */
+  id: string;
+  object: 'passkey';
+  user_id: string;
+  name: string;
+  /** `multi_device`: a synced passkey (a platform account keeps it); `single_device`: bound to one authenticator. */
+  device_type: 'single_device' | 'multi_device';
+  /** Whether the authenticator reports the passkey backed up (synced). */
+  backed_up: boolean;
+  /** How the authenticator is reached: `internal`, `hybrid`, `usb`, `nfc`, `ble`. */
+  transports: string[];
+  created_at: string;
+  last_used_at: string | null;
+}
+
 export interface Balance {
   credits: number;
   currency: string;
@@ -429,6 +455,36 @@ export interface Operations {
       id: string;
       object: 'project';
       name: string;
+      /** Null until set; passkey routes need it. */
+      webauthn: WebAuthnRelyingParty | null;
+      created_at: string;
+    };
+  };
+  /** Change the project's name or its passkey relying party (`webauthn`) */
+  'PATCH /v1/project': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      /** 1 to 200 characters after trimming. */
+      name?: string;
+      /** The relying party of the project's passkeys; `null` removes it (passkeys then cannot be used). */
+      webauthn?: {
+        /** The domain passkeys are bound to: a lower-case host name such as `example.com` (`localhost` in development). */
+        rp_id: string;
+        /** Shown by authenticators; 1 to 100 characters. */
+        rp_name: string;
+        /** The exact web origins ceremonies run on: `https://` on `rp_id` or a subdomain of it, or `http://localhost[:port]`. No path or trailing slash. */
+        origins: string[];
+      } | null;
+    };
+    status: 200;
+    response: {
+      /** Begins with `prj_`. */
+      id: string;
+      object: 'project';
+      name: string;
+      /** Null until set; passkey routes need it. */
+      webauthn: WebAuthnRelyingParty | null;
       created_at: string;
     };
   };
@@ -1494,6 +1550,214 @@ export interface Operations {
     status: 200;
     response: unknown;
   };
+  /** Creation options for a new passkey of the session's user */
+  'POST /v1/users/me/passkeys/options': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      /** base64url; single use, valid 5 minutes. */
+      challenge: string;
+      rp: {
+        id: string;
+        name: string;
+      };
+      user: {
+        /** The user handle, base64url of the `usr_` id. */
+        id: string;
+        name: string;
+        displayName: string;
+      };
+      pubKeyCredParams: Array<{
+        type: 'public-key';
+        alg: number;
+      }>;
+      /** Milliseconds. */
+      timeout?: number;
+      /** The user's passkeys already registered. */
+      excludeCredentials?: Array<{
+        /** A credential id, base64url. */
+        id: string;
+        type: 'public-key';
+        transports?: string[];
+      }>;
+      /** `residentKey: required`, `userVerification: required`. */
+      authenticatorSelection?: Record<string, unknown>;
+      /** `none`. */
+      attestation?: string;
+      /** WebAuthn extensions. */
+      extensions?: Record<string, unknown>;
+      hints?: string[];
+      [key: string]: unknown;
+    };
+  };
+  /** The session user's passkeys, newest first */
+  'GET /v1/users/me/passkeys': {
+    path: Record<string, never>;
+    query: {
+      limit?: number;
+      starting_after?: string;
+    };
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'list';
+      data: Passkey[];
+      has_more: boolean;
+    };
+  };
+  /** Register a passkey for the session's user with the authenticator's response */
+  'POST /v1/users/me/passkeys': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      /** The result of `navigator.credentials.create()` as `PublicKeyCredential.toJSON()` gives it. */
+      response: {
+        /** The authenticator credential id, base64url. */
+        id: string;
+        /** The authenticator credential id, base64url. */
+        rawId: string;
+        type: 'public-key';
+        authenticatorAttachment?: string;
+        /** As the browser gives them. */
+        clientExtensionResults?: Record<string, unknown>;
+        response: {
+          /** The client data, base64url. */
+          clientDataJSON: string;
+          /** The attestation object, base64url. */
+          attestationObject: string;
+          /** The authenticator data, base64url. */
+          authenticatorData?: string;
+          transports?: string[];
+          publicKeyAlgorithm?: number;
+          /** The public key (SPKI), base64url. */
+          publicKey?: string;
+          [key: string]: unknown;
+        };
+        [key: string]: unknown;
+      };
+      /** A label for the user, 1 to 100 characters; default "Passkey". */
+      name?: string;
+    };
+    status: 201;
+    response: Passkey;
+  };
+  /** Remove one of the session user's passkeys; it signs no one in any more */
+  'DELETE /v1/users/me/passkeys/{id}': {
+    path: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      id: string;
+      object: 'passkey';
+      deleted: true;
+    };
+  };
+  /** A user's passkeys, newest first */
+  'GET /v1/users/{id}/passkeys': {
+    path: {
+      id: string;
+    };
+    query: {
+      limit?: number;
+      starting_after?: string;
+    };
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'list';
+      data: Passkey[];
+      has_more: boolean;
+    };
+  };
+  /** Remove one of a user's passkeys (a lost device, an operator's reset) */
+  'DELETE /v1/users/{id}/passkeys/{passkey_id}': {
+    path: {
+      id: string;
+      passkey_id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      id: string;
+      object: 'passkey';
+      deleted: true;
+    };
+  };
+  /** Request options for a passkey sign-in, with their `challenge_id` */
+  'POST /v1/auth/passkey/options': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      /** Whose passkeys may answer. Without it the options allow any of the project's passkeys (discoverable credentials). */
+      email?: string;
+    };
+    status: 200;
+    response: {
+      /** `pkc_…`: send it back with the response to `POST /v1/auth/passkey`. */
+      challenge_id: string;
+      /** base64url; single use, valid 5 minutes. */
+      challenge: string;
+      rpId: string;
+      /** Milliseconds. */
+      timeout?: number;
+      /** With an email, that user's passkeys; empty: any discoverable passkey. */
+      allowCredentials?: Array<{
+        /** A credential id, base64url. */
+        id: string;
+        type: 'public-key';
+        transports?: string[];
+      }>;
+      /** `required`. */
+      userVerification?: string;
+      /** WebAuthn extensions. */
+      extensions?: Record<string, unknown>;
+      hints?: string[];
+      [key: string]: unknown;
+    };
+  };
+  /** Sign in with a passkey: the authenticator's answer to the sign-in options */
+  'POST /v1/auth/passkey': {
+    path: Record<string, never>;
+    query: {
+      /** `token` answers in shape B: `{session, user: {id, email}, expires_at, refresh_token}`. */
+      format?: 'token';
+    };
+    body: {
+      /** From `POST /v1/auth/passkey/options`, `pkc_…`. */
+      challenge_id: string;
+      /** The result of `navigator.credentials.get()` as `PublicKeyCredential.toJSON()` gives it. */
+      response: {
+        /** The authenticator credential id, base64url. */
+        id: string;
+        /** The authenticator credential id, base64url. */
+        rawId: string;
+        type: 'public-key';
+        authenticatorAttachment?: string;
+        /** As the browser gives them. */
+        clientExtensionResults?: Record<string, unknown>;
+        response: {
+          /** The client data, base64url. */
+          clientDataJSON: string;
+          /** The authenticator data, base64url. */
+          authenticatorData: string;
+          /** The assertion signature, base64url. */
+          signature: string;
+          /** The user handle the authenticator keeps, base64url. */
+          userHandle?: string;
+          [key: string]: unknown;
+        };
+        [key: string]: unknown;
+      };
+    };
+    status: 200;
+    response: UserAndSession | LoginTokenResponse;
+  };
   /** The session user's balance and last 20 transactions */
   'GET /v1/wallet/balance': {
     path: Record<string, never>;
@@ -1876,6 +2140,8 @@ export const operations = {
   getOpenApiDocument: { method: 'GET', path: '/v1/openapi.json', credential: 'public', body: 'none', list: false },
   /** `GET /v1/project`: The project the secret key belongs to */
   getProject: { method: 'GET', path: '/v1/project', credential: 'secret', body: 'none', list: false },
+  /** `PATCH /v1/project`: Change the project's name or its passkey relying party (`webauthn`) */
+  updateProject: { method: 'PATCH', path: '/v1/project', credential: 'secret', body: 'json', list: false },
   /** `GET /v1/api-keys`: The project's secret keys, newest first, by prefix and last four characters */
   listApiKeys: { method: 'GET', path: '/v1/api-keys', credential: 'secret', body: 'none', list: true },
   /** `POST /v1/api-keys`: Create a secret key; the response carries the key, shown only here */
@@ -2058,6 +2324,28 @@ export const operations = {
   receiveSsoOidcCallback: { method: 'GET', path: '/v1/auth/sso/oidc/callback', credential: 'public', body: 'none', list: false },
   /** `GET /v1/auth/sso/saml/{connection_id}/metadata`: A SAML connection's service provider metadata (public, stable URL) */
   getSamlMetadata: { method: 'GET', path: '/v1/auth/sso/saml/{connection_id}/metadata', credential: 'public', body: 'none', list: false },
+  /** `POST /v1/users/me/passkeys/options`: Creation options for a new passkey of the session's user */
+  createPasskeyRegistrationOptions: {
+    method: 'POST',
+    path: '/v1/users/me/passkeys/options',
+    credential: 'session',
+    body: 'none',
+    list: false,
+  },
+  /** `GET /v1/users/me/passkeys`: The session user's passkeys, newest first */
+  listMyPasskeys: { method: 'GET', path: '/v1/users/me/passkeys', credential: 'session', body: 'none', list: true },
+  /** `POST /v1/users/me/passkeys`: Register a passkey for the session's user with the authenticator's response */
+  registerPasskey: { method: 'POST', path: '/v1/users/me/passkeys', credential: 'session', body: 'json', list: false },
+  /** `DELETE /v1/users/me/passkeys/{id}`: Remove one of the session user's passkeys; it signs no one in any more */
+  deleteMyPasskey: { method: 'DELETE', path: '/v1/users/me/passkeys/{id}', credential: 'session', body: 'none', list: false },
+  /** `GET /v1/users/{id}/passkeys`: A user's passkeys, newest first */
+  listUserPasskeys: { method: 'GET', path: '/v1/users/{id}/passkeys', credential: 'secret', body: 'none', list: true },
+  /** `DELETE /v1/users/{id}/passkeys/{passkey_id}`: Remove one of a user's passkeys (a lost device, an operator's reset) */
+  deleteUserPasskey: { method: 'DELETE', path: '/v1/users/{id}/passkeys/{passkey_id}', credential: 'secret', body: 'none', list: false },
+  /** `POST /v1/auth/passkey/options`: Request options for a passkey sign-in, with their `challenge_id` */
+  createPasskeySignInOptions: { method: 'POST', path: '/v1/auth/passkey/options', credential: 'secret', body: 'json', list: false },
+  /** `POST /v1/auth/passkey`: Sign in with a passkey: the authenticator's answer to the sign-in options */
+  signInWithPasskey: { method: 'POST', path: '/v1/auth/passkey', credential: 'secret', body: 'json', list: false },
   /** `GET /v1/wallet/balance`: The session user's balance and last 20 transactions */
   getCurrentUserBalance: { method: 'GET', path: '/v1/wallet/balance', credential: 'session', body: 'none', list: false },
   /** `GET /v1/webhooks`: List webhook endpoints, newest first */

@@ -13,6 +13,14 @@ import type { DnsLookup } from '../shared/outbound-http.js';
 import { describeEachDialect } from '../test/database.js';
 import { signInAtProvider, useOidcProvider } from '../test/oauth-providers.js';
 import { useTestService } from '../test/service.js';
+import { SoftwareAuthenticator } from '../test/software-authenticator.js';
+import {
+  configureRelyingParty,
+  type CreationOptions,
+  ORIGIN,
+  passkeyClient,
+  type RequestOptions,
+} from '../modules/passkeys/passkeys.testing.js';
 import { tokenIn } from '../test/smtp.js';
 
 /**
@@ -211,6 +219,26 @@ describeEachDialect('secrets at rest', (dialect) => {
       session: { id: string; refresh_token: string };
     }>();
     keepSession('SSO', ssoSession.session.id, ssoSession.session.refresh_token);
+
+    // Passkeys: the challenges of both ceremonies are stored only as hashes; the session is a credential.
+    // (The credential id and public key are not secrets: an authenticator hands both to anyone.)
+    const passkeys = passkeyClient(service, ctx().secretKey);
+    await configureRelyingParty(passkeys);
+    const authenticator = new SoftwareAuthenticator({ origin: ORIGIN });
+    const passkeyUser = { authorization: `Bearer ${loggedIn.session.id}` };
+    const creation = (await postTwice('/v1/users/me/passkeys/options', {}, passkeyUser)).json<CreationOptions>();
+    keep('the registration challenge', creation.challenge);
+    const credential = authenticator.register(creation);
+    await postTwice('/v1/users/me/passkeys', { response: credential }, passkeyUser);
+    const request = (await postTwice('/v1/auth/passkey/options', {})).json<RequestOptions & { challenge_id: string }>();
+    keep('the sign-in challenge', request.challenge);
+    const passkeySession = (
+      await postTwice('/v1/auth/passkey', {
+        challenge_id: request.challenge_id,
+        response: authenticator.authenticate(request, credential.id),
+      })
+    ).json<{ session: { id: string; refresh_token: string } }>();
+    keepSession('passkey sign-in', passkeySession.session.id, passkeySession.session.refresh_token);
 
     const places: { place: string; text: string }[] = [
       ...(await everyRow(service.db)),

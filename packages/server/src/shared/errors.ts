@@ -142,6 +142,27 @@ export const ERROR_CATALOG = {
   sso_domain_not_allowed: { status: 403, description: "The signed-in email's domain is not one of the connection's domains." },
   sso_code_invalid: { status: 400, description: 'The SSO code is unknown, expired or already used.' },
 
+  // Passkeys.
+  webauthn_not_configured: {
+    status: 400,
+    description: 'The project has no passkey relying party; set `webauthn` with `PATCH /v1/project` first.',
+  },
+  passkey_challenge_invalid: {
+    status: 400,
+    description: 'The passkey challenge is unknown, already used, or belongs to another ceremony, user or project.',
+  },
+  passkey_challenge_expired: { status: 400, description: 'The passkey challenge is older than 5 minutes; ask for new options.' },
+  passkey_verification_failed: {
+    status: 400,
+    description: "The authenticator's registration response did not verify: origin, relying party, user verification or format.",
+  },
+  passkey_already_registered: { status: 409, description: 'This authenticator credential is registered already in the project.' },
+  passkey_invalid: {
+    status: 401,
+    description:
+      'The passkey sign-in did not verify: unknown or removed credential, wrong origin or relying party, bad signature, no user verification, or a counter that went back (a cloned authenticator).',
+  },
+
   // Webhooks.
   webhook_url_invalid: { status: 400, description: 'The webhook URL does not parse or is not `https://`.' },
   webhook_url_forbidden: {

@@ -58,6 +58,10 @@ export const AUDIT_ACTIONS = [
   'user.oauth_login',
   'user.identity_unlink',
   'user.email_claim',
+  'project.update',
+  'passkey.create',
+  'passkey.delete',
+  'user.passkey_login',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

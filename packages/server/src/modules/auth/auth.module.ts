@@ -13,7 +13,7 @@ import { sealedSuccessorsCleanupJob, SessionsService } from '../sessions/session
 import { sessionsRoutes } from '../sessions/sessions.routes.js';
 import { RolesService } from '../users/roles.service.js';
 import { usersRoutes } from '../users/users.routes.js';
-import { type UserDeletionStep, UsersService } from '../users/users.service.js';
+import { type UserClaimStep, type UserDeletionStep, UsersService } from '../users/users.service.js';
 import { authEmailComposers } from './auth.emails.js';
 import { authRoutes } from './auth.routes.js';
 import { AuthService } from './auth.service.js';
@@ -31,6 +31,8 @@ export interface AuthDependencies {
   readonly emailComposers?: Readonly<Record<string, EmailComposer>>;
   /** Other modules' work in the transaction that deletes a user (organization memberships). */
   readonly userDeletionSteps?: readonly UserDeletionStep[];
+  /** Other modules' work in the transaction where a sign-in claims an unverified account (passkeys). */
+  readonly userClaimSteps?: readonly UserClaimStep[];
   /** Seals secrets at rest (the refresh grace window's successor tokens); the service's one keyring, built in main.ts. */
   readonly secrets: SecretBox;
 }
@@ -42,6 +44,8 @@ export interface Auth {
   /** Also the credential guard's SessionAuthenticator. */
   readonly sessions: SessionsService;
   readonly service: AuthService;
+  /** Log in's failure throttle (memory or Redis); passkey sign-in counts its failures in it too. */
+  readonly loginThrottle: LoginThrottle;
   /** Browser access (CORS) of session-token routes, for other modules' session routes. */
   readonly browser: BrowserAccess;
   readonly routes: readonly RouteModule[];
@@ -51,7 +55,9 @@ export interface Auth {
   close(): Promise<void>;
 }
 
-function userModules(deps: Pick<AuthDependencies, 'db' | 'config' | 'clock' | 'audit' | 'userDeletionSteps' | 'secrets'>) {
+function userModules(
+  deps: Pick<AuthDependencies, 'db' | 'config' | 'clock' | 'audit' | 'userDeletionSteps' | 'userClaimSteps' | 'secrets'>,
+) {
   const { db, config, clock, audit } = deps;
   const sessions = new SessionsService({
     db,
@@ -63,7 +69,15 @@ function userModules(deps: Pick<AuthDependencies, 'db' | 'config' | 'clock' | 'a
     secrets: deps.secrets,
   });
   const roles = new RolesService({ db, clock, audit });
-  const users = new UsersService({ db, clock, sessions, roles, audit, deletionSteps: deps.userDeletionSteps ?? [] });
+  const users = new UsersService({
+    db,
+    clock,
+    sessions,
+    roles,
+    audit,
+    deletionSteps: deps.userDeletionSteps ?? [],
+    claimSteps: deps.userClaimSteps ?? [],
+  });
   return { sessions, roles, users };
 }
 
@@ -119,6 +133,7 @@ export function createAuth(
     roles,
     sessions,
     service,
+    loginThrottle,
     browser,
     routes: [
       authRoutes(service, { browser, emailVerifiedRedirectUrl: config.auth.emailVerifiedRedirectUrl }),

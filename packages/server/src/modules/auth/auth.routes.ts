@@ -20,6 +20,7 @@ import {
   SignupBody,
   VerifyEmailBody,
   VerifyEmailQuery,
+  sendSignedIn,
 } from './auth.schemas.js';
 import type { AuthService } from './auth.service.js';
 
@@ -90,15 +91,7 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
           request.client,
           auditContext(request),
         );
-        if ((request.query as Static<typeof LoginQuery>).format === 'token') {
-          return reply.serializer(JSON.stringify).send({
-            session: session.id,
-            user: { id: user.id, email: user.email },
-            expires_at: session.expires_at,
-            refresh_token: session.refresh_token,
-          });
-        }
-        return reply.serializer(JSON.stringify).send({ user, session });
+        return sendSignedIn(reply, { user, session }, (request.query as Static<typeof LoginQuery>).format);
       },
     );
 

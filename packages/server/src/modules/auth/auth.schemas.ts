@@ -1,5 +1,7 @@
 import { Type } from '@sinclair/typebox';
+import type { FastifyReply } from 'fastify';
 import { StrictObject } from '../../shared/schemas.js';
+import type { UserAndSession } from './auth.service.js';
 
 /** Longer than any valid password (128 characters of up to 4 bytes); a bound on the work a request can ask for. */
 const PASSWORD_INPUT_LENGTH_MAX = 1024;
@@ -46,3 +48,20 @@ export const AcceptedSchema = Type.Object(
   { accepted: Type.Literal(true) },
   { $id: 'Accepted', description: 'Queued; the email goes out shortly.' },
 );
+
+/**
+ * The answer of a sign-in, as log in gives it: shape A `{user, session}`, or shape B with
+ * `?format=token`. Passkey sign-in answers through here too, so the two cannot drift apart.
+ */
+export function sendSignedIn(reply: FastifyReply, result: UserAndSession, format: 'token' | undefined): FastifyReply {
+  const { user, session } = result;
+  if (format === 'token') {
+    return reply.serializer(JSON.stringify).send({
+      session: session.id,
+      user: { id: user.id, email: user.email },
+      expires_at: session.expires_at,
+      refresh_token: session.refresh_token,
+    });
+  }
+  return reply.serializer(JSON.stringify).send({ user, session });
+}

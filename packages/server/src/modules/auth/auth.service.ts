@@ -17,6 +17,9 @@ import * as tokens from './email-tokens.store.js';
 import type { LoginThrottle, LoginThrottleLimit, LoginThrottleRule } from './login-throttle.js';
 import { checkPasswordStrength, createDummyPasswordHash, hashPassword, needsRehash, verifyPassword } from './passwords.js';
 
+// The log-in throttle, shared with the other sign-ins (passkeys, second factors, email codes).
+export type { LoginThrottle, LoginThrottleLimit } from './login-throttle.js';
+
 /** Sign-ups per project and client IP: 20 at once, then one a second. */
 export const SIGNUP_RATE_RULE: RateLimitRule = { perSecond: 1, burst: 20 };
 /** Verification emails resent per user: 2 at once, then one every 2 minutes. */

@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestService } from '../../test/service.js';
+import { SoftwareAuthenticator } from '../../test/software-authenticator.js';
+import { configureRelyingParty, ORIGIN, passkeyClient, registerPasskey } from '../passkeys/passkeys.testing.js';
 import { DASHBOARD_DIST_DIR } from './dashboard.static.js';
 
 /**
@@ -68,6 +70,10 @@ describe.skipIf(chromiumMissing && !required)('the operator dashboard in headles
     const { user, session } = signup.json<{ user: { id: string }; session: { id: string } }>();
     seeded.userId = user.id;
     seeded.sessionName = session.id.split('.')[0]!;
+    // A passkey of the user, for the user page to list and remove.
+    const passkeys = passkeyClient(service, test().secretKey);
+    await configureRelyingParty(passkeys);
+    await registerPasskey(passkeys, session.id, new SoftwareAuthenticator({ origin: ORIGIN }), 'Grace’s laptop');
     const wallet = await service.app.inject({
       method: 'POST',
       url: '/v1/wallets',
@@ -246,6 +252,16 @@ describe.skipIf(chromiumMissing && !required)('the operator dashboard in headles
     await expect.poll(() => page.getByText('No active sessions.').count()).toBe(1);
     const sessions = await test().service.app.inject({ method: 'GET', url: `/v1/users/${seeded.userId}/sessions`, headers: test().auth });
     expect(sessions.json<{ data: unknown[] }>().data).toHaveLength(0);
+    // The user's passkey, removed from the user page.
+    await expect.poll(() => page.getByTestId('passkey-list').textContent()).toContain('Grace’s laptop');
+    await page.getByRole('button', { name: 'Remove passkey Grace’s laptop' }).click();
+    await expect.poll(() => page.getByText('No passkeys.', { exact: false }).count()).toBe(1);
+    const passkeysLeft = await test().service.app.inject({
+      method: 'GET',
+      url: `/v1/users/${seeded.userId}/passkeys`,
+      headers: test().auth,
+    });
+    expect(passkeysLeft.json<{ data: unknown[] }>().data).toHaveLength(0);
 
     // Every other page, with data where there is some.
     await openPage(page, 'Overview');

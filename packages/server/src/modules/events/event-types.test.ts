@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import type { DnsLookup } from '../../shared/outbound-http.js';
 import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
+import { SoftwareAuthenticator } from '../../test/software-authenticator.js';
+import { configureRelyingParty, ORIGIN, passkeyClient, registerPasskey } from '../passkeys/passkeys.testing.js';
 import { expectStatus, schemaErrors, walletsClient } from '../wallets/wallets.fixtures.js';
 import { eventEnvelopeJson } from './event-log.service.js';
 import { EVENT_CATALOG, EVENT_TYPES } from './event-types.js';
@@ -118,7 +120,13 @@ describeEachDialect('GET /v1/event-types and the events the service emits (issue
       service.app.inject({ method, url, headers: { authorization }, ...(payload === undefined ? {} : { payload }) });
     expect((await inject('PATCH', `/v1/users/${user.id}`, { name: 'Renamed' })).statusCode).toBe(200);
     expect((await inject('DELETE', `/v1/organizations/${String(organization['id'])}/members/${user.id}`)).statusCode).toBeLessThan(300);
-    await post('/v1/auth/login', { email: 'catalog@example.com', password: 'correct horse battery staple 9' }, 200);
+    const relogged = await post('/v1/auth/login', { email: 'catalog@example.com', password: 'correct horse battery staple 9' }, 200);
+    // Passkeys: one registered with the software authenticator, then removed.
+    const passkeys = passkeyClient(service, secretKey);
+    await configureRelyingParty(passkeys);
+    const sessionToken = (relogged['session'] as { id: string }).id;
+    const passkey = await registerPasskey(passkeys, sessionToken, new SoftwareAuthenticator({ origin: ORIGIN }));
+    expect((await passkeys.call('DELETE', `/v1/users/me/passkeys/${passkey.id}`, undefined, sessionToken)).statusCode).toBe(200);
     expect((await inject('DELETE', `/v1/users/${user.id}`)).statusCode).toBeLessThan(300);
 
     const rows = await service.db.kysely

@@ -65,6 +65,12 @@ const SessionRevokedData = data({
 
 const Role = Type.String({ description: "The key of one of the project's roles." });
 
+const PasskeyData = data({
+  user_id: UserId,
+  passkey_id: Id('The passkey, `pk_…`.'),
+  name: Type.String({ description: "The passkey's label." }),
+});
+
 const EVENT_CATALOG_DEFINITIONS = {
   'wallet.credit.added': { description: 'Credits were added to a wallet.', data: WalletMovementData },
   'wallet.credit.deducted': { description: 'Credits were deducted from a wallet.', data: WalletMovementData },
@@ -78,6 +84,8 @@ const EVENT_CATALOG_DEFINITIONS = {
   'user.updated': { description: "A user's profile, role, status or password changed.", data: UserData },
   'user.deleted': { description: 'A user was deleted.', data: UserData },
   'user.email_verified': { description: "A user's email address was verified, the first time.", data: UserData },
+  'user.passkey.added': { description: 'A user registered a passkey.', data: PasskeyData },
+  'user.passkey.removed': { description: 'A passkey was removed, by its user or with a secret key.', data: PasskeyData },
   'session.created': { description: 'A session was issued (log-in, sign-up, refresh).', data: SessionCreatedData },
   'session.revoked': { description: 'A session ended, for `reason`.', data: SessionRevokedData },
   'organization.created': {

@@ -12,6 +12,7 @@ import {
   CreateApiKeyBody,
   ListApiKeysQuery,
   ProjectSchema,
+  UpdateProjectBody,
 } from './projects.schemas.js';
 
 const security = [{ secretKey: [] }, { secretKeyHeader: [] }];
@@ -32,6 +33,23 @@ export function projectsRoutes(projects: ProjectsService): RouteModule {
         },
       },
       (request) => projects.getProject(requireSecretKey(request).projectId),
+    );
+
+    app.patch(
+      '/v1/project',
+      {
+        config,
+        schema: {
+          operationId: 'updateProject',
+          tags: ['projects'],
+          summary: "Change the project's name or its passkey relying party (`webauthn`)",
+          security,
+          body: UpdateProjectBody,
+          response: { 200: ProjectSchema },
+        },
+      },
+      (request) =>
+        projects.updateProject(requireSecretKey(request).projectId, request.body as UpdateProjectBody, { context: auditContext(request) }),
     );
 
     app.post(

@@ -6,6 +6,7 @@ import { ApiError } from '../../shared/errors.js';
 import { newId, randomBase62 } from '../../shared/ids.js';
 import { type AuditContext, type AuditRecord, type AuditService, SYSTEM_AUDIT_CONTEXT } from '../audit/audit.service.js';
 import * as store from './projects.store.js';
+import { checkRelyingParty, parseRelyingParty, type RelyingParty } from './relying-party.js';
 
 export const SECRET_KEY_PREFIX = 'svc_sk_';
 /** 43 base62 characters ≈ 256 bits. */
@@ -16,7 +17,15 @@ export interface Project {
   readonly id: string;
   readonly object: 'project';
   readonly name: string;
+  /** The relying party of the project's passkeys; null until set with `PATCH /v1/project`. */
+  readonly webauthn: RelyingParty | null;
   readonly created_at: string;
+}
+
+/** `PATCH /v1/project`: each field changes only when given; `webauthn: null` removes the relying party. */
+export interface ProjectChanges {
+  readonly name?: string | undefined;
+  readonly webauthn?: RelyingParty | null | undefined;
 }
 
 export interface ApiKey {
@@ -71,7 +80,7 @@ export class ProjectsService {
     if (name === '' || name.length > 200)
       throw new ApiError('parameter_invalid', 'A project name is 1 to 200 characters.', { param: 'name' });
     const createdAt = isoTime(this.#clock.now());
-    const project: store.ProjectRow = { id: newId('prj'), name, created_at: createdAt };
+    const project: store.ProjectRow = { id: newId('prj'), name, created_at: createdAt, webauthn: null };
     const secretKey = input.secretKey ?? generateSecretKey();
     await inTransaction(this.#db, async (trx) => {
       await store.insertProject(trx, project);
@@ -107,6 +116,55 @@ export class ProjectsService {
     const row = await store.findProject(this.#db.kysely, projectId);
     if (row === undefined) throw new ApiError('resource_missing', `No project ${projectId}.`, { param: 'project' });
     return toProject(row);
+  }
+
+  /** Changes the project's name or relying party (`PATCH /v1/project`), with an audit entry naming what changed. */
+  async updateProject(projectId: string, changes: ProjectChanges, options: { context: AuditContext }): Promise<Project> {
+    const set: { name?: string; webauthn?: string | null } = {};
+    const recorded: Record<string, string | null> = {};
+    if (changes.name !== undefined) {
+      const name = changes.name.trim();
+      if (name === '' || name.length > 200)
+        throw new ApiError('parameter_invalid', 'A project name is 1 to 200 characters.', { param: 'name' });
+      set.name = name;
+      recorded['name'] = name;
+    }
+    if (changes.webauthn !== undefined) {
+      set.webauthn = changes.webauthn === null ? null : JSON.stringify(checkRelyingParty(changes.webauthn));
+      recorded['webauthn'] = set.webauthn;
+    }
+    const row = await inTransaction(this.#db, async (trx) => {
+      await store.updateProject(trx, projectId, set);
+      const found = await store.findProject(trx, projectId);
+      if (found === undefined) throw new ApiError('resource_missing', `No project ${projectId}.`, { param: 'project' });
+      if (Object.keys(set).length > 0) {
+        await this.#audit.record(trx, options.context, {
+          projectId,
+          action: 'project.update',
+          resource: { type: 'project', id: projectId },
+          changes: recorded,
+        });
+      }
+      return found;
+    });
+    this.#projectCache.delete(projectId);
+    return toProject(row);
+  }
+
+  /**
+   * The project's relying party, read from the database on every call (no cache: a ceremony must
+   * check origins against the configuration in force), or 400 `webauthn_not_configured`.
+   */
+  async getRelyingParty(projectId: string): Promise<RelyingParty> {
+    const row = await store.findProject(this.#db.kysely, projectId);
+    const relyingParty = row === undefined ? undefined : parseRelyingParty(row.webauthn);
+    if (relyingParty === undefined) {
+      throw new ApiError(
+        'webauthn_not_configured',
+        'This project has no passkey relying party; set `webauthn: {rp_id, rp_name, origins}` with PATCH /v1/project.',
+      );
+    }
+    return relyingParty;
   }
 
   /** Creates a secret key; `context` names who asked (the CLI is the system actor, the default). */
@@ -194,7 +252,12 @@ export class ProjectsService {
       if (this.#projectCache.size >= KEY_CACHE_ENTRIES_MAX) this.#projectCache.clear();
       const expiresAtMs = nowMs + this.#keyCacheTtlMs;
       this.#keyCache.set(secretKey, { principal, keyHash, expiresAtMs });
-      const project: store.ProjectRow = { id: row.project_id, name: row.project_name, created_at: row.project_created_at };
+      const project: store.ProjectRow = {
+        id: row.project_id,
+        name: row.project_name,
+        created_at: row.project_created_at,
+        webauthn: row.project_webauthn,
+      };
       this.#projectCache.set(row.project_id, { project: toProject(project), expiresAtMs });
     }
     return principal;
@@ -230,7 +293,7 @@ function keyCreated(row: store.ApiKeyRow): AuditRecord {
 }
 
 function toProject(row: store.ProjectRow): Project {
-  return { id: row.id, object: 'project', name: row.name, created_at: row.created_at };
+  return { id: row.id, object: 'project', name: row.name, webauthn: parseRelyingParty(row.webauthn) ?? null, created_at: row.created_at };
 }
 
 function toApiKey(row: store.ApiKeyRow): ApiKey {

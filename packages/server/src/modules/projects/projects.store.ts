@@ -1,17 +1,23 @@
-import type { Kysely } from 'kysely';
+import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { ApiKeysTable, Database, ProjectsTable } from '../../db/schema.js';
 
 type Executor = Kysely<Database>;
 
-export type ProjectRow = ProjectsTable;
+export type ProjectRow = Selectable<ProjectsTable>;
 export type ApiKeyRow = ApiKeysTable;
 
-export async function insertProject(db: Executor, row: ProjectRow): Promise<void> {
+export async function insertProject(db: Executor, row: Insertable<ProjectsTable>): Promise<void> {
   await db.insertInto('projects').values(row).execute();
 }
 
 export async function findProject(db: Executor, projectId: string): Promise<ProjectRow | undefined> {
   return db.selectFrom('projects').selectAll().where('id', '=', projectId).executeTakeFirst();
+}
+
+/** Changes a project's name and relying party, each only when given (null clears the relying party). */
+export async function updateProject(db: Executor, projectId: string, changes: { name?: string; webauthn?: string | null }): Promise<void> {
+  if (Object.keys(changes).length === 0) return;
+  await db.updateTable('projects').set(changes).where('id', '=', projectId).execute();
 }
 
 export async function countProjects(db: Executor): Promise<number> {
@@ -31,7 +37,15 @@ export async function findApiKeyByHash(
   db: Executor,
   keyHash: string,
 ): Promise<
-  { key_id: string; revoked_at: string | null; project_id: string; project_name: string; project_created_at: string } | undefined
+  | {
+      key_id: string;
+      revoked_at: string | null;
+      project_id: string;
+      project_name: string;
+      project_created_at: string;
+      project_webauthn: string | null;
+    }
+  | undefined
 > {
   return db
     .selectFrom('api_keys')
@@ -42,6 +56,7 @@ export async function findApiKeyByHash(
       'projects.id as project_id',
       'projects.name as project_name',
       'projects.created_at as project_created_at',
+      'projects.webauthn as project_webauthn',
     ])
     .where('api_keys.key_hash', '=', keyHash)
     .executeTakeFirst();

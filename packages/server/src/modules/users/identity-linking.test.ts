@@ -2,6 +2,8 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/database.js';
 import { signInAtProvider, type TestAccount, useOidcProvider } from '../../test/oauth-providers.js';
+import { SoftwareAuthenticator } from '../../test/software-authenticator.js';
+import { configureRelyingParty, ORIGIN, passkeyClient, registerPasskey, signInOptions } from '../passkeys/passkeys.testing.js';
 import { authnRequestIdOf, makeSamlIdp, makeSamlSigningKeyPair } from '../../test/saml-idp.js';
 import { useTestService } from '../../test/service.js';
 import { auditReader } from '../audit/audit.testing.js';
@@ -220,6 +222,28 @@ describeEachDialect('identity linking', (dialect) => {
       expect(await claims(squatter.userId)).toEqual([
         expect.objectContaining({ changes: expect.objectContaining({ method: 'oauth', provider: 'corp' }) as unknown }),
       ]);
+    });
+
+    it('a passkey the squatter registered goes too, with its event: it no longer signs in (ADR 0014, rule 5)', async () => {
+      const passkeys = passkeyClient(ctx().service, ctx().secretKey);
+      await configureRelyingParty(passkeys);
+      const squatter = await squat('victim@claim-passkey.example');
+      const authenticator = new SoftwareAuthenticator({ origin: ORIGIN });
+      const passkey = await registerPasskey(passkeys, squatter.token, authenticator);
+
+      signedIn(await oauth(providerAccount({ email: squatter.email, email_verified: true })));
+      expect(await claims(squatter.userId)).toEqual([
+        expect.objectContaining({ changes: expect.objectContaining({ method: 'oauth', passkeys_removed: 1 }) as unknown }),
+      ]);
+      expect(await eventsOf(ctx().service, ctx().projectId, 'user.passkey.removed')).toContainEqual(
+        expect.objectContaining({ passkey_id: passkey.id, user_id: squatter.userId }),
+      );
+      const options = await signInOptions(passkeys);
+      const refused = await passkeys.call('POST', '/v1/auth/passkey', {
+        challenge_id: options.challenge_id,
+        response: authenticator.authenticate(options, passkey.credentialId),
+      });
+      expectError(refused, 401, 'passkey_invalid');
     });
 
     it('an identity that never proved the address goes too: the squatter’s provider account no longer signs in', async () => {

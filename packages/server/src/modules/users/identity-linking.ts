@@ -21,7 +21,7 @@ import * as store from './users.store.js';
  * 4. An address a user has VERIFIED, with a sign-in that proves it: linked to that user.
  * 5. An address a user has NOT verified, with a sign-in that proves it: the prover claims the
  *    account. Whatever the unproven holder could sign in with goes (the password, every linked
- *    identity), every session is revoked (reason `password_reset`), the address is marked verified,
+ *    identity, every passkey), every session is revoked (reason `password_reset`), the address is marked verified,
  *    the account is linked, and the audit log records `user.email_claim`.
  */
 
@@ -130,7 +130,8 @@ export class IdentityLinking {
   /**
    * Rule 5: nothing the unproven holder set up survives. A user whose address is unverified has
    * only credentials that never proved it (a linking identity that proves it verifies the address),
-   * so every one of them goes. Second factors and passkeys join this list when they exist.
+   * so every one of them goes, passkeys included (the users service's claim steps, which other
+   * modules register).
    */
   async #claim(trx: Transaction, user: UserRecord, attempt: SignInAttempt): Promise<UserRecord> {
     const nowIso = isoTime(attempt.now);
@@ -143,6 +144,12 @@ export class IdentityLinking {
       reason: 'password_reset',
       now: attempt.now,
     });
+    const removedElsewhere = await this.#users.runClaimStepsInTransaction(trx, {
+      projectId: user.project_id,
+      userId: user.id,
+      now: attempt.now,
+      context: attempt.context,
+    });
     const verified = await this.#users.markEmailVerifiedInTransaction(trx, { ...user, password_hash: null }, attempt.now);
     await this.#audit.record(trx, attempt.context, {
       projectId: user.project_id,
@@ -154,6 +161,7 @@ export class IdentityLinking {
         password_removed: passwordRemoved,
         identities_removed: removedProviders.join(','),
         sessions_revoked: revoked.length,
+        ...removedElsewhere,
       },
       createdAt: nowIso,
     });

@@ -4,7 +4,7 @@ import { type Clock, isoTime } from '../../shared/clock.js';
 import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { recordEvent } from '../events/events.service.js';
-import type { AuditAction, AuditContext, AuditService } from '../audit/audit.service.js';
+import type { AuditAction, AuditContext, AuditService, AuditValue } from '../audit/audit.service.js';
 import type { SessionsService } from '../sessions/sessions.service.js';
 import type { RolesService } from './roles.service.js';
 import * as identities from './identities.store.js';
@@ -47,6 +47,16 @@ export type UserDeletionStep = (
   input: { projectId: string; userId: string; now: Date; context: AuditContext },
 ) => Promise<void>;
 
+/**
+ * Work of other modules when a sign-in claims an account whose address was never proven
+ * (docs/adr/0014-identity-linking.md, rule 5): each removes what the unproven holder set up in its
+ * module (passkeys) in the claim's transaction, and answers what it removed for the audit entry.
+ */
+export type UserClaimStep = (
+  trx: Transaction,
+  input: { projectId: string; userId: string; now: Date; context: AuditContext },
+) => Promise<Readonly<Record<string, AuditValue>>>;
+
 export interface UsersServiceOptions {
   readonly db: Db;
   readonly clock: Clock;
@@ -54,6 +64,7 @@ export interface UsersServiceOptions {
   readonly roles: RolesService;
   readonly audit: AuditService;
   readonly deletionSteps?: readonly UserDeletionStep[];
+  readonly claimSteps?: readonly UserClaimStep[];
 }
 
 /**
@@ -67,6 +78,7 @@ export class UsersService {
   readonly #roles: RolesService;
   readonly #audit: AuditService;
   readonly #deletionSteps: readonly UserDeletionStep[];
+  readonly #claimSteps: readonly UserClaimStep[];
 
   constructor(options: UsersServiceOptions) {
     this.#db = options.db;
@@ -75,6 +87,17 @@ export class UsersService {
     this.#roles = options.roles;
     this.#audit = options.audit;
     this.#deletionSteps = options.deletionSteps ?? [];
+    this.#claimSteps = options.claimSteps ?? [];
+  }
+
+  /** Runs the other modules' claim steps (identity linking, rule 5) in the claim's transaction; merges what they removed. */
+  async runClaimStepsInTransaction(
+    trx: Transaction,
+    input: { projectId: string; userId: string; now: Date; context: AuditContext },
+  ): Promise<Record<string, AuditValue>> {
+    const removed: Record<string, AuditValue> = {};
+    for (const step of this.#claimSteps) Object.assign(removed, await step(trx, input));
+    return removed;
   }
 
   /** Creates a user in the caller's transaction with its `user.created` event; 409 `email_taken` if the address is in use. */
