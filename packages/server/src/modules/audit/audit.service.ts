@@ -72,6 +72,12 @@ export class AuditService {
     await appendEntries(this.#db, trx, [this.row(context, record)]);
   }
 
+  /** Records entries built with `row` (and only such rows) in the caller's transaction, in one write. */
+  async recordRows(trx: Transaction, rows: readonly store.AuditRow[]): Promise<void> {
+    if (!this.#recording || rows.length === 0) return;
+    await appendEntries(this.#db, trx, rows);
+  }
+
   /** Records an entry built with `row` (and only such a row) in the caller's transaction, when the row had to be known first. */
   async recordRow(trx: Transaction, row: store.AuditRow): Promise<void> {
     if (!this.#recording) return;
