@@ -87,7 +87,8 @@ export const scenario = {
             });
             // A batch request carries BATCH_SIZE credits: its rate is counted in credits.
             // (From the total: a batch takes long enough that the per-second average rounds to 0 or 1.)
-            if (CASES[name].op === 'batch') result.credits_per_s = Math.round((result.requests_total * BATCH_SIZE) / ctx.options.durationSeconds);
+            if (CASES[name].op === 'batch')
+              result.credits_per_s = Math.round((result.requests_total * BATCH_SIZE) / ctx.options.durationSeconds);
             measured[dialect][name] = result;
             ctx.record({
               bench: `ledger_${name}`,
