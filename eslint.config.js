@@ -93,16 +93,6 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [NO_HTTP_LAYER] }] },
   },
   {
-    // TEMPORARY, until the one money write path (issue 20) lands: the ledger still reaches the
-    // idempotency store and the audit statements directly.
-    files: [
-      'packages/server/src/modules/wallets/ledger.postgres.ts',
-      'packages/server/src/modules/wallets/ledger.service.ts',
-      'packages/server/src/modules/wallets/ledger.postgres.test.ts',
-    ],
-    rules: { 'no-restricted-imports': ['error', { paths: OUTBOUND_HTTP_PATHS }] },
-  },
-  {
     files: ['**/*.js', 'eslint.config.js', 'vitest.config.ts'],
     rules: { 'no-restricted-syntax': 'off' },
   },

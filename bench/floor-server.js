@@ -7,8 +7,14 @@
 // chain (`chained`, what the service writes). Many credits share one transaction and one commit,
 // and none gets a SAVEPOINT: a credit here cannot be refused. Never for anything but the benchmark.
 //
-// Environment: DATA_DIR (a database migrated by `svc`, with the project FLOOR_PROJECT_ID), PORT,
-// FLOOR_AUDIT, FLOOR_WALLETS (made at the first start, default 1000), SQLITE_SYNCHRONOUS.
+// FLOOR_AUDIT=writer is the floor of the ledger's one write path on either dialect: bare Fastify in
+// front of the service's own `LedgerWriter` (its group commit and its statements, with no audit
+// entry), the credit without any of the service's HTTP layer (credential, schema, idempotency
+// hook, audit context, logging, metrics).
+//
+// Environment: DATA_DIR (a database migrated by `svc`, with the project FLOOR_PROJECT_ID), or
+// DATABASE_URL for PostgreSQL (FLOOR_AUDIT=writer only), PORT, FLOOR_AUDIT, FLOOR_WALLETS (made at
+// the first start, default 1000), SQLITE_SYNCHRONOUS.
 import Fastify from 'fastify';
 import { join } from 'node:path';
 import { setImmediate } from 'node:timers';
@@ -16,8 +22,11 @@ import { openDatabase } from '../packages/server/dist/db/database.js';
 import { appendChainedSqlite } from '../packages/server/dist/modules/audit/audit.chain.js';
 import { insertUnchainedEntry } from '../packages/server/dist/modules/audit/audit.store.js';
 import { newId } from '../packages/server/dist/shared/ids.js';
+import { AuditService } from '../packages/server/dist/modules/audit/audit.service.js';
+import { LedgerWriter } from '../packages/server/dist/modules/wallets/ledger.write.js';
+import { systemClock } from '../packages/server/dist/shared/clock.js';
 
-const AUDIT_VARIANTS = ['none', 'entry', 'chained'];
+const AUDIT_VARIANTS = ['none', 'entry', 'chained', 'writer'];
 const BALANCE_MAX = 9_007_199_254_740_991;
 /** As the service's group commit: writes per commit at the most. */
 const BATCH_SIZE_MAX = 128;
@@ -29,11 +38,18 @@ if (projectId === undefined) throw new Error('FLOOR_PROJECT_ID is required');
 const walletCount = Number(process.env.FLOOR_WALLETS ?? '1000');
 if (!Number.isInteger(walletCount) || walletCount < 1 || walletCount > 1_000_000)
   throw new Error('FLOOR_WALLETS must be a whole number from 1 to 1,000,000');
-const { sqlite, kysely, destroy } = openDatabase({
-  dialect: 'sqlite',
-  file: join(process.env.DATA_DIR ?? './data', 'svc.sqlite'),
-  synchronous: process.env.SQLITE_SYNCHRONOUS === 'normal' ? 'normal' : 'full',
-});
+const postgresUrl = process.env.DATABASE_URL;
+if (postgresUrl !== undefined && audit !== 'writer') throw new Error('on PostgreSQL the floor is FLOOR_AUDIT=writer');
+const db = openDatabase(
+  postgresUrl === undefined
+    ? {
+        dialect: 'sqlite',
+        file: join(process.env.DATA_DIR ?? './data', 'svc.sqlite'),
+        synchronous: process.env.SQLITE_SYNCHRONOUS === 'normal' ? 'normal' : 'full',
+      }
+    : { dialect: 'postgres', url: postgresUrl, poolSize: 10 },
+);
+const { sqlite, kysely, destroy } = db;
 
 const SQL = {
   begin: 'begin immediate',
@@ -52,13 +68,51 @@ const SQL = {
     "insert into wallets (id, project_id, user_id, currency, balance, status, metadata, low_balance_threshold, created_at, updated_at) values (?, ?, 'usr_floor', 'USD', 0, 'active', '{}', null, ?, ?)",
 };
 
-function seedWallets() {
-  const existing = sqlite.get('select count(*) as count from wallets where project_id = ?', [projectId]);
-  if (existing.count > 0) return;
+async function seedWallets() {
+  const existing = await kysely
+    .selectFrom('wallets')
+    .select(kysely.fn.countAll().as('count'))
+    .where('project_id', '=', projectId)
+    .executeTakeFirst();
+  if (Number(existing?.count ?? 0) > 0) return;
   const now = new Date().toISOString();
-  sqlite.run(SQL.begin, []);
-  for (let index = 0; index < walletCount; index += 1) sqlite.run(SQL.newWallet, [newId('wlt'), projectId, now, now]);
-  sqlite.run(SQL.commit, []);
+  const rows = Array.from({ length: walletCount }, () => ({
+    id: newId('wlt'),
+    project_id: projectId,
+    user_id: 'usr_floor',
+    currency: 'USD',
+    balance: 0,
+    status: 'active',
+    metadata: '{}',
+    low_balance_threshold: null,
+    created_at: now,
+    updated_at: now,
+  }));
+  for (let start = 0; start < rows.length; start += 500)
+    await kysely
+      .insertInto('wallets')
+      .values(rows.slice(start, start + 500))
+      .execute();
+}
+
+/** FLOOR_AUDIT=writer: the service's own write path, with nothing of its HTTP layer and no audit entry. */
+const writer =
+  audit === 'writer'
+    ? new LedgerWriter({ db, clock: systemClock, audit: new AuditService({ db, clock: systemClock, recording: false }) })
+    : undefined;
+const FLOOR_CONTEXT = { actor: { type: 'secret_key', id: 'key_floor' }, requestId: null, ip: null, userAgent: null };
+
+async function creditThroughWriter(walletId, amount, requestId) {
+  const movement = { type: 'credit', walletId, amount, description: null, metadata: {}, idempotencyKey: undefined };
+  const { outcomes } = await writer.apply({
+    projectId,
+    context: { ...FLOOR_CONTEXT, requestId },
+    movements: [movement],
+    atomic: false,
+  });
+  const [outcome] = outcomes;
+  if (!outcome.ok) throw new Error(`floor: credit refused: ${outcome.error.code}`);
+  return JSON.stringify(outcome.value);
 }
 
 /** One credit's writes, in the open transaction; returns what the service would answer. */
@@ -157,13 +211,20 @@ function drain() {
   scheduled = false;
 }
 
-seedWallets();
+await seedWallets();
 const app = Fastify({ logger: false });
 app.get('/wallets', async () => {
   const rows = await kysely.selectFrom('wallets').select('id').where('project_id', '=', projectId).orderBy('id').execute();
   return { data: rows.map((row) => row.id) };
 });
 app.post('/v1/wallets/:id/credits', (request, reply) => {
+  if (writer !== undefined) {
+    creditThroughWriter(request.params.id, request.body.amount, request.id).then(
+      (body) => void reply.code(201).type('application/json').send(body),
+      (error) => void reply.code(500).send({ error: String(error) }),
+    );
+    return reply;
+  }
   queue.push({
     walletId: request.params.id,
     amount: request.body.amount,

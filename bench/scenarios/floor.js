@@ -15,56 +15,75 @@ import { sqliteSynchronousSetting } from '../lib/options.js';
 import { freePort, LOOPBACK, startServer } from '../lib/processes.js';
 import { createProject, prepareDatabase, startService } from '../lib/service.js';
 import { median } from '../lib/stats.js';
+import { probePostgres } from '../lib/postgres.js';
 
-const VARIANTS = ['none', 'entry', 'chained', 'service'];
+/** Per dialect, the servers measured: the SQLite statements alone (with no audit entry, the entry, the chained entry), the ledger's write path behind bare Fastify (`writer`), and the service. */
+const VARIANTS = { sqlite: ['none', 'entry', 'chained', 'writer', 'service'], postgres: ['writer', 'service'] };
 const SQLITE_CREDIT_TARGET_PER_S = 10_000;
 const AUDIT_COST_RATIO_MAX = 1.1;
+/** The service's single credit against the floor of its own write path without an audit entry. */
+const SERVICE_OVER_FLOOR_TARGET = 0.6;
 
 export const scenario = {
   name: 'floor',
-  description: 'SQLite credits with nothing but their statements (with and without the audit write) vs the service, same run',
+  description: 'credits with nothing but their statements (SQLite; the write path on both dialects) vs the service, same run',
 
   async run(ctx) {
     const settings = readSettings(process.env);
     const baseline = await ctx.baseline();
-    const database = await prepareDatabase(ctx, 'sqlite');
-    try {
-      const { projectId, secretKey } = createProject(ctx, database);
-      const extraEnv = { SQLITE_SYNCHRONOUS: settings.sqliteSynchronous };
-      const wallets = await walletsOfFloor(ctx, database, projectId, extraEnv);
-      const runs = Object.fromEntries(VARIANTS.map((variant) => [variant, []]));
-      for (let round = 0; round < settings.rounds; round += 1) {
-        for (const variant of round % 2 === 0 ? VARIANTS : [...VARIANTS].reverse()) {
-          const server =
-            variant === 'service'
-              ? await startService(ctx, database, { logLevel: 'warn', extraEnv })
-              : await startFloorServer(ctx, database, projectId, variant, extraEnv);
-          try {
-            const result = await measure({
-              url: server.origin,
-              headers: { authorization: `Bearer ${secretKey}`, 'content-type': 'application/json' },
-              request: spreadCreditRequests(wallets),
-              options: ctx.options,
-              serverPid: server.pid,
-            });
-            runs[variant].push(result);
-            ctx.record({
-              bench: variant === 'service' ? 'floor_service_credit' : `floor_credit_audit_${variant}`,
-              dialect: 'sqlite',
-              log_level: variant === 'service' ? 'warn' : null,
-              sqlite_synchronous: settings.sqliteSynchronous,
-              round,
-              ...result,
-              fastify_req_per_s: baseline.req_per_s,
-            });
-          } finally {
-            await server.stop();
-          }
+    for (const dialect of ['sqlite', 'postgres']) {
+      if (dialect === 'postgres') {
+        const unreachable = await probePostgres(ctx.options.postgresAdminUrl);
+        if (unreachable !== undefined) {
+          ctx.note(`floor [postgres]: skipped, PostgreSQL not reachable (${unreachable})`);
+          continue;
         }
       }
-      for (const line of summary(runs)) ctx.note(line);
-    } finally {
-      await database.drop();
+      const variants = VARIANTS[dialect];
+      const database = await prepareDatabase(ctx, dialect);
+      try {
+        const { projectId, secretKey } = createProject(ctx, database);
+        const extraEnv = dialect === 'sqlite' ? { SQLITE_SYNCHRONOUS: settings.sqliteSynchronous } : {};
+        const wallets = await walletsOfFloor(ctx, database, projectId, variants[0], extraEnv);
+        const runs = Object.fromEntries(variants.map((variant) => [variant, []]));
+        for (let round = 0; round < settings.rounds; round += 1) {
+          for (const variant of round % 2 === 0 ? variants : [...variants].reverse()) {
+            const server =
+              variant === 'service'
+                ? await startService(ctx, database, { logLevel: 'warn', extraEnv })
+                : await startFloorServer(ctx, database, projectId, variant, extraEnv);
+            try {
+              const result = await measure({
+                url: server.origin,
+                headers: { authorization: `Bearer ${secretKey}`, 'content-type': 'application/json' },
+                request: spreadCreditRequests(wallets),
+                options: ctx.options,
+                serverPid: server.pid,
+              });
+              runs[variant].push(result);
+              ctx.record({
+                bench:
+                  variant === 'service'
+                    ? 'floor_service_credit'
+                    : variant === 'writer'
+                      ? 'floor_credit_writer'
+                      : `floor_credit_audit_${variant}`,
+                dialect,
+                log_level: variant === 'service' ? 'warn' : null,
+                ...(dialect === 'sqlite' ? { sqlite_synchronous: settings.sqliteSynchronous } : {}),
+                round,
+                ...result,
+                fastify_req_per_s: baseline.req_per_s,
+              });
+            } finally {
+              await server.stop();
+            }
+          }
+        }
+        for (const line of summary(dialect, runs)) ctx.note(line);
+      } finally {
+        await database.drop();
+      }
     }
   },
 };
@@ -90,8 +109,8 @@ async function startFloorServer(ctx, database, projectId, audit, extraEnv) {
 }
 
 /** The floor server makes the wallets at its first start (FLOOR_WALLETS, default 1,000). */
-async function walletsOfFloor(ctx, database, projectId, extraEnv) {
-  const server = await startFloorServer(ctx, database, projectId, 'none', extraEnv);
+async function walletsOfFloor(ctx, database, projectId, variant, extraEnv) {
+  const server = await startFloorServer(ctx, database, projectId, variant, extraEnv);
   try {
     const { data } = await requestJson({ method: 'GET', url: `${server.origin}/wallets`, expect: 200 });
     return data;
@@ -100,14 +119,21 @@ async function walletsOfFloor(ctx, database, projectId, extraEnv) {
   }
 }
 
-function summary(runs) {
+function summary(dialect, runs) {
+  const variants = VARIANTS[dialect];
   const rate = Object.fromEntries(
-    VARIANTS.map((variant) => [variant, Math.round(median(runs[variant].map((result) => result.req_per_s)) ?? 0)]),
+    variants.map((variant) => [variant, Math.round(median(runs[variant].map((result) => result.req_per_s)) ?? 0)]),
   );
   const cpu = Object.fromEntries(
-    VARIANTS.map((variant) => [variant, Math.round(median(runs[variant].map((result) => result.server_cpu_us_per_req)) ?? 0)]),
+    variants.map((variant) => [variant, Math.round(median(runs[variant].map((result) => result.server_cpu_us_per_req)) ?? 0)]),
   );
   const describe = (variant) => `${rate[variant]}/s (${cpu[variant]} us of server CPU per credit)`;
+  const serverOverFloor = rate.writer > 0 ? rate.service / rate.writer : 0;
+  const lines = [
+    `FLOOR  [${dialect}] the write path behind bare Fastify, no audit entry: ${describe('writer')}; the service: ${describe('service')}`,
+    `TARGET ${serverOverFloor >= SERVICE_OVER_FLOOR_TARGET ? 'PASS' : 'FAIL'}  [${dialect}] single credit through the service = ${serverOverFloor.toFixed(2)} x the floor (target >= ${SERVICE_OVER_FLOOR_TARGET})`,
+  ];
+  if (dialect !== 'sqlite') return lines;
   const floorOfTarget = (rate.chained / SQLITE_CREDIT_TARGET_PER_S).toFixed(2);
   const auditCost = (rate.none / rate.chained).toFixed(3);
   const entryCost = (rate.none / rate.entry).toFixed(3);
@@ -116,5 +142,6 @@ function summary(runs) {
     `FLOOR  SQLite credit with its audit entry: ${rate.chained}/s = ${floorOfTarget} x the 10,000/s target, with nothing but its statements; the service reaches ${(rate.service / rate.chained).toFixed(2)} x the floor`,
     `FLOOR  the audit write at the floor: a credit costs ${auditCost} x with the chained entry, ${entryCost} x with the entry alone (budget <= ${AUDIT_COST_RATIO_MAX}); ` +
       `+${cpu.chained - cpu.none} us of server CPU, against ${Math.round(cpu.service * (AUDIT_COST_RATIO_MAX - 1))} us that 10 % of the service's credit allows`,
+    ...lines,
   ];
 }

@@ -39,7 +39,15 @@ const CASES = {
   debit_hot: { op: 'debit', wallet: 'hot', key: false },
   transfer_spread: { op: 'transfer', wallet: 'spread', key: false },
   transfer_hot: { op: 'transfer', wallet: 'hot', key: false },
+  // POST /v1/wallets/batch: BATCH_SIZE credits over the first BATCH_WALLETS wallets per request.
+  credit_batch: { op: 'batch', wallet: 'spread', key: false },
 };
+const BATCH_SIZE = 1000;
+const BATCH_WALLETS = 50;
+/** Batches in flight at once: each carries 1,000 credits, so a few keep the server busy. */
+const BATCH_CONNECTIONS = 4;
+const BATCH_OVER_SINGLE_TARGET = 10;
+const BATCH_PGBENCH_FACTOR_TARGET = 5;
 
 export const scenario = {
   name: 'ledger',
@@ -74,9 +82,13 @@ export const scenario = {
               headers,
               request: ledgerRequests(CASES[name], wallets),
               probes: dialect === 'postgres' ? [postgresCpuProbe(new URL(database.env['DATABASE_URL']).pathname.slice(1))] : [],
-              options: ctx.options,
+              options: CASES[name].op === 'batch' ? { ...ctx.options, connections: BATCH_CONNECTIONS } : ctx.options,
               serverPid: service.pid,
             });
+            // A batch request carries BATCH_SIZE credits: its rate is counted in credits.
+            // (From the total: a batch takes long enough that the per-second average rounds to 0 or 1.)
+            if (CASES[name].op === 'batch')
+              result.credits_per_s = Math.round((result.requests_total * BATCH_SIZE) / ctx.options.durationSeconds);
             measured[dialect][name] = result;
             ctx.record({
               bench: `ledger_${name}`,
@@ -175,7 +187,15 @@ function ledgerRequests(spec, wallets) {
   const runId = randomBytes(4).toString('hex');
   let counter = 0;
   const pick = () => wallets.spread[Math.floor(Math.random() * wallets.spread.length)];
+  const batchBody = JSON.stringify({
+    operations: Array.from({ length: BATCH_SIZE }, (_, index) => ({
+      type: 'credit',
+      wallet_id: wallets.spread[index % BATCH_WALLETS],
+      amount: 1,
+    })),
+  });
   const build = () => {
+    if (spec.op === 'batch') return { path: '/v1/wallets/batch', body: batchBody };
     if (spec.op === 'transfer') {
       const from = spec.wallet === 'hot' ? wallets.hot : pick();
       let to = pick();
@@ -223,6 +243,20 @@ function targetLines(measured, pgbench) {
     );
   }
   for (const dialect of ['sqlite', 'postgres']) {
+    const batch = measured[dialect].credit_batch;
+    const single = measured[dialect].credit_spread;
+    if (batch !== undefined && single !== undefined) {
+      const value = ratio(batch.credits_per_s, single.req_per_s);
+      lines.push(
+        `TARGET ${verdict(value, BATCH_OVER_SINGLE_TARGET)}  ${dialect} batched credits (${BATCH_SIZE} per request, ${BATCH_WALLETS} wallets, ${BATCH_CONNECTIONS} connections) ${batch.credits_per_s}/s = ${value} x single-request credits ${single.req_per_s}/s (target >= ${BATCH_OVER_SINGLE_TARGET})`,
+      );
+    }
+    if (dialect === 'postgres' && batch !== undefined && pgbench !== undefined) {
+      const value = ratio(batch.credits_per_s, pgbench.req_per_s);
+      lines.push(
+        `TARGET ${verdict(value, BATCH_PGBENCH_FACTOR_TARGET)}  PostgreSQL batched credits ${batch.credits_per_s}/s = ${value} x pgbench TPC-B ${pgbench.req_per_s} TPS (target >= ${BATCH_PGBENCH_FACTOR_TARGET})`,
+      );
+    }
     for (const [hot, spread] of [
       ['credit_hot', 'credit_spread'],
       ['credit_hot_key', 'credit_spread_key'],

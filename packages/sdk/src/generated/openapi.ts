@@ -68,6 +68,30 @@ export interface WalletTransaction {
   idempotency_key: string | null;
   status: 'completed';
   created_at: string;
+  /** Who made the request: a secret key, a session, the dashboard, the service or an operator (system), or a public link. */
+  actor:
+    | {
+        type: 'secret_key';
+        /** The key, `key_…`. */
+        id: string;
+      }
+    | {
+        type: 'session';
+        /** The session, `svc_ses_<ref>`: its name, never the token. */
+        id: string;
+        user_id: string;
+      }
+    | {
+        type: 'dashboard';
+        key_id: string;
+      }
+    | {
+        type: 'system';
+      }
+    | {
+        type: 'anonymous';
+      };
+  request_id: string | null;
   /** The other wallet of a transfer; transfers only. */
   counterparty_wallet_id?: string;
 }
@@ -87,6 +111,30 @@ export interface Transaction {
   idempotency_key: string | null;
   status: 'completed';
   created_at: string;
+  /** Who made the request: a secret key, a session, the dashboard, the service or an operator (system), or a public link. */
+  actor:
+    | {
+        type: 'secret_key';
+        /** The key, `key_…`. */
+        id: string;
+      }
+    | {
+        type: 'session';
+        /** The session, `svc_ses_<ref>`: its name, never the token. */
+        id: string;
+        user_id: string;
+      }
+    | {
+        type: 'dashboard';
+        key_id: string;
+      }
+    | {
+        type: 'system';
+      }
+    | {
+        type: 'anonymous';
+      };
+  request_id: string | null;
 }
 
 export interface Transfer {
@@ -101,6 +149,30 @@ export interface Transfer {
   description: string | null;
   idempotency_key: string | null;
   created_at: string;
+  /** Who made the request: a secret key, a session, the dashboard, the service or an operator (system), or a public link. */
+  actor:
+    | {
+        type: 'secret_key';
+        /** The key, `key_…`. */
+        id: string;
+      }
+    | {
+        type: 'session';
+        /** The session, `svc_ses_<ref>`: its name, never the token. */
+        id: string;
+        user_id: string;
+      }
+    | {
+        type: 'dashboard';
+        key_id: string;
+      }
+    | {
+        type: 'system';
+      }
+    | {
+        type: 'anonymous';
+      };
+  request_id: string | null;
 }
 
 export interface User {
@@ -713,6 +785,48 @@ export interface Operations {
     };
     status: 201;
     response: Transfer;
+  };
+  /** Apply up to 1,000 credits, debits and transfers, each on its own or all or nothing */
+  'POST /v1/wallets/batch': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      operations: Array<{
+        type: 'credit' | 'debit' | 'transfer';
+        /** Credits and debits: the wallet. */
+        wallet_id?: string;
+        /** Transfers: the wallet the credits leave. */
+        from_wallet_id?: string;
+        /** Transfers: the wallet the credits go to. */
+        to_wallet_id?: string;
+        /** Credits, a whole number from 1 to 10^12. */
+        amount: number;
+        description?: string;
+        /** Free-form key/value pairs. Up to 50 keys of 1 to 40 characters, each a string of at most 500 characters. */
+        metadata?: Record<string, string>;
+        /** The operation's own key, in the same namespace as the single routes' keys. */
+        idempotency_key?: string;
+      }>;
+      /** All operations or none (default false: each on its own). */
+      atomic?: boolean;
+    };
+    status: 200;
+    response: {
+      object: 'batch';
+      results: Array<{
+        /** What the single route would have answered: 201, 404, 409, 422… */
+        status: number;
+        transaction?: Transaction;
+        transfer?: Transfer;
+        error?: {
+          type: string;
+          code: string;
+          message: string;
+          param?: string;
+          request_id: string;
+        };
+      }>;
+    };
   };
   /** Retrieve a credit, debit or transfer */
   'GET /v1/transactions/{id}': {
@@ -2172,6 +2286,8 @@ export const operations = {
   listWalletTransactions: { method: 'GET', path: '/v1/wallets/{id}/transactions', credential: 'secret', body: 'none', list: true },
   /** `POST /v1/wallets/transfer`: Move credits between two wallets */
   transferCredits: { method: 'POST', path: '/v1/wallets/transfer', credential: 'secret', body: 'json', list: false },
+  /** `POST /v1/wallets/batch`: Apply up to 1,000 credits, debits and transfers, each on its own or all or nothing */
+  batchWalletOperations: { method: 'POST', path: '/v1/wallets/batch', credential: 'secret', body: 'json', list: false },
   /** `GET /v1/transactions/{id}`: Retrieve a credit, debit or transfer */
   getTransaction: { method: 'GET', path: '/v1/transactions/{id}', credential: 'secret', body: 'none', list: false },
   /** `POST /v1/auth/signup`: Sign up with email and password; sends the verification email */

@@ -12,6 +12,7 @@ export interface Database {
   wallets: WalletsTable;
   ledger_transactions: LedgerTransactionsTable;
   ledger_entries: LedgerEntriesTable;
+  ledger_refusals: LedgerRefusalsTable;
   events: EventsTable;
   users: UsersTable;
   roles: RolesTable;
@@ -143,6 +144,32 @@ export interface LedgerTransactionsTable {
   /** The two wallets of a transfer; null for credits and debits. */
   from_wallet_id: string | null;
   to_wallet_id: string | null;
+  created_at: string;
+  /** Who made it: the audit log's actor as stored (`audit.context.ts`); `system` before migration 0021. */
+  actor_type: string;
+  actor_id: string | null;
+  actor_user_id: string | null;
+  /** The request that made it; null before migration 0021 and for the service's own movements. */
+  request_id: string | null;
+}
+
+/**
+ * A refusal answered to a request that carried a ledger idempotency key: a retry with the key gets
+ * the same refusal (docs/adr/0004-idempotency.md). Keys that made a transaction map to it instead
+ * (`ledger_transactions.idempotency_key`).
+ */
+export interface LedgerRefusalsTable {
+  project_id: string;
+  idempotency_scope: string;
+  idempotency_key: string;
+  /** SHA-256 of the request's per-field hashes; `request_fields` holds the map, to name a differing field. */
+  request_hash: string;
+  request_fields: string;
+  code: string;
+  message: string;
+  param: string | null;
+  /** The id of the request first answered with the refusal; a replay answers with the same body. */
+  request_id: string;
   created_at: string;
 }
 

@@ -1,28 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, type ErrorCode, isApiError } from '../shared/errors.js';
+import { ApiError, type ErrorBody, isApiError, renderError } from '../shared/errors.js';
 
-export interface ErrorBody {
-  error: {
-    type: string;
-    code: ErrorCode;
-    message: string;
-    param?: string;
-    request_id: string;
-  };
-}
-
-/** The one renderer of errors: every refusal leaves the service through here. */
-export function renderError(error: ApiError, requestId: string): ErrorBody {
-  return {
-    error: {
-      type: error.type,
-      code: error.code,
-      message: error.message,
-      ...(error.param === undefined ? {} : { param: error.param }),
-      request_id: requestId,
-    },
-  };
-}
+export { type ErrorBody, renderError };
 
 interface AjvErrorLike {
   keyword: string;

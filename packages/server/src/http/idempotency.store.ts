@@ -145,11 +145,9 @@ export async function completeIdempotentRequest(
 }
 
 /**
- * A request's key and fingerprint, for an operation that claims the key inside its own database
- * transaction (the ledger) instead of in the `preHandler` hook: `findStoredAnswer` first, then the
- * operation, then `storeAnswer`, all in that one transaction. The key and the change commit
- * together or not at all, and a second request with the key either sees the stored answer or, if
- * it raced the first, fails on the primary key and looks again (see docs/adr/0005).
+ * A request's key and fingerprint, for a route that keeps its keys itself instead of in the
+ * `preHandler` hook: the ledger, which maps a key to its transaction inside the movement's own
+ * database transaction (docs/adr/0004-idempotency.md).
  */
 export interface IdempotencyClaim {
   readonly projectId: string;
@@ -160,82 +158,6 @@ export interface IdempotencyClaim {
   readonly fields: Readonly<Record<string, string>>;
   /** The id of the request: a refusal is stored as the error body that names it. */
   readonly requestId: string;
-}
-
-/** The answer stored with a key: what a replay sends, with `Idempotent-Replayed: true`. */
-export interface StoredAnswer {
-  readonly status: number;
-  readonly body: string;
-}
-
-/**
- * Inside the operation's transaction: the answer stored with the claim's key, or undefined when the
- * key is free. Throws 422 `idempotency_key_reused` for another request under the key, and 409
- * `idempotency_key_in_use` while a request that claimed it in the hook (a non-ledger route sharing
- * the scope) still runs. Expired keys and keys abandoned by a crashed hook-claimed request are
- * deleted here, in the caller's transaction, and count as free.
- */
-export async function findStoredAnswer(db: Executor, claim: IdempotencyClaim, now: Date): Promise<StoredAnswer | undefined> {
-  const nowIso = isoTime(now);
-  const existing = await db
-    .selectFrom('idempotency_keys')
-    .select(['request_hash', 'request_fields', 'state', 'lock_id', 'locked_until', 'response_status', 'response_body', 'expires_at'])
-    .where('project_id', '=', claim.projectId)
-    .where('scope', '=', claim.scope)
-    .where('key', '=', claim.key)
-    .executeTakeFirst();
-  if (existing === undefined) return undefined;
-  const expired = existing.expires_at !== null && existing.expires_at <= nowIso;
-  const abandoned = existing.state === 'running' && existing.locked_until !== null && existing.locked_until <= nowIso;
-  if (expired || abandoned) {
-    // Matched on what made it stale, so a key renewed or taken over meanwhile stays.
-    let stale = db
-      .deleteFrom('idempotency_keys')
-      .where('project_id', '=', claim.projectId)
-      .where('scope', '=', claim.scope)
-      .where('key', '=', claim.key);
-    stale = expired ? stale.where('expires_at', '<=', nowIso) : stale.where('lock_id', '=', existing.lock_id ?? '');
-    await stale.execute();
-    return undefined;
-  }
-  if (existing.request_hash !== claim.requestHash) {
-    // A key the HTTP hook claimed (another route) keeps its fingerprint sealed; its route differs anyway.
-    const stored = existing.request_hash === SEALED_REQUEST_HASH ? {} : (JSON.parse(existing.request_fields) as Record<string, string>);
-    throw reusedError(claim.key, claim.fields, stored);
-  }
-  if (existing.state === 'running') throw inUseError(claim.key);
-  return { status: existing.response_status ?? 200, body: existing.response_body ?? '' };
-}
-
-/**
- * Stores the answer of an operation that claimed its key in its own transaction, completed and
- * kept forever, in one INSERT. When another request stored the key first (it committed after this
- * transaction's `findStoredAnswer`), the INSERT fails with a unique violation and the caller's
- * transaction must roll back; on PostgreSQL the INSERT first waits for that other transaction.
- */
-export async function storeAnswer(db: Executor, claim: IdempotencyClaim, answer: StoredAnswer, now: Date): Promise<void> {
-  await db
-    .insertInto('idempotency_keys')
-    .values(completedKeyRow(claim, answer, isoTime(now)))
-    .execute();
-}
-
-/** The row `storeAnswer` inserts; the PostgreSQL credit statement inserts the same columns. */
-export function completedKeyRow(claim: IdempotencyClaim, answer: StoredAnswer, createdAt: string) {
-  return {
-    project_id: claim.projectId,
-    scope: claim.scope,
-    key: claim.key,
-    request_hash: claim.requestHash,
-    request_fields: JSON.stringify(claim.fields),
-    state: 'completed' as const,
-    lock_id: null,
-    locked_until: null,
-    response_status: answer.status,
-    response_body: answer.body,
-    created_at: createdAt,
-    expires_at: null,
-  };
 }
 
 /** Frees a key whose request failed before it changed anything, so the client can send it again. */

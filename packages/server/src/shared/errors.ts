@@ -247,3 +247,26 @@ export function renderErrorCatalogMarkdown(): string {
   }
   return `${lines.join('\n')}\n`;
 }
+
+export interface ErrorBody {
+  error: {
+    type: string;
+    code: ErrorCode;
+    message: string;
+    param?: string;
+    request_id: string;
+  };
+}
+
+/** The one renderer of errors: every refusal leaves the service through here. */
+export function renderError(error: ApiError, requestId: string): ErrorBody {
+  return {
+    error: {
+      type: error.type,
+      code: error.code,
+      message: error.message,
+      ...(error.param === undefined ? {} : { param: error.param }),
+      request_id: requestId,
+    },
+  };
+}

@@ -6,7 +6,7 @@ const Time = Type.String({ format: 'date-time' });
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 const Hash = Type.Union([Type.String({ pattern: '^[0-9a-f]{64}$' }), Type.Null()]);
 
-const ActorSchema = Type.Union(
+export const ActorSchema = Type.Union(
   [
     Type.Object({ type: Type.Literal('secret_key'), id: Type.String({ description: 'The key, `key_…`.' }) }),
     Type.Object({

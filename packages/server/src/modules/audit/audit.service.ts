@@ -11,7 +11,7 @@ import type { AuditEntry, AuditList, ExportAuditQuery, ListAuditQuery } from './
 import * as store from './audit.store.js';
 
 // The audit module's public surface for other modules: the request's context and the action names.
-export { type AuditActor, type AuditContext, auditContext, SYSTEM_AUDIT_CONTEXT } from './audit.context.js';
+export { actorColumns, actorFromColumns, type AuditActor, type AuditContext, auditContext, SYSTEM_AUDIT_CONTEXT } from './audit.context.js';
 export type { AuditAction } from './audit.actions.js';
 
 /** A value of an entry's `changes`: small and flat, never a secret. */
@@ -74,6 +74,12 @@ export class AuditService {
   async record(trx: Transaction, context: AuditContext, record: AuditRecord): Promise<void> {
     if (!this.#recording) return;
     await appendEntries(this.#db, trx, [this.row(context, record)]);
+  }
+
+  /** Records entries built with `row` (and only such rows) in the caller's transaction, in one write. */
+  async recordRows(trx: Transaction, rows: readonly store.AuditRow[]): Promise<void> {
+    if (!this.#recording || rows.length === 0) return;
+    await appendEntries(this.#db, trx, rows);
   }
 
   /** Records an entry built with `row` (and only such a row) in the caller's transaction, when the row had to be known first. */

@@ -40,7 +40,7 @@ describe('the event catalog (issue 25)', () => {
 });
 
 // The route reads no storage, but the flows whose events are checked below run on both dialects
-// (PostgreSQL writes the ledger's events in SQL of its own, ledger.postgres.ts).
+// (the ledger's events go through the events module's recordEvents on both, in one insert per flush).
 describeEachDialect('GET /v1/event-types and the events the service emits (issue 25)', (dialect) => {
   const ctx = useTestService(dialect, { serviceOptions: { webhooks: { lookup } } });
 

@@ -138,6 +138,10 @@ describeEachDialect('stats', (dialect) => {
       from_wallet_id: null,
       to_wallet_id: null,
       created_at: now,
+      actor_type: 'system',
+      actor_id: null,
+      actor_user_id: null,
+      request_id: null,
     }));
     for (let start = 0; start < count; start += 1000) {
       await db

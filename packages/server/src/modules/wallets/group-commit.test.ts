@@ -1,97 +1,66 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Db, openDatabase } from '../../db/database.js';
-import { migrateToLatest } from '../../db/migrate.js';
-import type { Transaction } from '../../db/transaction.js';
-import { newId } from '../../shared/ids.js';
+import { describe, expect, it } from 'vitest';
 import { GroupCommit } from './group-commit.js';
 
-describe('GroupCommit (SQLite)', () => {
-  let directory = '';
-  let db: Db;
+/** A group commit whose flushes are recorded and finish when told to. */
+function recording(options: { weightMax: number; concurrency: number }) {
+  const flushes: number[][] = [];
+  const finish: (() => void)[] = [];
+  const groupCommit = new GroupCommit<number, string>({
+    ...options,
+    weight: (item) => item,
+    flush: async (items) => {
+      flushes.push([...items]);
+      await new Promise<void>((resolve) => finish.push(resolve));
+      if (items.includes(13)) throw new Error('unlucky');
+      return items.map((item) => `done ${item}`);
+    },
+  });
+  const settle = async () => {
+    for (let turn = 0; turn < 20; turn += 1) {
+      await new Promise((resolve) => setImmediate(resolve));
+      finish.splice(0).forEach((done) => done());
+    }
+  };
+  return { groupCommit, flushes, settle };
+}
 
-  beforeAll(async () => {
-    directory = mkdtempSync(join(tmpdir(), 'svc-group-commit-'));
-    db = openDatabase({ dialect: 'sqlite', file: join(directory, 'test.sqlite'), synchronous: 'normal' });
-    await migrateToLatest(db);
+describe('GroupCommit', () => {
+  it('gives the items of one turn one flush, and each caller its own outcome', async () => {
+    const { groupCommit, flushes, settle } = recording({ weightMax: 100, concurrency: 1 });
+    const outcomes = Promise.all([1, 2, 3].map((item) => groupCommit.run(item)));
+    await settle();
+    expect(await outcomes).toEqual(['done 1', 'done 2', 'done 3']);
+    expect(flushes).toEqual([[1, 2, 3]]);
+    expect(groupCommit.busy).toBe(false);
   });
 
-  afterAll(async () => {
-    await db.destroy();
-    rmSync(directory, { recursive: true, force: true });
+  it('queues what arrives during a flush for the next one, up to the weight, always at least one item', async () => {
+    const { groupCommit, flushes, settle } = recording({ weightMax: 5, concurrency: 1 });
+    const first = groupCommit.run(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    const rest = [4, 2, 9].map((item) => groupCommit.run(item));
+    await settle();
+    await Promise.all([first, ...rest]);
+    expect(flushes).toEqual([[1], [4], [2], [9]]);
   });
 
-  const insertProject = (trx: Transaction, id: string) =>
-    trx.insertInto('projects').values({ id, name: 'group commit', created_at: new Date().toISOString() }).execute();
-  const exists = async (id: string) =>
-    (await db.kysely.selectFrom('projects').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
-
-  it('runs the writes that arrive together in one transaction, and rolls back only the one that throws', async () => {
-    const groupCommit = new GroupCommit(db);
-    const ids = [newId('prj'), newId('prj'), newId('prj')];
-    const transactions = new Set<Transaction>();
-    const refusal = new Error('refused');
-    const outcomes = await Promise.allSettled(
-      ids.map((id, index) =>
-        groupCommit.run(async (trx) => {
-          transactions.add(trx);
-          await insertProject(trx, id);
-          if (index === 1) throw refusal;
-          return id;
-        }),
-      ),
-    );
-    expect(transactions.size).toBe(1);
-    expect(outcomes).toEqual([
-      { status: 'fulfilled', value: ids[0] },
-      { status: 'rejected', reason: refusal },
-      { status: 'fulfilled', value: ids[2] },
-    ]);
-    expect([await exists(ids[0]!), await exists(ids[1]!), await exists(ids[2]!)]).toEqual([true, false, true]);
+  it('runs up to `concurrency` flushes at once', async () => {
+    const { groupCommit, flushes, settle } = recording({ weightMax: 1, concurrency: 2 });
+    const outcomes = Promise.all([1, 1, 1].map((item) => groupCommit.run(item)));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(flushes).toHaveLength(2);
+    await settle();
+    await outcomes;
+    expect(flushes).toHaveLength(3);
   });
 
-  it('tells each write its outcome only once the batch has committed', async () => {
-    const groupCommit = new GroupCommit(db);
-    const id = newId('prj');
-    const seenCommitted: boolean[] = [];
-    await Promise.all([
-      groupCommit.run((trx) => insertProject(trx, id)).then(async () => seenCommitted.push(await exists(id))),
-      groupCommit.run((trx) => insertProject(trx, newId('prj'))),
-    ]);
-    expect(seenCommitted).toEqual([true]);
-  });
-
-  it('fails every write of a batch whose commit fails', async () => {
-    const groupCommit = new GroupCommit(db);
-    const good = newId('prj');
-    const outcomes = await Promise.allSettled([
-      groupCommit.run((trx) => insertProject(trx, good)),
-      groupCommit.run(async (trx) => {
-        // A foreign key checked only at COMMIT: the whole batch's commit fails on it.
-        await sql`pragma defer_foreign_keys = on`.execute(trx);
-        await trx
-          .insertInto('api_keys')
-          .values({
-            id: newId('key'),
-            project_id: 'prj_missing',
-            name: null,
-            key_hash: newId('key'),
-            prefix: 'x',
-            last4: 'x',
-            created_at: 'x',
-            revoked_at: null,
-          })
-          .execute();
-      }),
-    ]);
-    expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected']);
-    expect(await exists(good)).toBe(false);
-    // The queue is not stuck: the next write commits.
-    const next = newId('prj');
-    await groupCommit.run((trx) => insertProject(trx, next));
-    expect(await exists(next)).toBe(true);
+  it('fails every item of a failed flush, and only those', async () => {
+    const { groupCommit, settle } = recording({ weightMax: 20, concurrency: 1 });
+    const failed = Promise.allSettled([groupCommit.run(13), groupCommit.run(1)]);
+    await new Promise((resolve) => setImmediate(resolve));
+    const later = groupCommit.run(2);
+    await settle();
+    expect((await failed).map((outcome) => outcome.status)).toEqual(['rejected', 'rejected']);
+    expect(await later).toBe('done 2');
   });
 });

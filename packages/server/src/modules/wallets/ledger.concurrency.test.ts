@@ -3,7 +3,7 @@ import { createService, type Service } from '../../main.js';
 import { createTestDatabase, describeEachDialect, testConfig, type TestDatabase } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
 import { errorCode, ledgerViolations, SOUND_LEDGER, walletsClient, type WalletsClient } from './wallets.fixtures.js';
-import type { Transaction } from './wallets.schemas.js';
+import type { Batch, Transaction } from './wallets.schemas.js';
 
 describeEachDialect('ledger under concurrency', (dialect) => {
   const current = useTestService(dialect);
@@ -99,7 +99,47 @@ describeEachDialect('ledger under concurrency', (dialect) => {
     expect(unexpected.map((response) => response.body)).toEqual([]);
     expect(await ledgerViolations(current().service.db, current().projectId)).toEqual(SOUND_LEDGER);
   });
+
+  it('one idempotency key in flight in single requests and batches at once: applied once, every answer its transaction', async () => {
+    await duplicateKeysInFlight([client], current().service.db, current().projectId);
+  });
 });
+
+/**
+ * One key in flight at once in single requests and inside batches (and, with two clients, on two
+ * instances): applied once, and every request answers with its transaction.
+ */
+async function duplicateKeysInFlight(clients: readonly WalletsClient[], db: Service['db'], projectId: string): Promise<void> {
+  const [first] = clients as [WalletsClient];
+  const wallet = await first.createWallet();
+  const keyed = { amount: 5, idempotency_key: 'in-flight' };
+  const responses = await Promise.all(
+    Array.from({ length: 40 }, (_, i) => {
+      const via = clients[i % clients.length] ?? first;
+      if (i % 2 === 0) return via.request('POST', `/v1/wallets/${wallet.id}/credits`, keyed);
+      return via.request('POST', '/v1/wallets/batch', {
+        operations: [
+          { type: 'credit', wallet_id: wallet.id, amount: 1 },
+          { type: 'credit', wallet_id: wallet.id, ...keyed },
+        ],
+        atomic: i % 4 === 1,
+      });
+    }),
+  );
+  const ids = responses.map((response, i) => {
+    if (i % 2 === 0) {
+      expect(response.statusCode, response.body).toBe(201);
+      return response.json<Transaction>().id;
+    }
+    expect([200, 201], response.body).toContain(response.statusCode);
+    const results = response.json<Batch>().results;
+    expect(results.map((result) => result.status)).toEqual([201, 201]);
+    return results[1]?.transaction?.id;
+  });
+  expect(new Set(ids).size).toBe(1);
+  expect(await first.balance(wallet.id)).toBe(5 + 20);
+  expect(await ledgerViolations(db, projectId)).toEqual(SOUND_LEDGER);
+}
 
 describe.skipIf(inject('postgresAdminUrl') === '')('ledger across two service instances on one PostgreSQL', () => {
   let database: TestDatabase | undefined;
@@ -176,5 +216,9 @@ describe.skipIf(inject('postgresAdminUrl') === '')('ledger across two service in
     expect(responses.filter((response) => response.headers['idempotent-replayed'] === 'true')).toHaveLength(50);
     expect(await second.balance(wallet.id)).toBe(150);
     expect(await ledgerViolations(services[0]!.db, projectId)).toEqual(SOUND_LEDGER);
+  });
+
+  it('one idempotency key in flight in single requests and batches on both instances: applied once', async () => {
+    await duplicateKeysInFlight(clients, services[0]!.db, projectId);
   });
 });

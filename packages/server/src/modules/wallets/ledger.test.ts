@@ -435,74 +435,44 @@ describeEachDialect('ledger', (dialect) => {
       expect((await otherProject.credit(foreign.id, 3, { idempotency_key: 'same' })).balance_after).toBe(3);
     });
 
-    it('stores the key with the movement, completed and kept forever, holding the exact response', async () => {
+    it('keeps a key as the transaction it made, or as its refusal, and nothing in the idempotency table', async () => {
       const wallet = await client.createWallet();
       const credit = await client.request('POST', `/v1/wallets/${wallet.id}/credits`, { amount: 3 }, { 'idempotency-key': 'stored-1' });
       const refusal = await client.request('POST', `/v1/wallets/${wallet.id}/debits`, { amount: 9 }, { 'idempotency-key': 'stored-2' });
-      const rows = await current()
-        .service.db.kysely.selectFrom('idempotency_keys')
-        .select(['key', 'state', 'response_status', 'response_body', 'lock_id', 'expires_at'])
+      const db = current().service.db.kysely;
+      const keyed = await db
+        .selectFrom('ledger_transactions')
+        .select(['id', 'idempotency_scope'])
         .where('project_id', '=', current().projectId)
-        .where('scope', '=', wallet.id)
-        .orderBy('key')
+        .where('idempotency_key', '=', 'stored-1')
         .execute();
-      expect(rows).toEqual([
-        { key: 'stored-1', state: 'completed', response_status: 201, response_body: credit.body, lock_id: null, expires_at: null },
-        { key: 'stored-2', state: 'completed', response_status: 422, response_body: refusal.body, lock_id: null, expires_at: null },
+      expect(keyed).toEqual([{ id: credit.json<Transaction>().id, idempotency_scope: wallet.id }]);
+      const refusals = await db
+        .selectFrom('ledger_refusals')
+        .select(['idempotency_scope', 'idempotency_key', 'code', 'param', 'request_id'])
+        .where('project_id', '=', current().projectId)
+        .where('idempotency_scope', '=', wallet.id)
+        .execute();
+      expect(refusals).toEqual([
+        {
+          idempotency_scope: wallet.id,
+          idempotency_key: 'stored-2',
+          code: 'insufficient_credits',
+          param: 'amount',
+          request_id: refusal.headers['request-id'],
+        },
+      ]);
+      const hookKeys = await db.selectFrom('idempotency_keys').select('key').where('project_id', '=', current().projectId).execute();
+      expect(hookKeys).toEqual([]);
+      const replays = await Promise.all([
+        client.request('POST', `/v1/wallets/${wallet.id}/credits`, { amount: 3 }, { 'idempotency-key': 'stored-1' }),
+        client.request('POST', `/v1/wallets/${wallet.id}/debits`, { amount: 9 }, { 'idempotency-key': 'stored-2' }),
+      ]);
+      expect(replays.map((replay) => [replay.statusCode, replay.headers['idempotent-replayed'], replay.body])).toEqual([
+        [201, 'true', credit.body],
+        [422, 'true', refusal.body],
       ]);
     });
-
-    // Regression: ledger keys are claimed inside the ledger transaction now. A key still held by a
-    // request that claimed it in the HTTP hook (a process of the previous version, mid-deploy)
-    // must not be applied beside it, and must be usable once that request's lease has passed.
-    it('answers 409 for a key held by a hook-claimed request, and takes it over once its lease passed', async () => {
-      const wallet = await client.createWallet();
-      const { service, projectId } = current();
-      const heldRow = (lockedUntil: Date) => ({
-        project_id: projectId,
-        scope: wallet.id,
-        key: 'held-1',
-        state: 'running' as const,
-        lock_id: 'lock-of-another-process',
-        locked_until: lockedUntil.toISOString(),
-        response_status: null,
-        response_body: null,
-        created_at: new Date().toISOString(),
-        expires_at: null,
-      });
-      await service.db.kysely
-        .insertInto('idempotency_keys')
-        .values({ ...heldRow(new Date(Date.now() + 60_000)), ...(await fingerprintOf(wallet.id, { amount: 4 })) })
-        .execute();
-      const inUse = await client.request('POST', `/v1/wallets/${wallet.id}/credits`, { amount: 4, idempotency_key: 'held-1' });
-      expect([inUse.statusCode, errorCode(inUse)]).toEqual([409, 'idempotency_key_in_use']);
-      expect(await client.balance(wallet.id)).toBe(0);
-
-      await service.db.kysely
-        .updateTable('idempotency_keys')
-        .set({ locked_until: new Date(Date.now() - 1).toISOString() })
-        .where('key', '=', 'held-1')
-        .execute();
-      const takenOver = await client.request('POST', `/v1/wallets/${wallet.id}/credits`, { amount: 4, idempotency_key: 'held-1' });
-      expect(takenOver.statusCode).toBe(201);
-      const replay = await client.request('POST', `/v1/wallets/${wallet.id}/credits`, { amount: 4, idempotency_key: 'held-1' });
-      expect(replay.headers['idempotent-replayed']).toBe('true');
-      expect(replay.body).toBe(takenOver.body);
-      expect(await client.balance(wallet.id)).toBe(4);
-    });
-
-    /** The fingerprint columns a credit of `body` to `walletId` stores, read from a throwaway key. */
-    async function fingerprintOf(walletId: string, body: Record<string, unknown>) {
-      const probe = `probe-${newId('req')}`;
-      await client.request('POST', `/v1/wallets/${walletId}/credits`, body, { 'idempotency-key': probe });
-      const row = await current()
-        .service.db.kysely.selectFrom('idempotency_keys')
-        .select(['request_hash', 'request_fields'])
-        .where('key', '=', probe)
-        .executeTakeFirstOrThrow();
-      await client.debit(walletId, body['amount'] as number);
-      return row;
-    }
 
     it('applies a key once when the same request arrives many times at once', async () => {
       const wallet = await client.createWallet();

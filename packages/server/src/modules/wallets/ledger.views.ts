@@ -2,6 +2,8 @@ import { assert } from '../../shared/assert.js';
 import type { LedgerTransactionRow, TransactionWithBalance, WalletHistoryRow } from './ledger.store.js';
 import type { Transaction, Transfer, WalletTransaction } from './wallets.schemas.js';
 import { parseMetadata } from './metadata.js';
+import { actorFromColumns } from '../audit/audit.service.js';
+import type { MovementRequest } from './ledger.movements.js';
 
 /** Ledger rows as the API shows them (docs/api.md section 4, Wallets). */
 
@@ -20,6 +22,7 @@ export function toTransaction(row: TransactionWithBalance): Transaction {
     idempotency_key: row.idempotency_key,
     status: 'completed',
     created_at: row.created_at,
+    ...madeBy(row),
   };
 }
 
@@ -35,6 +38,7 @@ export function toTransfer(row: LedgerTransactionRow): Transfer {
     description: row.description,
     idempotency_key: row.idempotency_key,
     created_at: row.created_at,
+    ...madeBy(row),
   };
 }
 
@@ -57,6 +61,28 @@ export function toWalletTransaction(row: WalletHistoryRow, walletId: string): Wa
     idempotency_key: row.idempotency_key,
     status: 'completed',
     created_at: row.created_at,
+    ...madeBy(row),
     ...(counterparty === undefined || counterparty === null ? {} : { counterparty_wallet_id: counterparty }),
   };
+}
+
+/** `actor` and `request_id` of a transaction object. */
+function madeBy(row: LedgerTransactionRow): Pick<Transaction, 'actor' | 'request_id'> {
+  return { actor: actorFromColumns(row), request_id: row.request_id };
+}
+
+/** The movement a stored transaction made, as asked: the fingerprint of a key is rebuilt from it. */
+export function movementOfRow(row: LedgerTransactionRow): MovementRequest {
+  const common = {
+    amount: row.amount,
+    description: row.description,
+    metadata: parseMetadata(row.metadata),
+    idempotencyKey: row.idempotency_key ?? undefined,
+  };
+  if (row.type === 'transfer') {
+    assert(row.from_wallet_id !== null && row.to_wallet_id !== null, `transfer ${row.id} names both wallets`);
+    return { type: 'transfer', fromWalletId: row.from_wallet_id, toWalletId: row.to_wallet_id, ...common };
+  }
+  assert(row.wallet_id !== null, `${row.type} ${row.id} names its wallet`);
+  return { type: row.type, walletId: row.wallet_id, ...common };
 }

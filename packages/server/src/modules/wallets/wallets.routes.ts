@@ -2,10 +2,15 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteModule } from '../../shared/routes.js';
 import { requireSecretKey } from '../../shared/principal.js';
+import { ApiError, renderError } from '../../shared/errors.js';
 import { auditContext } from '../audit/audit.service.js';
-import type { LedgerAnswer, LedgerService } from './ledger.service.js';
+import type { LedgerService, MovementOutcome, MovementRequest } from './ledger.service.js';
 import {
   BalanceSchema,
+  BatchBody,
+  type BatchOperation,
+  type BatchResult,
+  BatchSchema,
   CreateWalletBody,
   ListTransactionsQuery,
   ListWalletsQuery,
@@ -28,12 +33,22 @@ const tags = ['wallets'];
 type WithParams = FastifyRequest<{ Params: { id: string } }>;
 
 /**
- * Ledger keys are kept forever and claimed by the ledger inside the movement's own transaction
- * (docs/adr/0005-ledger-write-path.md); credit and debit keys are per project and wallet, transfer
- * keys per project (docs/api.md section 1).
+ * Ledger keys are the ledger's own: the hook only checks the key (header or body); the ledger maps
+ * it to the transaction it made, or to the refusal it answered, inside the movement's transaction
+ * (docs/adr/0004-idempotency.md). Credit and debit keys are per wallet, transfer keys per project
+ * (docs/api.md section 1).
  */
-const ledgerKey = { retention: 'forever', bodyKey: true, claim: 'transaction' } as const;
-const perWalletLedgerKey = { ...ledgerKey, scope: (request: FastifyRequest) => (request.params as { id: string }).id } as const;
+const ledgerKey = { bodyKey: true, claim: 'transaction' } as const;
+const JSON_TYPE = 'application/json; charset=utf-8';
+const TRANSFER_ERRORS = [
+  'resource_missing',
+  'same_wallet',
+  'wallet_frozen',
+  'wallet_closed',
+  'currency_mismatch',
+  'insufficient_credits',
+  'balance_limit_exceeded',
+] as const;
 
 /**
  * HTTP only: schemas in, the service, schemas out. Ledger responses are sent as the exact JSON text
@@ -150,7 +165,7 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
       app.post(
         `/v1/wallets/:id/${action}`,
         {
-          config: { credential: 'secret', idempotency: perWalletLedgerKey },
+          config: { credential: 'secret', idempotency: ledgerKey },
           schema: {
             operationId,
             errors,
@@ -165,12 +180,12 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
         async (request: WithParams, reply) => {
           const projectId = requireSecretKey(request).projectId;
           const body = request.body as MovementBody;
-          const options = { idempotency: request.idempotencyClaim, audit: auditContext(request) };
-          const answer =
+          const options = { idempotencyKey: request.idempotencyClaim?.key, audit: auditContext(request) };
+          const outcome =
             action === 'credits'
               ? await ledger.credit(projectId, request.params.id, body, options)
               : await ledger.debit(projectId, request.params.id, body, options);
-          return sendAnswer(reply, answer);
+          return sendOutcome(reply, outcome);
         },
       );
     }
@@ -199,15 +214,7 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
         config: { credential: 'secret', idempotency: ledgerKey },
         schema: {
           operationId: 'transferCredits',
-          errors: [
-            'resource_missing',
-            'same_wallet',
-            'wallet_frozen',
-            'wallet_closed',
-            'currency_mismatch',
-            'insufficient_credits',
-            'balance_limit_exceeded',
-          ],
+          errors: TRANSFER_ERRORS,
           tags,
           security,
           summary: 'Move credits between two wallets',
@@ -216,11 +223,51 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
         },
       },
       async (request, reply) => {
-        const answer = await ledger.transfer(requireSecretKey(request).projectId, request.body as TransferBody, {
-          idempotency: request.idempotencyClaim,
+        const outcome = await ledger.transfer(requireSecretKey(request).projectId, request.body as TransferBody, {
+          idempotencyKey: request.idempotencyClaim?.key,
           audit: auditContext(request),
         });
-        return sendAnswer(reply, answer);
+        return sendOutcome(reply, outcome);
+      },
+    );
+
+    app.post(
+      '/v1/wallets/batch',
+      {
+        // The request's own Idempotency-Key replays the whole answer, like any POST; each operation's
+        // `idempotency_key` is a ledger key, in the single routes' namespace.
+        config: { credential: 'secret' },
+        schema: {
+          operationId: 'batchWalletOperations',
+          errors: [...TRANSFER_ERRORS, 'idempotency_key_reused'],
+          tags,
+          security,
+          summary: 'Apply up to 1,000 credits, debits and transfers, each on its own or all or nothing',
+          body: BatchBody,
+          response: { 200: BatchSchema, 201: BatchSchema },
+        },
+      },
+      async (request, reply) => {
+        const body = request.body as BatchBody;
+        const movements = body.operations.map(batchMovement);
+        const atomic = body.atomic === true;
+        const { outcomes, refusedAt } = await ledger.batch(requireSecretKey(request).projectId, movements, atomic, auditContext(request));
+        if (refusedAt !== undefined) {
+          const refused = outcomes[refusedAt];
+          const movement = movements[refusedAt];
+          if (refused !== undefined && !refused.ok && movement !== undefined) {
+            const { error } = refused;
+            const field = error.param ?? (movement.type === 'transfer' ? undefined : 'wallet_id');
+            throw new ApiError(error.code, error.message, {
+              param: field === undefined ? `operations[${refusedAt}]` : `operations[${refusedAt}].${field}`,
+            });
+          }
+        }
+        const results = outcomes.map((outcome) => batchResult(outcome, request.id));
+        return reply
+          .code(atomic ? 201 : 200)
+          .type(JSON_TYPE)
+          .send(JSON.stringify({ object: 'batch', results }));
       },
     );
 
@@ -243,11 +290,51 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
 }
 
 /**
- * Sends a ledger answer as the exact JSON text stored with its idempotency key (`JSON.stringify`
- * of the same object), so a replay is byte for byte the original.
+ * Sends a movement's outcome: 201 and the transaction, or the refusal. A replay (`Idempotent-Replayed:
+ * true`) is rebuilt from the ledger: the same transaction, or the same refusal with the id of the
+ * request first answered with it, byte for byte what that request got.
  */
-function sendAnswer(reply: FastifyReply, answer: LedgerAnswer<object>): FastifyReply {
-  const json = 'application/json; charset=utf-8';
-  if (answer.replayed) return reply.code(answer.stored.status).header('Idempotent-Replayed', 'true').type(json).send(answer.stored.body);
-  return reply.code(201).type(json).send(JSON.stringify(answer.value));
+function sendOutcome(reply: FastifyReply, outcome: MovementOutcome): FastifyReply {
+  if (outcome.replayed) void reply.header('Idempotent-Replayed', 'true');
+  if (outcome.ok) return reply.code(201).type(JSON_TYPE).send(JSON.stringify(outcome.value));
+  if (!outcome.replayed) throw outcome.error;
+  return reply
+    .code(outcome.error.status)
+    .type(JSON_TYPE)
+    .send(JSON.stringify(renderError(outcome.error, outcome.requestId ?? reply.request.id)));
+}
+
+/** One operation of a batch as the ledger takes it; which wallet fields a type takes is checked here. */
+function batchMovement(operation: BatchOperation, index: number): MovementRequest {
+  const at = (field: string) => `operations[${index}].${field}`;
+  const common = {
+    amount: operation.amount,
+    description: operation.description ?? null,
+    metadata: operation.metadata ?? {},
+    idempotencyKey: operation.idempotency_key,
+  };
+  const refuse = (present: 'wallet_id' | 'from_wallet_id' | 'to_wallet_id') => {
+    if (operation[present] !== undefined) {
+      throw new ApiError('parameter_unknown', `A ${operation.type} takes no ${present}.`, { param: at(present) });
+    }
+  };
+  const need = (field: 'wallet_id' | 'from_wallet_id' | 'to_wallet_id'): string => {
+    const value = operation[field];
+    if (value === undefined) throw new ApiError('parameter_missing', `A ${operation.type} needs ${field}.`, { param: at(field) });
+    return value;
+  };
+  if (operation.type === 'transfer') {
+    refuse('wallet_id');
+    return { type: 'transfer', fromWalletId: need('from_wallet_id'), toWalletId: need('to_wallet_id'), ...common };
+  }
+  refuse('from_wallet_id');
+  refuse('to_wallet_id');
+  return { type: operation.type, walletId: need('wallet_id'), ...common };
+}
+
+function batchResult(outcome: MovementOutcome, requestId: string): BatchResult {
+  if (outcome.ok) {
+    return outcome.value.object === 'transfer' ? { status: 201, transfer: outcome.value } : { status: 201, transaction: outcome.value };
+  }
+  return { status: outcome.error.status, error: renderError(outcome.error, outcome.requestId ?? requestId).error };
 }

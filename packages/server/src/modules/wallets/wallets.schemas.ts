@@ -1,5 +1,6 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { ListQuery, StrictObject } from '../../shared/schemas.js';
+import { ActorSchema } from '../audit/audit.schemas.js';
 
 /** One operation moves 1 to 10^12 credits (docs/api.md section 1). */
 export const AMOUNT_MAX = 1_000_000_000_000;
@@ -124,6 +125,12 @@ export type WalletList = Static<typeof WalletListSchema>;
 export const BalanceSchema = Type.Object({ credits: Credits, currency: Type.String() }, { $id: 'Balance' });
 export type Balance = Static<typeof BalanceSchema>;
 
+/** Who made a transaction: the audit log's actor, and the request (docs/api.md section 4). */
+const madeBy = {
+  actor: ActorSchema,
+  request_id: Nullable(Type.String({ description: 'The request that made it; null for movements made before requests were recorded.' })),
+};
+
 /** The fields of a credit or debit, and of a wallet's side of any movement, in the order they are sent. */
 function movementFields<T extends TSchema>(type: T) {
   return {
@@ -138,6 +145,7 @@ function movementFields<T extends TSchema>(type: T) {
     idempotency_key: Nullable(Type.String()),
     status: Type.Literal('completed'),
     created_at: Time,
+    ...madeBy,
   };
 }
 
@@ -158,6 +166,7 @@ export const TransferSchema = Type.Object(
     description: Nullable(Type.String()),
     idempotency_key: Nullable(Type.String()),
     created_at: Time,
+    ...madeBy,
   },
   { $id: 'Transfer' },
 );
@@ -183,3 +192,59 @@ export const WalletTransactionListSchema = Type.Object(
   { $id: 'WalletTransactionList' },
 );
 export type WalletTransactionList = Static<typeof WalletTransactionListSchema>;
+
+// ---- Batches (docs/api.md section 4, "Batches") --------------------------------------------------
+
+export const BATCH_OPERATIONS_MAX = 1000;
+
+function batchWalletId(description: string) {
+  return Type.String({ minLength: 1, maxLength: WALLET_ID_LENGTH_MAX, description });
+}
+
+/**
+ * One operation of a batch. One object for the three types, so a body error names its field
+ * (`operations[3].amount`); which wallet fields a type takes is checked by the route.
+ */
+const BatchOperation = StrictObject({
+  type: Type.Union([Type.Literal('credit'), Type.Literal('debit'), Type.Literal('transfer')]),
+  wallet_id: Type.Optional(batchWalletId('Credits and debits: the wallet.')),
+  from_wallet_id: Type.Optional(batchWalletId('Transfers: the wallet the credits leave.')),
+  to_wallet_id: Type.Optional(batchWalletId('Transfers: the wallet the credits go to.')),
+  amount: Amount,
+  description: Type.Optional(Description),
+  metadata: Type.Optional(Metadata),
+  idempotency_key: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      pattern: '^[\\x21-\\x7e]+$',
+      description: "The operation's own key, in the same namespace as the single routes' keys.",
+    }),
+  ),
+});
+export type BatchOperation = Static<typeof BatchOperation>;
+
+export const BatchBody = StrictObject({
+  operations: Type.Array(BatchOperation, { minItems: 1, maxItems: BATCH_OPERATIONS_MAX }),
+  atomic: Type.Optional(Type.Boolean({ description: 'All operations or none (default false: each on its own).' })),
+});
+export type BatchBody = Static<typeof BatchBody>;
+
+const BatchError = Type.Object({
+  type: Type.String(),
+  code: Type.String(),
+  message: Type.String(),
+  param: Type.Optional(Type.String()),
+  request_id: Type.String(),
+});
+
+export const BatchResultSchema = Type.Object({
+  status: Type.Integer({ description: 'What the single route would have answered: 201, 404, 409, 422…' }),
+  transaction: Type.Optional(TransactionSchema),
+  transfer: Type.Optional(TransferSchema),
+  error: Type.Optional(BatchError),
+});
+export type BatchResult = Static<typeof BatchResultSchema>;
+
+export const BatchSchema = Type.Object({ object: Type.Literal('batch'), results: Type.Array(BatchResultSchema) }, { $id: 'Batch' });
+export type Batch = Static<typeof BatchSchema>;

@@ -1,0 +1,160 @@
+import fc from 'fast-check';
+import type { LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Db } from '../../db/database.js';
+import { createService, type Service } from '../../main.js';
+import { randomBase62 } from '../../shared/ids.js';
+import { createTestDatabase, describeEachDialect, testConfig, type TestDatabase } from '../../test/database.js';
+import { useTestService } from '../../test/service.js';
+import { verifyLedger } from './ledger.verify.js';
+import { errorCode, ledgerViolations, SOUND_LEDGER, walletsClient, type WalletsClient } from './wallets.fixtures.js';
+import type { Batch, Transaction, Transfer } from './wallets.schemas.js';
+
+/**
+ * Random requests sent all at once: single credits, debits and transfers mixed with batches,
+ * atomic and not, with keys that repeat (same movement) and conflict (same key, another movement)
+ * within a batch, across batches and between batches and single routes; then every keyed movement
+ * once more on its single route. Checked against a model built only from the answers, and then by
+ * `svc ledger verify`'s checks. On PostgreSQL also across two service instances on one database.
+ */
+
+const WALLETS = 4; // wallets 0-2 hold USD, wallet 3 EUR
+const KEYS = 5;
+
+type Op =
+  | { readonly type: 'credit' | 'debit'; readonly wallet: number; readonly amount: number; readonly key: number | null }
+  | { readonly type: 'transfer'; readonly from: number; readonly to: number; readonly amount: number; readonly key: number | null };
+type Request = { readonly single: Op } | { readonly batch: readonly Op[]; readonly atomic: boolean };
+
+const key = fc.option(fc.integer({ min: 0, max: KEYS - 1 }), { freq: 2 });
+const amount = fc.integer({ min: 1, max: 40 });
+const wallet = fc.integer({ min: 0, max: WALLETS - 1 });
+const op: fc.Arbitrary<Op> = fc.oneof(
+  fc.record({ type: fc.constantFrom('credit' as const, 'debit' as const), wallet, amount, key }),
+  fc.record({ type: fc.constant('transfer' as const), from: wallet, to: wallet, amount, key }),
+);
+const request: fc.Arbitrary<Request> = fc.oneof(
+  fc.record({ single: op }),
+  fc.record({ batch: fc.array(op, { minLength: 1, maxLength: 6 }), atomic: fc.boolean() }),
+);
+
+const REFUSALS = new Set(['insufficient_credits', 'same_wallet', 'currency_mismatch', 'idempotency_key_reused']);
+
+type Movement = Transaction | Transfer;
+
+async function checkProperty(clients: readonly WalletsClient[], db: Db, projectId: string): Promise<void> {
+  const [client] = clients as [WalletsClient];
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(request, { minLength: 1, maxLength: 12 }),
+      fc.array(fc.integer({ min: 0, max: 60 }), { minLength: WALLETS, maxLength: WALLETS }),
+      async (requests, initial) => {
+        const run = randomBase62(8);
+        const wallets: string[] = [];
+        for (let index = 0; index < WALLETS; index += 1) {
+          const created = await client.createWallet({ currency: index === 3 ? 'EUR' : 'USD', low_balance_threshold: 25 });
+          if ((initial[index] ?? 0) > 0) await client.credit(created.id, initial[index] ?? 0);
+          wallets.push(created.id);
+        }
+        const operation = (o: Op) => {
+          const keyed = o.key === null ? {} : { idempotency_key: `${run}-${o.key}` };
+          return o.type === 'transfer'
+            ? { type: o.type, from_wallet_id: wallets[o.from], to_wallet_id: wallets[o.to], amount: o.amount, ...keyed }
+            : { type: o.type, wallet_id: wallets[o.wallet], amount: o.amount, ...keyed };
+        };
+        const single = (via: WalletsClient, o: Op): Promise<LightMyRequestResponse> => {
+          const { type, ...body } = operation(o);
+          if (type === 'transfer') return via.request('POST', '/v1/wallets/transfer', body);
+          const { wallet_id: walletId, ...movement } = body as { wallet_id: string };
+          return via.request('POST', `/v1/wallets/${walletId}/${type === 'credit' ? 'credits' : 'debits'}`, movement);
+        };
+        const responses = await Promise.all(
+          requests.map((item, index) => {
+            const via = clients[index % clients.length] ?? client;
+            if ('single' in item) return single(via, item.single);
+            return via.request('POST', '/v1/wallets/batch', { operations: item.batch.map(operation), atomic: item.atomic });
+          }),
+        );
+        const keyedOps = requests.flatMap((item) => ('single' in item ? [item.single] : item.batch)).filter((o) => o.key !== null);
+        const retries: LightMyRequestResponse[] = [];
+        for (const o of keyedOps) retries.push(await single(client, o));
+
+        // Every answer is a success or a known refusal, and every movement applied is collected.
+        const applied = new Map<string, Movement>();
+        const keep = (movement: Movement | undefined) => movement !== undefined && applied.set(movement.id, movement);
+        for (const response of [...responses, ...retries]) {
+          if (response.statusCode === 201 && response.json<{ object: string }>().object !== 'batch') keep(response.json<Movement>());
+          else if (response.statusCode === 200 || response.statusCode === 201) {
+            for (const result of response.json<Batch>().results) {
+              if (result.status === 201) keep(result.transaction ?? result.transfer);
+              else expect(REFUSALS, JSON.stringify(result)).toContain(result.error?.code);
+            }
+          } else expect(REFUSALS, response.body).toContain(errorCode(response));
+        }
+        // One key, one transaction.
+        const perKey = new Map<string, string>();
+        for (const movement of applied.values()) {
+          if (movement.idempotency_key === null) continue;
+          const scope = movement.object === 'transfer' ? '' : movement.wallet_id;
+          const name = `${scope}/${movement.idempotency_key}`;
+          expect(perKey.get(name) ?? movement.id).toBe(movement.id);
+          perKey.set(name, movement.id);
+        }
+        // The model: the start balances plus every distinct movement the answers reported.
+        const model = wallets.map((_, index) => initial[index] ?? 0);
+        for (const movement of applied.values()) {
+          if (movement.object === 'transfer') {
+            model[wallets.indexOf(movement.from_wallet_id)]! -= movement.amount;
+            model[wallets.indexOf(movement.to_wallet_id)]! += movement.amount;
+          } else {
+            model[wallets.indexOf(movement.wallet_id)]! += movement.type === 'credit' ? movement.amount : -movement.amount;
+          }
+        }
+        expect(await Promise.all(wallets.map((id) => client.balance(id)))).toEqual(model);
+        expect(await ledgerViolations(db, projectId)).toEqual(SOUND_LEDGER);
+        expect((await verifyLedger(db, { projectId })).sound).toBe(true);
+      },
+    ),
+    { numRuns: 15 },
+  );
+}
+
+describeEachDialect('ledger batches property', (dialect) => {
+  const current = useTestService(dialect, { env: { LOG_LEVEL: 'error' } });
+  let client: WalletsClient;
+
+  beforeAll(async () => {
+    const { service, secretKey, projectId } = current();
+    client = await walletsClient(service, { projectId, secretKey });
+  });
+
+  it('random batches, atomic and not, mixed with single requests and repeated or conflicting keys, match the model', async () => {
+    await checkProperty([client], current().service.db, current().projectId);
+  }, 120_000);
+});
+
+describe.skipIf(inject('postgresAdminUrl') === '')('ledger batches property across two service instances on one PostgreSQL', () => {
+  let database: TestDatabase | undefined;
+  const services: Service[] = [];
+  const clients: WalletsClient[] = [];
+  let projectId = '';
+
+  beforeAll(async () => {
+    database = await createTestDatabase('postgres');
+    const config = testConfig(database.url, { RATE_LIMIT_KEY_PER_SECOND: '0', RATE_LIMIT_IP_PER_SECOND: '0', LOG_LEVEL: 'error' });
+    services.push(await createService(config), await createService(config));
+    const [first, second] = services as [Service, Service];
+    const { project, secretKey } = await first.projects.createProject({ name: 'Two nodes' });
+    projectId = project.id;
+    clients.push(await walletsClient(first, { projectId, secretKey }), await walletsClient(second, { projectId, secretKey }));
+  });
+
+  afterAll(async () => {
+    for (const service of services) await service.close();
+    await database?.drop();
+  });
+
+  it('the same property with requests spread over both instances', async () => {
+    await checkProperty(clients, services[0]!.db, projectId);
+  }, 120_000);
+});

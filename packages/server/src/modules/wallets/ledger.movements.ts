@@ -1,0 +1,102 @@
+import { canonicalJson, sha256Hex } from '../../shared/crypto.js';
+import { ApiError } from '../../shared/errors.js';
+import type { AuditContext } from '../audit/audit.service.js';
+import type { Transaction, Transfer } from './wallets.schemas.js';
+
+/**
+ * What the ledger's one write path takes and answers (docs/adr/0005-ledger-write-path.md): a
+ * list of movements, applied in one database transaction, one outcome per movement. A single
+ * request is a batch of one.
+ */
+
+/** One movement as asked: a single route's body, or one operation of `POST /v1/wallets/batch`. */
+export type MovementRequest =
+  | {
+      readonly type: 'credit' | 'debit';
+      readonly walletId: string;
+      readonly amount: number;
+      readonly description: string | null;
+      readonly metadata: Readonly<Record<string, string>>;
+      readonly idempotencyKey: string | undefined;
+    }
+  | {
+      readonly type: 'transfer';
+      readonly fromWalletId: string;
+      readonly toWalletId: string;
+      readonly amount: number;
+      readonly description: string | null;
+      readonly metadata: Readonly<Record<string, string>>;
+      readonly idempotencyKey: string | undefined;
+    };
+
+/** Movements of one request: applied in order; `atomic` applies all of them or none. */
+export interface LedgerBatch {
+  readonly projectId: string;
+  /** Who asked: stored on every transaction (`actor`, `request_id`) and on audit entries. */
+  readonly context: AuditContext;
+  readonly movements: readonly MovementRequest[];
+  readonly atomic: boolean;
+}
+
+/**
+ * What became of one movement: the transaction it made (or, `replayed`, the one an earlier request
+ * with its key made), or its refusal (`replayed`: the refusal stored with its key, first answered
+ * to request `requestId`).
+ */
+export type MovementOutcome =
+  | { readonly ok: true; readonly replayed: boolean; readonly value: Transaction | Transfer }
+  | { readonly ok: false; readonly replayed: boolean; readonly error: ApiError; readonly requestId: string | null };
+
+/** A batch's outcomes; for an atomic batch that was refused, the index of the movement that was. */
+export interface BatchOutcome {
+  readonly outcomes: readonly MovementOutcome[];
+  readonly refusedAt: number | undefined;
+}
+
+/** A movement's fields as the idempotency fingerprint sees them: field name → SHA-256 of its value. */
+export type MovementFields = Readonly<Record<string, string>>;
+
+/**
+ * The fingerprint of a movement, from its content alone (not its route), so a key first used on a
+ * single route replays inside a batch and the other way round. A missing description and null are
+ * the same, and so are no metadata and `{}`: the ledger stores them alike.
+ */
+export function movementFields(movement: MovementRequest): MovementFields {
+  const values: Record<string, unknown> = { type: movement.type, amount: movement.amount };
+  if (movement.type === 'transfer') {
+    values['from_wallet_id'] = movement.fromWalletId;
+    values['to_wallet_id'] = movement.toWalletId;
+  } else {
+    values['wallet_id'] = movement.walletId;
+  }
+  if (movement.description !== null) values['description'] = movement.description;
+  if (Object.keys(movement.metadata).length > 0) values['metadata'] = movement.metadata;
+  const fields: Record<string, string> = {};
+  for (const [name, value] of Object.entries(values)) fields[name] = sha256Hex(canonicalJson(value));
+  return fields;
+}
+
+export function fieldsHash(fields: MovementFields): string {
+  return sha256Hex(canonicalJson(fields));
+}
+
+/** Where a ledger key is unique: per wallet for credits and debits, per project for transfers (docs/api.md section 1). */
+export function keyScope(movement: MovementRequest): string {
+  return movement.type === 'transfer' ? '' : movement.walletId;
+}
+
+/** 422 `idempotency_key_reused`, naming the first differing field in sorted order. */
+export function keyReused(key: string, asked: MovementFields, stored: MovementFields): ApiError {
+  if (asked['type'] !== stored['type']) {
+    return new ApiError('idempotency_key_reused', `Idempotency key "${key}" was already used for another kind of movement.`);
+  }
+  const names = [...new Set([...Object.keys(stored), ...Object.keys(asked)])].sort();
+  const differing = names.find((name) => stored[name] !== asked[name]);
+  return new ApiError(
+    'idempotency_key_reused',
+    differing === undefined
+      ? `Idempotency key "${key}" was already used with a different request.`
+      : `Idempotency key "${key}" was already used with a different request: "${differing}" differs.`,
+    differing === undefined ? {} : { param: differing },
+  );
+}
