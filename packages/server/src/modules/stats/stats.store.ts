@@ -35,7 +35,7 @@ export function capped(value: bigint): number {
 
 export async function projectCounts(db: Executor, projectId: string): Promise<{ users: number; wallets: number }> {
   const row = await db.selectFrom('project_counts').select(['users', 'wallets']).where('project_id', '=', projectId).executeTakeFirst();
-  return { users: Number(row?.users ?? 0), wallets: Number(row?.wallets ?? 0) };
+  return { users: row?.users ?? 0, wallets: row?.wallets ?? 0 };
 }
 
 function unfolded(source: StatsFoldSource, projectId: string, since: string): RawBuilder<unknown> {
@@ -89,10 +89,10 @@ export async function daysSince(
   return result.rows.map((row) => ({
     day: row.day,
     source: row.source,
-    n: Number(row.n),
+    n: row.n,
     amount: BigInt(row.hi) * TWO_26 + BigInt(row.lo),
-    succeeded: Number(row.ok),
-    latency_sum: Number(row.lat_sum),
-    latency_max: Number(row.lat_max),
+    succeeded: row.ok,
+    latency_sum: row.lat_sum,
+    latency_max: row.lat_max,
   }));
 }
