@@ -84,7 +84,7 @@ export function fillStatements(projects, scale) {
       [
         'events',
         `insert into events (id, project_id, type, data, idempotency_key, created_at, dispatched_at)
-         select 'evt_s' || n, ${events('n')}, case when n % 3 = 0 then 'wallet.credited' else 'user.created' end, '{}', 'k' || n,
+         select 'evt_s' || n, ${events('n')}, case when n % 3 = 0 then 'wallet.credit.added' else 'user.created' end, '{}', 'k' || n,
            ${timeOf('n', size.events)}, ${timeOf('n', size.events)}
          from generate_series(1, ${size.events}) n`,
       ],
@@ -110,7 +110,7 @@ export function fillStatements(projects, scale) {
       [
         'audit_log',
         `insert into audit_log (id, project_id, created_at, action, actor_type, actor_id, resource_type, resource_id, outcome, changes)
-         select 'aud_s' || n, ${audit('n')}, ${timeOf('n', size.audit)}, 'action.' || (n % 20), 'api_key', 'key' || (n % 10), 'wallet',
+         select 'aud_s' || n, ${audit('n')}, ${timeOf('n', size.audit)}, (array['invitation.accept', 'invitation.create', 'organization.create', 'organization.update', 'organization.delete'])[1 + n % 5], 'api_key', 'key' || (n % 10), 'wallet',
            'wal_s' || (n % ${size.wallets} + 1), 'success', '{}'
          from generate_series(1, ${size.audit}) n`,
       ],
