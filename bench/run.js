@@ -132,9 +132,15 @@ async function main(argv) {
   say();
   const judged = results.filter((result) => result.verdict !== undefined);
   for (const result of judged) {
-    say(
-      `${result.verdict}  ${result.bench} [${result.dialect}, LOG_LEVEL=${result.log_level}]: ${(result.ratio * 100).toFixed(1)} % of bare Fastify`,
-    );
+    const measured =
+      result.ratio !== undefined
+        ? `${(result.ratio * 100).toFixed(1)} % of bare Fastify`
+        : result.ratio_to_floor !== undefined
+          ? `${result.ratio_to_floor} × its floor (target ${result.target_ratio})`
+          : result.p99_ms !== undefined
+            ? `${result.route ?? ''} p99 ${result.p99_ms} ms`
+            : `${result.validate_ratio_to_peer ?? ''}`;
+    say(`${result.verdict}  ${result.bench} [${result.dialect}, LOG_LEVEL=${result.log_level}]: ${measured}`);
   }
   say(`results written to ${resultsFile}`);
   if (failures.length > 0 || invalid.length > 0) {

@@ -5,16 +5,27 @@
 // - session validation (`POST /v1/sessions/validate` with a secret key and the session token in the
 //   body) and a session-authenticated read (`GET /v1/wallet/balance` with the session token: the
 //   balance and the last 20 transactions) against bare Fastify. Target: at least 50 % of it.
-// Knob besides the runner's: BENCH_SESSIONS_DIALECTS (default "sqlite,postgres").
+// - floors measured in the same run on the same database (bench/sessions-floor-server.js: bare
+//   Fastify plus the least each route must read, prepared, and the same JSON). Targets: validation
+//   at least 0.5 of its floor, the balance at least 0.4 of its floor.
+// - Better Auth 1.7.7 get-session (Bearer) from its own server, when BENCH_BETTER_AUTH_DIR names an
+//   installed copy of the peer; "peer skipped" otherwise.
+// Knobs besides the runner's: BENCH_SESSIONS_DIALECTS (default "sqlite,postgres"),
+// BENCH_SESSIONS_LOGIN=0 (skip the log in measurement), BENCH_BETTER_AUTH_DIR.
 import { join } from 'node:path';
 import { requestJson } from '../lib/api.js';
 import { measure } from '../lib/load.js';
 import { probePostgres } from '../lib/postgres.js';
 import { runNode } from '../lib/processes.js';
+import { measureBetterAuth, measureSessionFloors } from '../lib/floors.js';
+import { createBenchDatabase } from '../lib/postgres.js';
 import { createProject, prepareDatabase, startService } from '../lib/service.js';
 
 const LOGIN_TARGET_RATIO = 0.8;
 const SESSION_TARGET_RATIO = 0.5;
+const VALIDATE_FLOOR_TARGET = 0.5;
+const BALANCE_FLOOR_TARGET = 0.4;
+const PEER_TARGET_RATIO = 20;
 /** The wallet gets this many credits first, so the balance read serialises a full page of 20. */
 const SEED_CREDITS = 25;
 const PASSWORD = 'a long bench passphrase 7f3a';
@@ -42,6 +53,7 @@ export const scenario = {
         }
       }
       const database = await prepareDatabase(ctx, dialect);
+      let measured;
       try {
         const { secretKey } = createProject(ctx, database);
         const secretHeaders = { authorization: `Bearer ${secretKey}`, 'content-type': 'application/json' };
@@ -87,23 +99,27 @@ export const scenario = {
           if (sessionRead.transactions?.length !== 20)
             throw new Error(`GET /v1/wallet/balance: ${JSON.stringify(sessionRead).slice(0, 300)}`);
 
-          const login = await measure({
-            url: `${origin}/v1/auth/login`,
-            headers: secretHeaders,
-            request: { method: 'POST', body: JSON.stringify({ email, password: PASSWORD }) },
-            options: ctx.options,
-            serverPid: service.pid,
-          });
-          ctx.record({
-            bench: 'login',
-            dialect,
-            log_level: logLevel,
-            ...login,
-            argon2_verifies_per_s: argon2.verifies_per_s,
-            ratio_vs_argon2: ratio(login.req_per_s, argon2.verifies_per_s),
-            target_ratio: LOGIN_TARGET_RATIO,
-            verdict: verdict(login, argon2.verifies_per_s, LOGIN_TARGET_RATIO),
-          });
+          const measureLogin = process.env.BENCH_SESSIONS_LOGIN !== '0';
+          const login = !measureLogin
+            ? undefined
+            : await measure({
+                url: `${origin}/v1/auth/login`,
+                headers: secretHeaders,
+                request: { method: 'POST', body: JSON.stringify({ email, password: PASSWORD }) },
+                options: ctx.options,
+                serverPid: service.pid,
+              });
+          if (login !== undefined)
+            ctx.record({
+              bench: 'login',
+              dialect,
+              log_level: logLevel,
+              ...login,
+              argon2_verifies_per_s: argon2.verifies_per_s,
+              ratio_vs_argon2: ratio(login.req_per_s, argon2.verifies_per_s),
+              target_ratio: LOGIN_TARGET_RATIO,
+              verdict: verdict(login, argon2.verifies_per_s, LOGIN_TARGET_RATIO),
+            });
 
           const validate = await measure({
             url: `${origin}/v1/sessions/validate`,
@@ -121,15 +137,68 @@ export const scenario = {
             serverPid: service.pid,
           });
           ctx.record(sessionResult('session_wallet_balance', dialect, logLevel, read, baseline));
+          measured = { validate, read, sessionToken };
         } finally {
           await service.stop();
         }
+        const floors = await measureSessionFloors(ctx, database, measured.sessionToken);
+        ctx.record(floorResult('session_validate', dialect, measured.validate, floors.validate, VALIDATE_FLOOR_TARGET));
+        ctx.record(floorResult('session_wallet_balance', dialect, measured.read, floors.balance, BALANCE_FLOOR_TARGET));
+        await recordPeer(ctx, dialect, measured.validate);
       } finally {
         await database.drop();
       }
     }
   },
 };
+
+/** The route against its floor measured on the same database in the same run. */
+function floorResult(bench, dialect, route, floor, target) {
+  const toFloor = ratio(route.req_per_s, floor.req_per_s);
+  return {
+    bench: `${bench}_vs_floor`,
+    dialect,
+    log_level: null,
+    req_per_s: route.req_per_s,
+    floor_req_per_s: floor.req_per_s,
+    floor_p50_ms: floor.p50_ms,
+    floor_p99_ms: floor.p99_ms,
+    server_cpu_us_per_req: route.server_cpu_us_per_req,
+    floor_server_cpu_us_per_req: floor.server_cpu_us_per_req,
+    ratio_to_floor: toFloor,
+    cpu_ratio_to_floor:
+      route.server_cpu_us_per_req > 0 && floor.server_cpu_us_per_req > 0
+        ? Number((floor.server_cpu_us_per_req / route.server_cpu_us_per_req).toFixed(4))
+        : null,
+    target_ratio: target,
+    valid: route.valid && floor.valid,
+    verdict: route.valid && floor.valid && toFloor >= target ? 'PASS' : 'FAIL',
+  };
+}
+
+/** Better Auth's get-session on the same dialect, or a note that the peer was skipped. */
+async function recordPeer(ctx, dialect, validate) {
+  const database = dialect === 'postgres' ? await createBenchDatabase(ctx.options.postgresAdminUrl) : undefined;
+  try {
+    const peer = await measureBetterAuth(ctx, { dialect, databaseUrl: database?.url });
+    if (peer.skipped !== undefined) {
+      ctx.note(`sessions [${dialect}]: Better Auth peer skipped (${peer.skipped})`);
+      return;
+    }
+    ctx.record({
+      bench: 'better_auth_get_session',
+      dialect,
+      log_level: null,
+      ...peer.measured,
+      validate_req_per_s: validate.req_per_s,
+      validate_ratio_to_peer: ratio(validate.req_per_s, peer.measured.req_per_s),
+      target_ratio: PEER_TARGET_RATIO,
+      verdict: peer.measured.valid && ratio(validate.req_per_s, peer.measured.req_per_s) >= PEER_TARGET_RATIO ? 'PASS' : 'FAIL',
+    });
+  } finally {
+    await database?.drop();
+  }
+}
 
 function measureArgon2(ctx) {
   const stdout = runNode(join(ctx.benchDir, 'argon2-baseline.js'), [], {

@@ -25,6 +25,7 @@ import { createOrganizations, organizationsAuthHooks } from './modules/organizat
 import { projectsRoutes } from './modules/projects/projects.routes.js';
 import { createSso, type Sso } from './modules/sso/sso.module.js';
 import { ProjectsService } from './modules/projects/projects.service.js';
+import { statsFoldJob } from './modules/stats/stats.fold.js';
 import { statsRoutes } from './modules/stats/stats.routes.js';
 import { StatsService } from './modules/stats/stats.service.js';
 import { walletBalanceRoutes } from './modules/users/wallet-balance.routes.js';
@@ -189,6 +190,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       ...ssoModule.jobs,
       ...passkeys.jobs,
       auditSealJob(db, clock),
+      statsFoldJob(db, clock),
       auditRetentionJob({ db, clock, logger, retentionDays: config.auditRetentionDays }),
       ...dashboard.jobs,
     ];

@@ -41,6 +41,9 @@ export interface Database {
   dashboard_sessions: DashboardSessionsTable;
   passkeys: PasskeysTable;
   passkey_challenges: PasskeyChallengesTable;
+  project_counts: ProjectCountsTable;
+  stats_days: StatsDaysTable;
+  stats_folds: StatsFoldsTable;
 }
 
 export interface ProjectsTable {
@@ -690,4 +693,42 @@ export interface PasskeyChallengesTable {
   expires_at: string;
   used_at: string | null;
   created_at: string;
+}
+
+/** Users and wallets per project, kept by triggers on every insert and delete (migration 0022). */
+export interface ProjectCountsTable {
+  project_id: string;
+  users: number;
+  wallets: number;
+}
+
+/** What `stats_days` sums per day: a ledger transaction type, `event` or `webhook_attempt`. */
+export type StatsSource = LedgerTransactionType | 'event' | 'webhook_attempt';
+
+/**
+ * Per-day counts and sums folded from ledger transactions, events and webhook attempts by the stats
+ * job (modules/stats/stats.fold.ts). An amount sum is `amount_hi * 2^26 + amount_lo`.
+ */
+export interface StatsDaysTable {
+  project_id: string;
+  source: StatsSource;
+  /** `YYYY-MM-DD`, UTC. */
+  day: string;
+  n: number;
+  amount_hi: number;
+  amount_lo: number;
+  /** Webhook attempts answered 2xx. */
+  succeeded: number;
+  latency_sum: number;
+  latency_max: number;
+}
+
+/** Which table a fold reads. */
+export type StatsFoldSource = 'ledger' | 'events' | 'webhook_attempts';
+
+/** The watermark of each fold: rows created before `folded_until` are in `stats_days`. */
+export interface StatsFoldsTable {
+  project_id: string;
+  source: StatsFoldSource;
+  folded_until: string;
 }

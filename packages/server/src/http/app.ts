@@ -140,11 +140,12 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
     }
     done();
   });
-  // Idempotency-Key applies to POST only, so its hooks are attached to POST routes alone.
+  // Idempotency-Key applies to POST only, so its hooks are attached to POST routes alone, and not
+  // to those that take no key (`idempotency: { mode: 'off' }`).
   const idempotency = idempotencyHooks({ db: deps.db, clock: deps.clock, secrets: deps.secrets });
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    if (!methods.includes('POST')) return;
+    if (!methods.includes('POST') || route.config?.idempotency?.mode === 'off') return;
     route.preHandler = [idempotency.preHandler, ...hookList(route.preHandler)];
     route.onSend = [idempotency.onSend, ...hookList(route.onSend)];
   });

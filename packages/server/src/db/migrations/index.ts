@@ -19,6 +19,7 @@ import * as ssoCodeEmailVerified from './0017_sso_code_email_verified.js';
 import * as passkeys from './0019_passkeys.js';
 import * as webhookOperations from './0020_webhook_operations.js';
 import * as ledgerOnePath from './0021_ledger_one_path.js';
+import * as readAggregates from './0022_read_aggregates.js';
 
 /**
  * Every migration, in order, for both dialects. Add new ones at the end with the next number;
@@ -45,4 +46,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0019_passkeys': passkeys,
   '0020_webhook_operations': webhookOperations,
   '0021_ledger_one_path': ledgerOnePath,
+  '0022_read_aggregates': readAggregates,
 };

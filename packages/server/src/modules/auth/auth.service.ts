@@ -224,11 +224,9 @@ export class AuthService {
     projectId: string,
     token: string,
   ): Promise<{ valid: true; user: User; session: SessionInfo } | Extract<SessionCheck, { valid: false }>> {
-    const check = await this.#sessions.check(projectId, token);
+    const check = await this.#sessions.checkWithUser(projectId, token);
     if (!check.valid) return check;
-    const user = await this.#users.findRecord(projectId, check.session.user_id);
-    if (user === undefined) return { valid: false, reason: 'not_found' };
-    return { valid: true, user: toUser(user), session: check.session };
+    return { valid: true, user: toUser(check.user), session: check.session };
   }
 
   /** With a session: ends it. With a secret key: ends the session named in the body. */

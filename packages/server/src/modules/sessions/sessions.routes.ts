@@ -29,7 +29,8 @@ export function sessionsRoutes(auth: AuthService, sessions: SessionsService): Ro
     app.post(
       '/v1/sessions/validate',
       {
-        config: { credential: 'secret' },
+        // A POST that only reads: no Idempotency-Key (a replayed answer would outlive a revocation).
+        config: { credential: 'secret', idempotency: { mode: 'off' } },
         schema: {
           operationId: 'validateSession',
           tags,

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import type { SessionRevokedReason } from '../../db/schema.js';
+import type { SessionRevokedReason, UsersTable } from '../../db/schema.js';
 import { inTransaction, type Transaction } from '../../db/transaction.js';
 import type { Principal, SessionAuthenticator } from '../../shared/principal.js';
 import { addMilliseconds, type Clock, isoTime } from '../../shared/clock.js';
@@ -122,6 +122,27 @@ export class SessionsService implements SessionAuthenticator {
     if (row.expires_at <= isoTime(now)) return { valid: false, reason: 'expired' };
     await this.#touch(row, now);
     return { valid: true, session: toSessionInfo(row) };
+  }
+
+  /**
+   * `check` and the session's user in one read (`POST /sessions/validate`). Same answers as
+   * `check`; a session whose user is gone is `not_found`.
+   */
+  async checkWithUser(
+    projectId: string,
+    token: string,
+  ): Promise<{ readonly valid: true; readonly session: SessionInfo; readonly user: UsersTable } | Extract<SessionCheck, { valid: false }>> {
+    const name = sessionNameOfToken(token);
+    if (name === undefined) return { valid: false, reason: 'not_found' };
+    const found = await store.findSessionWithUser(this.#db, projectId, name);
+    if (found === undefined || !constantTimeEqual(found.session.token_hash, sha256Hex(token))) return { valid: false, reason: 'not_found' };
+    const { session, user } = found;
+    const now = this.#clock.now();
+    if (session.revoked_at !== null) return { valid: false, reason: 'revoked' };
+    if (session.expires_at <= isoTime(now)) return { valid: false, reason: 'expired' };
+    if (user === undefined) return { valid: false, reason: 'not_found' };
+    await this.#touch(session, now);
+    return { valid: true, session: toSessionInfo(session), user };
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { fixedQuery, runFixedFirst } from '../../db/fixed-query.js';
-import type { Database, SessionRevokedReason, SessionsTable } from '../../db/schema.js';
+import type { Database, SessionRevokedReason, SessionsTable, UsersTable } from '../../db/schema.js';
 
 type Executor = Kysely<Database>;
 
@@ -38,6 +38,80 @@ const FIND_SESSION = fixedQuery<SessionRow>(`select ${SESSION_COLUMNS} from sess
 
 export async function findSessionForRead(db: Db, projectId: string, sessionId: string): Promise<SessionRow | undefined> {
   return runFixedFirst(db, FIND_SESSION, [projectId, sessionId]);
+}
+
+const USER_COLUMNS = [
+  'id',
+  'project_id',
+  'email',
+  'email_key',
+  'name',
+  'password_hash',
+  'email_verified_at',
+  'roles',
+  'metadata',
+  'banned_at',
+  'created_at',
+  'updated_at',
+] as const;
+
+type SessionWithUserRow = SessionRow & { [K in (typeof USER_COLUMNS)[number] as `u_${K}`]: UsersTable[K] | null };
+
+/**
+ * `POST /sessions/validate` in ONE read: the session and its user (joined on the user's primary
+ * key; the one read of the users table outside the users module, for the service's hottest path).
+ * The user's columns are null when the user is gone.
+ */
+const FIND_SESSION_WITH_USER = fixedQuery<SessionWithUserRow>(
+  `select ${SESSION_COLUMNS.split(', ')
+    .map((column) => `s.${column}`)
+    .join(', ')}, ${USER_COLUMNS.map((column) => `u.${column} as u_${column}`).join(', ')}
+   from sessions s left join users u on u.project_id = s.project_id and u.id = s.user_id
+   where s.project_id = ? and s.id = ?`,
+);
+
+export async function findSessionWithUser(
+  db: Db,
+  projectId: string,
+  sessionId: string,
+): Promise<{ session: SessionRow; user: UsersTable | undefined } | undefined> {
+  const row = await runFixedFirst(db, FIND_SESSION_WITH_USER, [projectId, sessionId]);
+  if (row === undefined) return undefined;
+  const session: SessionRow = {
+    id: row.id,
+    project_id: row.project_id,
+    user_id: row.user_id,
+    token_hash: row.token_hash,
+    refresh_token_hash: row.refresh_token_hash,
+    refresh_expires_at: row.refresh_expires_at,
+    chain_id: row.chain_id,
+    refreshed_at: row.refreshed_at,
+    replaced_by: row.replaced_by,
+    successor_sealed: row.successor_sealed,
+    expires_at: row.expires_at,
+    ip: row.ip,
+    user_agent: row.user_agent,
+    created_at: row.created_at,
+    last_used_at: row.last_used_at,
+    revoked_at: row.revoked_at,
+    revoked_reason: row.revoked_reason,
+  };
+  if (row.u_id === null) return { session, user: undefined };
+  const user = {
+    id: row.u_id,
+    project_id: row.u_project_id,
+    email: row.u_email,
+    email_key: row.u_email_key,
+    name: row.u_name,
+    password_hash: row.u_password_hash,
+    email_verified_at: row.u_email_verified_at,
+    roles: row.u_roles,
+    metadata: row.u_metadata,
+    banned_at: row.u_banned_at,
+    created_at: row.u_created_at,
+    updated_at: row.u_updated_at,
+  } as UsersTable;
+  return { session, user };
 }
 
 export async function findSession(db: Executor, projectId: string, sessionId: string): Promise<SessionRow | undefined> {

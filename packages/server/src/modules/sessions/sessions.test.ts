@@ -65,6 +65,33 @@ describeEachDialect('sessions', (dialect) => {
       expectError(await post('/v1/sessions/validate', {}), 400, 'parameter_missing', 'session_id');
     });
 
+    it('takes no Idempotency-Key: the same key after a revocation answers revoked, not the earlier valid answer', async () => {
+      const account = await signup(call, ctx().secretKey);
+      const withKey = () =>
+        call({
+          method: 'POST',
+          url: '/v1/sessions/validate',
+          headers: { ...ctx().auth, 'idempotency-key': 'validate-once' },
+          payload: { session_id: account.token },
+        });
+      const first = await withKey();
+      expect(first.json()).toMatchObject({ valid: true });
+      expect(first.headers['idempotent-replayed']).toBeUndefined();
+      expect((await post(`/v1/sessions/${nameOf(account.token)}/revoke`)).statusCode).toBe(200);
+      const again = await withKey();
+      expect(again.json()).toEqual({ valid: false, reason: 'revoked' });
+      expect(again.headers['idempotent-replayed']).toBeUndefined();
+    });
+
+    it('answers not_found for a live session whose user row is gone', async () => {
+      const account = await signup(call, ctx().secretKey);
+      const db = ctx().service.db.kysely;
+      // As if the user had been deleted without its sessions (the user delete revokes them).
+      await db.deleteFrom('sessions').where('user_id', '=', account.userId).where('id', '!=', nameOf(account.token)).execute();
+      await db.updateTable('sessions').set({ user_id: 'usr_gone' }).where('id', '=', nameOf(account.token)).execute();
+      expect((await post('/v1/sessions/validate', { session_id: account.token })).json()).toEqual({ valid: false, reason: 'not_found' });
+    });
+
     it('moves last_used_at at most once a minute', async () => {
       const account = await signup(call, ctx().secretKey);
       const lastUsed = async () =>

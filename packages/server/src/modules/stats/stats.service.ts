@@ -33,7 +33,7 @@ export interface WebhooksDay {
   readonly latency_ms_max: number | null;
 }
 
-/** Counts and per-day series for the dashboard's overview, computed by SQL on both dialects. */
+/** Counts and per-day series for the dashboard's overview, from maintained aggregates (stats.store.ts). */
 export class StatsService {
   readonly #db: Db;
   readonly #clock: Clock;
@@ -46,17 +46,21 @@ export class StatsService {
   async overview(projectId: string): Promise<Overview> {
     const now = this.#clock.now();
     const db = this.#db.kysely;
-    const [users, wallets, eventsToday] = await Promise.all([
-      store.countUsers(db, projectId),
-      store.walletTotals(db, projectId),
-      store.countEventsSince(db, projectId, isoTime(startOfDay(now))),
+    const [counts, ledger, events] = await Promise.all([
+      store.projectCounts(db, projectId),
+      store.daysSince(db, projectId, 'ledger', ['credit', 'debit'], ''),
+      store.daysSince(db, projectId, 'events', ['event'], isoTime(startOfDay(now))),
     ]);
+    // Every balance is the sum of its wallet's credits less its debits (transfers move credits
+    // between wallets of one project), so their sum is the project's credits less its debits.
+    let circulation = 0n;
+    for (const row of ledger) circulation += row.source === 'credit' ? row.amount : -row.amount;
     return {
       object: 'stats.overview',
-      users,
-      wallets: wallets.count,
-      credits_in_circulation: wallets.credits,
-      events_today: eventsToday,
+      users: counts.users,
+      wallets: counts.wallets,
+      credits_in_circulation: store.capped(circulation),
+      events_today: events.reduce((sum, row) => sum + row.n, 0),
       as_of: isoTime(now),
     };
   }
@@ -64,27 +68,41 @@ export class StatsService {
   /** The last `days` days (today included), oldest first, every day present even when empty. */
   async credits(projectId: string, days: number): Promise<CreditsDay[]> {
     const dayList = lastDays(this.#clock.now(), days);
-    const rows = await store.creditsPerDay(this.#db.kysely, projectId, `${dayList[0] ?? ''}T00:00:00.000Z`);
+    const rows = await store.daysSince(this.#db.kysely, projectId, 'ledger', ['credit', 'debit'], `${dayList[0] ?? ''}T00:00:00.000Z`);
     return dayList.map((day) => {
-      const credit = rows.find((row) => row.day === day && row.type === 'credit');
-      const debit = rows.find((row) => row.day === day && row.type === 'debit');
+      const credit = rows.find((row) => row.day === day && row.source === 'credit');
+      const debit = rows.find((row) => row.day === day && row.source === 'debit');
       return {
         day,
-        added: credit?.total ?? 0,
-        deducted: debit?.total ?? 0,
-        credit_count: credit?.count ?? 0,
-        debit_count: debit?.count ?? 0,
+        added: store.capped(credit?.amount ?? 0n),
+        deducted: store.capped(debit?.amount ?? 0n),
+        credit_count: credit?.n ?? 0,
+        debit_count: debit?.n ?? 0,
       };
     });
   }
 
   async webhooks(projectId: string, days: number): Promise<WebhooksDay[]> {
     const dayList = lastDays(this.#clock.now(), days);
-    const rows = await store.webhookAttemptsPerDay(this.#db.kysely, projectId, `${dayList[0] ?? ''}T00:00:00.000Z`);
+    const rows = await store.daysSince(
+      this.#db.kysely,
+      projectId,
+      'webhook_attempts',
+      ['webhook_attempt'],
+      `${dayList[0] ?? ''}T00:00:00.000Z`,
+    );
     return dayList.map((day) => {
       const row = rows.find((candidate) => candidate.day === day);
-      if (row === undefined) return { day, attempts: 0, succeeded: 0, success_rate: null, latency_ms_avg: null, latency_ms_max: null };
-      return { ...row, success_rate: row.attempts === 0 ? null : row.succeeded / row.attempts };
+      if (row === undefined || row.n === 0)
+        return { day, attempts: 0, succeeded: 0, success_rate: null, latency_ms_avg: null, latency_ms_max: null };
+      return {
+        day,
+        attempts: row.n,
+        succeeded: row.succeeded,
+        success_rate: row.succeeded / row.n,
+        latency_ms_avg: Math.round(row.latency_sum / row.n),
+        latency_ms_max: row.latency_max,
+      };
     });
   }
 }

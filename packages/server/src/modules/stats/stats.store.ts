@@ -1,100 +1,98 @@
-import { type Kysely, sql } from 'kysely';
-import type { Database } from '../../db/schema.js';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import type { Database, StatsFoldSource, StatsSource } from '../../db/schema.js';
 import { BALANCE_MAX } from '../wallets/wallets.schemas.js';
 
 type Executor = Kysely<Database>;
 
 /**
- * Read-only reports for the dashboard's overview. The one place that reads other modules' tables
- * (users, wallets, ledger, events, webhook attempts): counts and sums, never a row, never a write,
- * every query scoped by project. See docs/adr/0012-dashboard.md.
+ * Read-only reports for the dashboard's overview. The one place that reads other modules' tables:
+ * never a row-by-row count or sum of a project's table. Counts of users and wallets come from
+ * `project_counts` (kept by triggers); per-day counts and sums come from `stats_days` (folded by
+ * stats.fold.ts) plus, in the same statement, an index range read of the rows the fold has not
+ * reached yet, so every answer is exact (docs/adr/0012-dashboard.md, docs/performance.md).
  *
  * Times are ISO 8601 text on both dialects, so the day of a row is its first 10 characters.
  */
-const day = sql<string>`substr(created_at, 1, 10)`;
+const DAY = sql.raw('substr(created_at, 1, 10)');
+const TWO_26 = 2n ** 26n;
+
+/** One day of one source: the folded sums plus the rows after the watermark. */
+export interface DayTotals {
+  readonly day: string;
+  readonly source: StatsSource;
+  readonly n: number;
+  /** The exact sum of amounts (ledger sources). */
+  readonly amount: bigint;
+  readonly succeeded: number;
+  readonly latency_sum: number;
+  readonly latency_max: number;
+}
+
+/** A sum of amounts as a JSON number: exact below 2^53 - 1, capped at it (docs/api.md, "Statistics"). */
+export function capped(value: bigint): number {
+  return value > BigInt(BALANCE_MAX) ? BALANCE_MAX : value < 0n ? 0 : Number(value);
+}
+
+export async function projectCounts(db: Executor, projectId: string): Promise<{ users: number; wallets: number }> {
+  const row = await db.selectFrom('project_counts').select(['users', 'wallets']).where('project_id', '=', projectId).executeTakeFirst();
+  return { users: row?.users ?? 0, wallets: row?.wallets ?? 0 };
+}
+
+function unfolded(source: StatsFoldSource, projectId: string, since: string): RawBuilder<unknown> {
+  const after = sql`where project_id = ${projectId} and created_at >= ${since} and created_at >= coalesce(
+    (select folded_until from stats_folds where project_id = ${projectId} and source = ${source}), '')`;
+  switch (source) {
+    case 'ledger':
+      return sql`select ${DAY} as day, type as source, 1 as n, amount / 67108864 as hi, amount % 67108864 as lo,
+          0 as ok, 0 as lat_sum, 0 as lat_max from ledger_transactions ${after}`;
+    case 'events':
+      return sql`select ${DAY} as day, 'event' as source, 1 as n, 0 as hi, 0 as lo, 0 as ok, 0 as lat_sum, 0 as lat_max
+        from events ${after}`;
+    case 'webhook_attempts':
+      return sql`select ${DAY} as day, 'webhook_attempt' as source, 1 as n, 0 as hi, 0 as lo,
+          case when status_code >= 200 and status_code < 300 then 1 else 0 end as ok,
+          latency_ms as lat_sum, latency_ms as lat_max from webhook_attempts ${after}`;
+  }
+}
 
 /**
- * The sum of a non-negative integer column, capped at 2^53 - 1 (`BALANCE_MAX`): each balance and
- * amount is at most that, but a sum over many rows may not be, and the API answers JSON numbers
- * (docs/api.md, "Statistics"). Summed as numeric on PostgreSQL (exact) and as doubles on SQLite
- * (never an integer overflow; exact while every partial sum of non-negative integers stays at or
- * below 2^53), then compared with the cap; the answer is exact whenever it is below the cap.
+ * Per day and source since `since` (an ISO time at midnight UTC, or '' for all time): the folded
+ * days and the unfolded rows, read in one statement so a fold committing meanwhile is seen either
+ * wholly or not at all.
  */
-function cappedSum(column: 'balance' | 'amount') {
-  const total = sql`coalesce(sum(${sql.ref(column)} * 1.0), 0)`;
-  const cap = sql.lit(BALANCE_MAX);
-  return sql<number>`cast(case when ${total} > ${cap} then ${cap} else ${total} end as bigint)`;
-}
-
-export async function countUsers(db: Executor, projectId: string): Promise<number> {
-  const row = await db
-    .selectFrom('users')
-    .select((eb) => eb.fn.countAll<number>().as('count'))
-    .where('project_id', '=', projectId)
-    .executeTakeFirstOrThrow();
-  return row.count;
-}
-
-export async function walletTotals(db: Executor, projectId: string): Promise<{ count: number; credits: number }> {
-  const row = await db
-    .selectFrom('wallets')
-    .select((eb) => [eb.fn.countAll<number>().as('count'), cappedSum('balance').as('credits')])
-    .where('project_id', '=', projectId)
-    .executeTakeFirstOrThrow();
-  return { count: row.count, credits: row.credits };
-}
-
-export async function countEventsSince(db: Executor, projectId: string, since: string): Promise<number> {
-  const row = await db
-    .selectFrom('events')
-    .select((eb) => eb.fn.countAll<number>().as('count'))
-    .where('project_id', '=', projectId)
-    .where('created_at', '>=', since)
-    .executeTakeFirstOrThrow();
-  return row.count;
-}
-
-/** Credits added and deducted (credit and debit transactions; transfers move credits, they add none) per day. */
-export async function creditsPerDay(
+export async function daysSince(
   db: Executor,
   projectId: string,
+  fold: StatsFoldSource,
+  sources: readonly StatsSource[],
   since: string,
-): Promise<{ day: string; type: 'credit' | 'debit' | 'transfer'; total: number; count: number }[]> {
-  const rows = await db
-    .selectFrom('ledger_transactions')
-    .select((eb) => [day.as('day'), 'type', cappedSum('amount').as('total'), eb.fn.countAll<number>().as('count')])
-    .where('project_id', '=', projectId)
-    .where('type', 'in', ['credit', 'debit'])
-    .where('created_at', '>=', since)
-    .groupBy([day, 'type'])
-    .execute();
-  return rows.map((row) => ({ day: row.day, type: row.type, total: row.total, count: row.count }));
-}
-
-/** Webhook attempts per day: how many, how many succeeded (2xx), and their latency. */
-export async function webhookAttemptsPerDay(
-  db: Executor,
-  projectId: string,
-  since: string,
-): Promise<{ day: string; attempts: number; succeeded: number; latency_ms_avg: number; latency_ms_max: number }[]> {
-  const rows = await db
-    .selectFrom('webhook_attempts')
-    .select((eb) => [
-      day.as('day'),
-      eb.fn.countAll<number>().as('attempts'),
-      sql<number>`sum(case when status_code >= 200 and status_code < 300 then 1 else 0 end)`.as('succeeded'),
-      eb.fn.avg<number>('latency_ms').as('latency_ms_avg'),
-      eb.fn.max<number>('latency_ms').as('latency_ms_max'),
-    ])
-    .where('project_id', '=', projectId)
-    .where('created_at', '>=', since)
-    .groupBy(day)
-    .execute();
-  return rows.map((row) => ({
+): Promise<DayTotals[]> {
+  const result = await sql<{
+    day: string;
+    source: StatsSource;
+    n: number;
+    hi: number;
+    lo: number;
+    ok: number;
+    lat_sum: number;
+    lat_max: number;
+  }>`
+    select day, source, sum(n) as n, sum(hi) as hi, sum(lo) as lo, sum(ok) as ok, sum(lat_sum) as lat_sum, max(lat_max) as lat_max
+    from (
+      select day, source, n, amount_hi as hi, amount_lo as lo, succeeded as ok, latency_sum as lat_sum, latency_max as lat_max
+      from stats_days where project_id = ${projectId} and source in (${sql.join(sources)}) and day >= ${since.slice(0, 10)}
+      union all
+      ${unfolded(fold, projectId, since)}
+    ) as days
+    where source in (${sql.join(sources)})
+    group by day, source`.execute(db);
+  return result.rows.map((row) => ({
     day: row.day,
-    attempts: row.attempts,
-    succeeded: row.succeeded,
-    latency_ms_avg: Math.round(row.latency_ms_avg),
-    latency_ms_max: row.latency_ms_max,
+    source: row.source,
+    n: row.n,
+    amount: BigInt(row.hi) * TWO_26 + BigInt(row.lo),
+    succeeded: row.ok,
+    latency_sum: row.lat_sum,
+    latency_max: row.lat_max,
   }));
 }

@@ -3,6 +3,7 @@ import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
 import { AMOUNT_MAX, BALANCE_MAX } from '../wallets/wallets.schemas.js';
 import { lastDays } from './stats.service.js';
+import { insertTransactions, walletRow } from './stats.fixtures.js';
 
 it('lastDays lists UTC days oldest first, today last', () => {
   expect(lastDays(new Date('2026-03-02T23:59:59.000Z'), 3)).toEqual(['2026-02-28', '2026-03-01', '2026-03-02']);
@@ -70,87 +71,46 @@ describeEachDialect('stats', (dialect) => {
     expect(response.json()).toMatchObject({ users: 0, wallets: 0, credits_in_circulation: 0 });
   });
 
-  // Issue 22, item 4: each balance is at most 2^53 - 1, but their sum was summed as an integer and
-  // answered 500 on PostgreSQL (int8/numeric above 2^53 refused by the driver's parser). The sums
-  // are capped at 2^53 - 1 instead (docs/api.md, "Statistics").
+  // Issue 22, item 4: each amount and balance is at most 2^53 - 1, but a sum over many rows may
+  // not be; it answered 500 on PostgreSQL. Sums are exact below 2^53 - 1 and capped at it above
+  // (docs/api.md, "Statistics"). Credits in circulation are the project's credits less its debits
+  // (every balance is the sum of its wallet's ledger), so the rows are ledger transactions.
   it('caps sums above 2^53 - 1 at 2^53 - 1 instead of failing, and keeps smaller sums exact', async () => {
     const { service } = test();
     const { project, secretKey } = await service.projects.createProject({ name: 'Rich' });
     const headers = { authorization: `Bearer ${secretKey}` };
     const now = new Date().toISOString();
-    const wallet = (id: string, balance: number) => ({
-      id,
-      project_id: project.id,
-      user_id: `usr_${id}`,
-      currency: 'USD',
-      balance,
-      status: 'active' as const,
-      metadata: '{}',
-      low_balance_threshold: null,
-      created_at: now,
-      updated_at: now,
-    });
     const db = service.db.kysely;
     await db
       .insertInto('wallets')
-      .values([wallet('wal_a', BALANCE_MAX), wallet('wal_b', 2 ** 52)])
+      .values(['wal_a', 'wal_b'].map((id) => walletRow(id, project.id, now)))
       .execute();
-    const exact = await service.app.inject({ method: 'GET', url: '/v1/stats/overview', headers });
-    expect(exact.statusCode, exact.body).toBe(200);
-    // 2^53 - 1 + 2^52 is above the cap.
-    expect(exact.json()).toMatchObject({ wallets: 2, credits_in_circulation: BALANCE_MAX });
-    await db
-      .insertInto('wallets')
-      .values([wallet('wal_c', BALANCE_MAX), wallet('wal_d', BALANCE_MAX)])
-      .execute();
+    const empty = await service.app.inject({ method: 'GET', url: '/v1/stats/overview', headers });
+    expect(empty.json()).toMatchObject({ wallets: 2, credits_in_circulation: 0 });
+
+    // 9,008 credits of the largest amount are above 2^53 - 1.
+    const count = Math.ceil(BALANCE_MAX / AMOUNT_MAX) + 1;
+    await insertTransactions(service.db.kysely, project.id, 'credit', Array(count).fill(AMOUNT_MAX), now);
     const over = await service.app.inject({ method: 'GET', url: '/v1/stats/overview', headers });
     expect(over.statusCode, over.body).toBe(200);
-    expect(over.json()).toMatchObject({ wallets: 4, credits_in_circulation: BALANCE_MAX });
+    expect(over.json()).toMatchObject({ wallets: 2, credits_in_circulation: BALANCE_MAX });
+    const credits = await service.app.inject({ method: 'GET', url: '/v1/stats/credits?days=1', headers });
+    expect(credits.statusCode, credits.body).toBe(200);
+    expect(credits.json().data).toEqual([{ day: now.slice(0, 10), added: BALANCE_MAX, deducted: 0, credit_count: count, debit_count: 0 }]);
+
+    // Credits and debits each above 2^53 whose difference is small: exact, not rounded.
+    await insertTransactions(service.db.kysely, project.id, 'debit', [...Array(count - 1).fill(AMOUNT_MAX), AMOUNT_MAX - 7], now);
+    const exact = await service.app.inject({ method: 'GET', url: '/v1/stats/overview', headers });
+    expect(exact.json()).toMatchObject({ credits_in_circulation: 7 });
 
     const other = await service.projects.createProject({ name: 'Exact' });
-    await db
-      .insertInto('wallets')
-      .values([
-        { ...wallet('wal_e', BALANCE_MAX - 10), project_id: other.project.id },
-        { ...wallet('wal_f', 7), project_id: other.project.id },
-      ])
-      .execute();
+    const remainder = BALANCE_MAX - 3 - 9007 * AMOUNT_MAX;
+    await insertTransactions(service.db.kysely, other.project.id, 'credit', [...Array(9007).fill(AMOUNT_MAX), remainder], now);
     const below = await service.app.inject({
       method: 'GET',
       url: '/v1/stats/overview',
       headers: { authorization: `Bearer ${other.secretKey}` },
     });
     expect(below.json()).toMatchObject({ credits_in_circulation: BALANCE_MAX - 3 });
-
-    // Credits added in a day: 9,008 credits of the largest amount are above 2^53 - 1.
-    const count = Math.ceil(BALANCE_MAX / AMOUNT_MAX) + 1;
-    const transactions = Array.from({ length: count }, (_, index) => ({
-      id: `txn_rich_${index}`,
-      project_id: project.id,
-      type: 'credit' as const,
-      currency: 'USD',
-      amount: AMOUNT_MAX,
-      description: null,
-      metadata: '{}',
-      idempotency_key: null,
-      idempotency_scope: '',
-      wallet_id: 'wal_a',
-      from_wallet_id: null,
-      to_wallet_id: null,
-      created_at: now,
-      actor_type: 'system',
-      actor_id: null,
-      actor_user_id: null,
-      request_id: null,
-    }));
-    for (let start = 0; start < count; start += 1000) {
-      await db
-        .insertInto('ledger_transactions')
-        .values(transactions.slice(start, start + 1000))
-        .execute();
-    }
-    const credits = await service.app.inject({ method: 'GET', url: '/v1/stats/credits?days=1', headers });
-    expect(credits.statusCode, credits.body).toBe(200);
-    expect(credits.json().data).toEqual([{ day: now.slice(0, 10), added: BALANCE_MAX, deducted: 0, credit_count: count, debit_count: 0 }]);
   });
 });
