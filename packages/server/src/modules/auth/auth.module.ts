@@ -18,6 +18,12 @@ import { SessionsService } from '../sessions/sessions.service.js';
 import { RolesService } from '../users/roles.service.js';
 import { usersRoutes } from '../users/users.routes.js';
 import { type UserDeletionStep, UsersService } from '../users/users.service.js';
+import { emailCodeComposers } from '../mfa/email-codes.emails.js';
+import { EmailCodesService } from '../mfa/email-codes.service.js';
+import { mfaCleanupJob } from '../mfa/mfa.job.js';
+import { mfaRoutes } from '../mfa/mfa.routes.js';
+import { MfaService } from '../mfa/mfa.service.js';
+import { SignInGate } from '../mfa/sign-in-gate.js';
 import { authEmailComposers } from './auth.emails.js';
 import { authRoutes } from './auth.routes.js';
 import { AuthService } from './auth.service.js';
@@ -46,6 +52,10 @@ export interface Auth {
   /** Also the credential guard's SessionAuthenticator. */
   readonly sessions: SessionsService;
   readonly service: AuthService;
+  /** Where every first factor (password, OAuth, SSO, emailed code, passkey) turns into a session or an MFA challenge. */
+  readonly gate: SignInGate;
+  /** Users' authenticator apps and recovery codes. */
+  readonly mfa: MfaService;
   /** Browser access (CORS) of session-token routes, for other modules' session routes. */
   readonly browser: ReturnType<typeof browserAccess>;
   readonly routes: readonly RouteModule[];
@@ -71,7 +81,11 @@ function userModules(deps: Pick<AuthDependencies, 'db' | 'config' | 'clock' | 'a
   return { sessions, roles, users };
 }
 
-function emailJobWith(deps: AuthDependencies, users: UsersService): { job: PeriodicJob; transport: EmailTransport } {
+function emailJobWith(
+  deps: AuthDependencies,
+  users: UsersService,
+  ownComposers: Readonly<Record<string, EmailComposer>>,
+): { job: PeriodicJob; transport: EmailTransport } {
   const { db, config, clock, logger, projects } = deps;
   const transport = createEmailTransport(config, logger);
   const composers = {
@@ -83,6 +97,7 @@ function emailJobWith(deps: AuthDependencies, users: UsersService): { job: Perio
       publicUrl: config.email.publicUrl,
       passwordResetUrl: config.auth.passwordResetUrl,
     }),
+    ...ownComposers,
     ...deps.emailComposers,
   };
   return { job: emailOutboxJob({ db, clock, logger, transport, composers }), transport };
@@ -100,30 +115,50 @@ export function createAuth(deps: AuthDependencies & { readonly rateLimiter: Rate
             logger.warn({ err: error }, 'log-in throttle: Redis did not answer; attempts are let through'),
           ),
         });
+  const gate = new SignInGate({ db, clock, users, sessions, secrets: deps.secrets, throttle: loginThrottle, audit: deps.audit });
+  const mfa = new MfaService({ db, clock, users, projects: deps.projects, secrets: deps.secrets, throttle: loginThrottle, audit: deps.audit });
+  const emailCodes = new EmailCodesService({
+    db,
+    clock,
+    users,
+    sessions,
+    gate,
+    rateLimiter: deps.rateLimiter,
+    throttle: loginThrottle,
+    audit: deps.audit,
+  });
   const service = new AuthService({
     db,
     clock,
     users,
     sessions,
+    gate,
     loginThrottle,
     rateLimiter: deps.rateLimiter,
     audit: deps.audit,
     signupLimited: config.rateLimit.ipPerSecond > 0,
   });
   const browser = browserAccess(config.corsOrigins);
-  const email = emailJobWith(deps, users);
+  const email = emailJobWith(deps, users, emailCodeComposers(emailCodes, deps.projects));
   return {
     users,
     roles,
     sessions,
     service,
+    gate,
+    mfa,
     browser,
     routes: [
       authRoutes(service, { browser, emailVerifiedRedirectUrl: config.auth.emailVerifiedRedirectUrl }),
+      mfaRoutes({ mfa, gate, emailCodes, browser }),
       sessionsRoutes(service, sessions),
       usersRoutes(users, roles, { browser }),
     ],
-    jobs: [email.job, sealedSuccessorsCleanupJob({ db, clock, graceSeconds: config.auth.refreshReuseGraceSeconds })],
+    jobs: [
+      email.job,
+      sealedSuccessorsCleanupJob({ db, clock, graceSeconds: config.auth.refreshReuseGraceSeconds }),
+      mfaCleanupJob({ db, clock }),
+    ],
     async close() {
       await loginThrottle.close();
       email.transport.close();

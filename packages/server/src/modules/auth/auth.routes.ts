@@ -23,6 +23,8 @@ import {
   VerifyEmailQuery,
 } from './auth.schemas.js';
 import type { AuthService } from './auth.service.js';
+import { MfaChallengeSchema } from '../mfa/mfa.schemas.js';
+import type { SignInResult } from '../mfa/sign-in-gate.js';
 
 const tags = ['auth'];
 const secretKeySecurity = [{ secretKey: [] }, { secretKeyHeader: [] }];
@@ -78,28 +80,21 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
           security: secretKeySecurity,
           summary: 'Log in with email and password',
           description:
-            'Shape A `{user, session}` by default; shape B `{session, user: {id, email}, expires_at, refresh_token}` with `?format=token`.',
+            'Shape A `{user, session}` by default; shape B `{session, user: {id, email}, expires_at, refresh_token}` with `?format=token`. ' +
+            'A user with an active second factor gets `{mfa_required: true, mfa_token, methods}` and no session: finish with `POST /v1/auth/mfa/verify`.',
           querystring: LoginQuery,
           body: LoginBody,
-          response: { 200: { anyOf: [UserAndSessionSchema, LoginTokenResponse] } },
+          response: { 200: SignInResponse },
         },
       },
       async (request, reply) => {
-        const { user, session } = await auth.login(
+        const result = await auth.login(
           requireSecretKey(request).projectId,
           request.body as Static<typeof LoginBody>,
           sessionClient(request),
           auditContext(request),
         );
-        if ((request.query as Static<typeof LoginQuery>).format === 'token') {
-          return reply.serializer(JSON.stringify).send({
-            session: session.id,
-            user: { id: user.id, email: user.email },
-            expires_at: session.expires_at,
-            refresh_token: session.refresh_token,
-          });
-        }
-        return reply.serializer(JSON.stringify).send({ user, session });
+        return sendSignIn(reply, result, (request.query as Static<typeof LoginQuery>).format);
       },
     );
 
@@ -261,6 +256,24 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
     );
     options.browser.preflight(app, '/v1/auth/password/change', ['POST']);
   };
+}
+
+/** What a sign-in answers: shape A, shape B (`?format=token`), or the second-factor challenge. */
+export const SignInResponse = { anyOf: [UserAndSessionSchema, LoginTokenResponse, MfaChallengeSchema] };
+
+/** Sends a sign-in's result in the shape asked for; a challenge is the same in both. */
+export function sendSignIn(reply: FastifyReply, result: SignInResult, format: 'token' | undefined): FastifyReply {
+  if ('mfa_required' in result) return reply.serializer(JSON.stringify).send(result);
+  const { user, session } = result;
+  if (format === 'token') {
+    return reply.serializer(JSON.stringify).send({
+      session: session.id,
+      user: { id: user.id, email: user.email },
+      expires_at: session.expires_at,
+      refresh_token: session.refresh_token,
+    });
+  }
+  return reply.serializer(JSON.stringify).send({ user, session });
 }
 
 /** The page behind the email's link. It shows only fixed text: nothing from the request is echoed. */

@@ -5,6 +5,7 @@ import { requireSecretKey } from '../../http/principal.js';
 import { sessionClient } from '../auth/auth.routes.js';
 import {
   CallbackBody,
+  CallbackMfaResponse,
   CallbackResponse,
   ConfigureProviderBody,
   DeletedProviderSchema,
@@ -115,9 +116,10 @@ export function oauthRoutes(oauth: OAuthService): RouteModule {
           tags,
           security,
           summary: 'Finish a sign-in with the code and state from the redirect: the user and a new session',
+          description: 'A user with an active second factor gets `{mfa_required: true, mfa_token, methods, created}` and no session.',
           params: ProviderParams,
           body: CallbackBody,
-          response: { 200: CallbackResponse },
+          response: { 200: { anyOf: [CallbackResponse, CallbackMfaResponse] } },
         },
       },
       (request: WithProvider) =>

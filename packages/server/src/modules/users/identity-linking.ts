@@ -4,6 +4,7 @@ import { isoTime } from '../../shared/clock.js';
 import { ApiError } from '../../shared/errors.js';
 import type { AuditContext } from '../audit/audit.context.js';
 import type { AuditService } from '../audit/audit.service.js';
+import { removeSecondFactorsInTransaction } from '../mfa/mfa.service.js';
 import type { SessionsService } from '../sessions/sessions.service.js';
 import * as identities from './identities.store.js';
 import type { NormalizedEmail, UserRecord, UsersService } from './users.service.js';
@@ -131,13 +132,15 @@ export class IdentityLinking {
   /**
    * Rule 5: nothing the unproven holder set up survives. A user whose address is unverified has
    * only credentials that never proved it (a linking identity that proves it verifies the address),
-   * so every one of them goes. Second factors and passkeys join this list when they exist.
+   * so every one of them goes, second factors too: an authenticator the unproven holder set up
+   * would otherwise stand between the address's owner and the account.
    */
   async #claim(trx: Transaction, user: UserRecord, attempt: SignInAttempt): Promise<UserRecord> {
     const nowIso = isoTime(attempt.now);
     const passwordRemoved = user.password_hash !== null;
     if (passwordRemoved) await store.updateUser(trx, user.project_id, user.id, { password_hash: null, updated_at: nowIso });
     const removedProviders = await identities.deleteIdentitiesOfUser(trx, user.project_id, user.id);
+    const secondFactorRemoved = await removeSecondFactorsInTransaction(trx, user.project_id, user.id);
     const revoked = await this.#sessions.revokeAllForUserInTransaction(trx, {
       projectId: user.project_id,
       userId: user.id,
@@ -154,6 +157,7 @@ export class IdentityLinking {
         provider: attempt.account?.provider ?? null,
         password_removed: passwordRemoved,
         identities_removed: removedProviders.join(','),
+        second_factor_removed: secondFactorRemoved,
         sessions_revoked: revoked.length,
       },
       createdAt: nowIso,
