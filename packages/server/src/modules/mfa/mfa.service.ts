@@ -92,12 +92,13 @@ export class MfaService {
   /** `POST /v1/users/me/mfa/totp`: a new secret, pending until a code confirms it; replaces an unconfirmed one. */
   async enrol(projectId: string, userId: string, context: AuditContext): Promise<TotpEnrolment> {
     const record = userRecord(projectId, userId, 'user.mfa_enroll');
-    return this.#audit.recordingRefusals(context, record, () =>
-      inTransaction(this.#db, async (trx) => {
+    return this.#audit.recordingRefusals(context, record, async () => {
+      // Read before the transaction: on SQLite a read outside it would wait for it to end.
+      const project = await this.#projects.getProject(projectId);
+      return inTransaction(this.#db, async (trx) => {
         const user = await this.#users.getRecord(projectId, userId, trx);
         const existing = await store.findTotp(trx, projectId, userId);
         if (existing?.status === 'active') throw new ApiError('mfa_already_enabled', 'An authenticator is already active; disable it first.');
-        const project = await this.#projects.getProject(projectId);
         const secret = newTotpSecret();
         const nowIso = isoTime(this.#clock.now());
         await store.replacePendingTotp(trx, {
@@ -110,9 +111,9 @@ export class MfaService {
           activated_at: null,
         });
         await this.#audit.record(trx, context, { ...record, changes: { method: 'totp' }, createdAt: nowIso });
-        return { secret, otpauth_url: otpauthUrl({ secret, issuer: project.name, account: user.email }), status: 'pending' };
-      }),
-    );
+        return { secret, otpauth_url: otpauthUrl({ secret, issuer: project.name, account: user.email }), status: 'pending' } as const;
+      });
+    });
   }
 
   /** `POST /v1/users/me/mfa/totp/verify`: a code of the pending secret turns it on and makes ten recovery codes. */
