@@ -7,6 +7,7 @@ import { useTestService } from '../../test/service.js';
 import { expectStatus, schemaErrors, walletsClient } from '../wallets/wallets.fixtures.js';
 import { eventEnvelopeJson } from './event-log.service.js';
 import { EVENT_CATALOG, EVENT_TYPES } from './event-types.js';
+import { timeStep, totpCode } from '../mfa/totp.js';
 
 /** Every name resolves to one public address; the test sends nothing anywhere. */
 const lookup: DnsLookup = () => Promise.resolve([{ address: '93.184.215.14', family: 4 }]);
@@ -119,6 +120,11 @@ describeEachDialect('GET /v1/event-types and the events the service emits (issue
     expect((await inject('PATCH', `/v1/users/${user.id}`, { name: 'Renamed' })).statusCode).toBe(200);
     expect((await inject('DELETE', `/v1/organizations/${String(organization['id'])}/members/${user.id}`)).statusCode).toBeLessThan(300);
     await post('/v1/auth/login', { email: 'catalog@example.com', password: 'correct horse battery staple 9' }, 200);
+    // A second factor: enabled by the user, reset by the administrator.
+    const asUser = { authorization: `Bearer ${String((signup['session'] as { id: string }).id)}` };
+    const totp = await post('/v1/users/me/mfa/totp', {}, 201, asUser);
+    await post('/v1/users/me/mfa/totp/verify', { code: totpCode(String(totp['secret']), timeStep(new Date())) }, 200, asUser);
+    expect((await inject('DELETE', `/v1/users/${user.id}/mfa`)).statusCode).toBe(200);
     expect((await inject('DELETE', `/v1/users/${user.id}`)).statusCode).toBeLessThan(300);
 
     const rows = await service.db.kysely
