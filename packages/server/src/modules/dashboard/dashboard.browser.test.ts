@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestService } from '../../test/service.js';
+import { timeStep, totpCode } from '../mfa/totp.js';
 import { DASHBOARD_DIST_DIR } from './dashboard.static.js';
 
 /**
@@ -68,6 +69,16 @@ describe.skipIf(chromiumMissing && !required)('the operator dashboard in headles
     const { user, session } = signup.json<{ user: { id: string }; session: { id: string } }>();
     seeded.userId = user.id;
     seeded.sessionName = session.id.split('.')[0]!;
+    // An authenticator app, for the user page's second factors and their reset.
+    const asUser = { authorization: `Bearer ${session.id}` };
+    const enrolled = await service.app.inject({ method: 'POST', url: '/v1/users/me/mfa/totp', headers: asUser });
+    const confirmed = await service.app.inject({
+      method: 'POST',
+      url: '/v1/users/me/mfa/totp/verify',
+      headers: asUser,
+      payload: { code: totpCode(enrolled.json<{ secret: string }>().secret, timeStep(new Date())) },
+    });
+    expect(confirmed.statusCode, confirmed.body).toBe(200);
     const wallet = await service.app.inject({
       method: 'POST',
       url: '/v1/wallets',
@@ -216,6 +227,12 @@ describe.skipIf(chromiumMissing && !required)('the operator dashboard in headles
     await expect.poll(() => page.getByText('No active sessions.').count()).toBe(1);
     const sessions = await test().service.app.inject({ method: 'GET', url: `/v1/users/${seeded.userId}/sessions`, headers: test().auth });
     expect(sessions.json<{ data: unknown[] }>().data).toHaveLength(0);
+    // Second factors: the authenticator and its ten recovery codes, then the administrator's reset.
+    await expect.poll(() => page.getByTestId('mfa-status').textContent()).toMatch(/active since.*Recovery codes left10/);
+    await page.getByRole('button', { name: 'Reset second factors' }).click();
+    await expect.poll(() => page.getByTestId('mfa-status').textContent()).toContain('Authenticator appnone');
+    const factors = await test().service.app.inject({ method: 'GET', url: `/v1/users/${seeded.userId}/mfa`, headers: test().auth });
+    expect(factors.json()).toMatchObject({ totp: { status: 'none' }, recovery_codes_left: 0 });
 
     // Every other page, with data where there is some.
     await openPage(page, 'Overview');
