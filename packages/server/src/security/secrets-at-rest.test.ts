@@ -217,7 +217,9 @@ describeEachDialect('secrets at rest', (dialect) => {
     const asUser = { authorization: `Bearer ${loggedIn.session.id}` };
     const enrolled = (await postTwice('/v1/users/me/mfa/totp', {}, asUser)).json<{ secret: string; otpauth_url: string }>();
     keep('the TOTP secret', enrolled.secret);
-    const activated = (await postTwice('/v1/users/me/mfa/totp/verify', { code: totpCode(enrolled.secret, timeStep(new Date())) }, asUser)).json<{
+    const activated = (
+      await postTwice('/v1/users/me/mfa/totp/verify', { code: totpCode(enrolled.secret, timeStep(new Date())) }, asUser)
+    ).json<{
       recovery_codes: string[];
     }>();
     for (const [index, code] of activated.recovery_codes.entries()) {
@@ -227,7 +229,9 @@ describeEachDialect('secrets at rest', (dialect) => {
     const challenge = (await postTwice('/v1/auth/login', { email, password: newPassword })).json<{ mfa_token: string }>();
     keep('the MFA token', challenge.mfa_token);
     keep('the MFA token, random part', challenge.mfa_token.slice('svc_mfa_'.length));
-    const afterFactor = (await postTwice('/v1/auth/mfa/verify', { mfa_token: challenge.mfa_token, recovery_code: activated.recovery_codes[0] })).json<{
+    const afterFactor = (
+      await postTwice('/v1/auth/mfa/verify', { mfa_token: challenge.mfa_token, recovery_code: activated.recovery_codes[0] })
+    ).json<{
       session: { id: string; refresh_token: string };
     }>();
     keepSession('MFA verify', afterFactor.session.id, afterFactor.session.refresh_token);

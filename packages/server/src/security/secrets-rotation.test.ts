@@ -160,7 +160,11 @@ describeEachDialect('secrets rotation', (dialect) => {
     const issued = await ok(before, keyRequest);
     // An authenticator enrolment: its TOTP secret is sealed.
     const member = (
-      await ok(before, { method: 'POST', url: '/v1/auth/signup', payload: { email: 'totp@rotation.example', password: 'correct horse battery staple 9' } })
+      await ok(before, {
+        method: 'POST',
+        url: '/v1/auth/signup',
+        payload: { email: 'totp@rotation.example', password: 'correct horse battery staple 9' },
+      })
     ).json<{ session: { id: string } }>();
     const asMember = { authorization: `Bearer ${member.session.id}` };
     const totp = (await ok(before, { method: 'POST', url: '/v1/users/me/mfa/totp', headers: asMember })).json<{ secret: string }>();

@@ -116,7 +116,15 @@ export function createAuth(deps: AuthDependencies & { readonly rateLimiter: Rate
           ),
         });
   const gate = new SignInGate({ db, clock, users, sessions, secrets: deps.secrets, throttle: loginThrottle, audit: deps.audit });
-  const mfa = new MfaService({ db, clock, users, projects: deps.projects, secrets: deps.secrets, throttle: loginThrottle, audit: deps.audit });
+  const mfa = new MfaService({
+    db,
+    clock,
+    users,
+    projects: deps.projects,
+    secrets: deps.secrets,
+    throttle: loginThrottle,
+    audit: deps.audit,
+  });
   const emailCodes = new EmailCodesService({
     db,
     clock,

@@ -121,7 +121,7 @@ describeEachDialect('GET /v1/event-types and the events the service emits (issue
     expect((await inject('DELETE', `/v1/organizations/${String(organization['id'])}/members/${user.id}`)).statusCode).toBeLessThan(300);
     await post('/v1/auth/login', { email: 'catalog@example.com', password: 'correct horse battery staple 9' }, 200);
     // A second factor: enabled by the user, reset by the administrator.
-    const asUser = { authorization: `Bearer ${String((signup['session'] as { id: string }).id)}` };
+    const asUser = { authorization: `Bearer ${(signup['session'] as { id: string }).id}` };
     const totp = await post('/v1/users/me/mfa/totp', {}, 201, asUser);
     await post('/v1/users/me/mfa/totp/verify', { code: totpCode(String(totp['secret']), timeStep(new Date())) }, 200, asUser);
     expect((await inject('DELETE', `/v1/users/${user.id}/mfa`)).statusCode).toBe(200);

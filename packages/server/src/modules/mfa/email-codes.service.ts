@@ -68,7 +68,12 @@ export class EmailCodesService {
   }
 
   /** `POST /v1/auth/email-code`: stores a new request for the address (the earlier code dies) and queues its email. */
-  async request(projectId: string, input: { email: string; createUser: boolean }, client: SessionClient, context: AuditContext): Promise<void> {
+  async request(
+    projectId: string,
+    input: { email: string; createUser: boolean },
+    client: SessionClient,
+    context: AuditContext,
+  ): Promise<void> {
     const record = (userId: string | null, queued: boolean): AuditRecord => ({
       projectId,
       action: 'user.email_code_send',
@@ -147,7 +152,12 @@ export class EmailCodesService {
    * try counts against the code (5), and wrong ones against the address (429 past the limits).
    * Signing in by code proves the address: identity linking may verify or claim the account.
    */
-  async verify(projectId: string, input: { email: string; code: string }, client: SessionClient, context: AuditContext): Promise<SignInResult> {
+  async verify(
+    projectId: string,
+    input: { email: string; code: string },
+    client: SessionClient,
+    context: AuditContext,
+  ): Promise<SignInResult> {
     let userId: string | null = null;
     const refused = (): AuditRecord => ({ projectId, action: 'user.email_code_login', resource: { type: 'user', id: userId } });
     return this.#audit.recordingRefusals(context, refused, async () => {

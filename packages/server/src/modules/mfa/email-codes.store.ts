@@ -53,7 +53,10 @@ export async function countEmailCodeAttempt(
 }
 
 /** Uses the code of one request; of two concurrent uses exactly one gets true. */
-export async function useEmailCode(db: Executor, input: { projectId: string; emailKey: string; requestRef: string; now: string }): Promise<boolean> {
+export async function useEmailCode(
+  db: Executor,
+  input: { projectId: string; emailKey: string; requestRef: string; now: string },
+): Promise<boolean> {
   const result = await db
     .updateTable('email_codes')
     .set({ used_at: input.now })

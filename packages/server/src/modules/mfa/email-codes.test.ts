@@ -26,16 +26,19 @@ describeEachDialect('sign-in by emailed code', (dialect) => {
   const clock = testClock();
   const ctx = useTestService(dialect, { env, serviceOptions: { clock } });
   const call = (options: InjectOptions) => ctx().service.app.inject(options);
-  const post = (url: string, payload: object, headers: Record<string, string> = ctx().auth) => call({ method: 'POST', url, headers, payload });
+  const post = (url: string, payload: object, headers: Record<string, string> = ctx().auth) =>
+    call({ method: 'POST', url, headers, payload });
   beforeEach(() => {
     smtp.received.length = 0;
   });
   const codesTo = (address: string) =>
-    smtp.received.filter((email) => email.to.includes(address) && email.text.includes('Your sign-in code')).map((email) => {
-      const match = /^(\d{6})\r?$/m.exec(email.text);
-      if (match?.[1] === undefined) throw new Error(`no code in the email:\n${email.text}`);
-      return match[1];
-    });
+    smtp.received
+      .filter((email) => email.to.includes(address) && email.text.includes('Your sign-in code'))
+      .map((email) => {
+        const match = /^(\d{6})\r?$/m.exec(email.text);
+        if (match?.[1] === undefined) throw new Error(`no code in the email:\n${email.text}`);
+        return match[1];
+      });
   /** Asks a code for the address and answers the one the email carried. */
   const askCode = async (email: string, createUser = false) => {
     expect((await post('/v1/auth/email-code', createUser ? { email, create_user: true } : { email })).statusCode).toBe(202);
@@ -88,7 +91,8 @@ describeEachDialect('sign-in by emailed code', (dialect) => {
 
     const older = await askCode(user.email);
     const newer = await askCode(user.email);
-    if (older !== newer) expectError(await post('/v1/auth/email-code/verify', { email: user.email, code: older }), 401, 'email_code_invalid');
+    if (older !== newer)
+      expectError(await post('/v1/auth/email-code/verify', { email: user.email, code: older }), 401, 'email_code_invalid');
     expect((await post('/v1/auth/email-code/verify', { email: user.email, code: newer })).statusCode).toBe(200);
   });
 
@@ -118,7 +122,9 @@ describeEachDialect('sign-in by emailed code', (dialect) => {
     expect(claimed.statusCode).toBe(200);
     expect(claimed.json()).toHaveProperty('session');
     expectError(await post('/v1/auth/login', { email: holder.email, password: holder.password }), 401, 'invalid_credentials');
-    expect((await call({ method: 'GET', url: `/v1/users/${holder.userId}/mfa`, headers: ctx().auth })).json()).toMatchObject({ totp: { status: 'none' } });
+    expect((await call({ method: 'GET', url: `/v1/users/${holder.userId}/mfa`, headers: ctx().auth })).json()).toMatchObject({
+      totp: { status: 'none' },
+    });
   });
 
   it('refuses a banned user, a malformed code and a malformed address; wrong codes past the limit are 429', async () => {
@@ -140,7 +146,11 @@ describeEachDialect('sign-in by emailed code', (dialect) => {
     expectError(limited, 429, 'rate_limited');
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     // The owner, elsewhere, is below the limit of the address across end-user addresses (20).
-    const elsewhere = await post('/v1/auth/email-code/verify', { email: user.email, code }, { ...ctx().auth, 'x-end-user-ip': '198.51.100.7' });
+    const elsewhere = await post(
+      '/v1/auth/email-code/verify',
+      { email: user.email, code },
+      { ...ctx().auth, 'x-end-user-ip': '198.51.100.7' },
+    );
     expect(elsewhere.statusCode).toBe(200);
 
     const banned = await signup(call, ctx().secretKey);
@@ -151,7 +161,8 @@ describeEachDialect('sign-in by emailed code', (dialect) => {
 
   it('past 3 requests a minute for one address still answers 202 and sends nothing more', async () => {
     const user = await signup(call, ctx().secretKey);
-    for (let request = 0; request < 5; request += 1) expect((await post('/v1/auth/email-code', { email: user.email })).statusCode).toBe(202);
+    for (let request = 0; request < 5; request += 1)
+      expect((await post('/v1/auth/email-code', { email: user.email })).statusCode).toBe(202);
     await runEmailJob(ctx().service);
     expect(codesTo(user.email).length).toBeLessThanOrEqual(3);
   });

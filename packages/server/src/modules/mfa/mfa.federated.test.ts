@@ -47,7 +47,11 @@ describeEachDialect('second factor after OAuth and SSO', (dialect) => {
   /** A verified password user with an active authenticator, and a login name at the provider for the same address. */
   async function userWithAuthenticator(email: string) {
     const user = await signup(call, ctx().secretKey, { email });
-    await ctx().service.db.kysely.updateTable('users').set({ email_verified_at: clock.now().toISOString() }).where('id', '=', user.userId).execute();
+    await ctx()
+      .service.db.kysely.updateTable('users')
+      .set({ email_verified_at: clock.now().toISOString() })
+      .where('id', '=', user.userId)
+      .execute();
     const totp = await enrolTotp(call, user.token, clock);
     account += 1;
     const login = `mfa-account-${account}`;

@@ -50,7 +50,13 @@ export function mfaRoutes(options: MfaRoutesOptions): RouteModule {
       '/v1/users/me/mfa',
       {
         ...session,
-        schema: { operationId: 'getMyMfa', tags: ['mfa'], security: sessionSecurity, summary: "The session user's second factors", response: { 200: MfaStatusSchema } },
+        schema: {
+          operationId: 'getMyMfa',
+          tags: ['mfa'],
+          security: sessionSecurity,
+          summary: "The session user's second factors",
+          response: { 200: MfaStatusSchema },
+        },
       },
       (request) => {
         const principal = sessionPrincipal(request);

@@ -8,7 +8,9 @@ const Code = Type.String({ minLength: 1, maxLength: 64 });
 export const MfaChallengeSchema = Type.Object(
   {
     mfa_required: Type.Literal(true),
-    mfa_token: Type.String({ description: '`svc_mfa_…`: send it with a code to `POST /v1/auth/mfa/verify` within 5 minutes; 5 wrong codes end it.' }),
+    mfa_token: Type.String({
+      description: '`svc_mfa_…`: send it with a code to `POST /v1/auth/mfa/verify` within 5 minutes; 5 wrong codes end it.',
+    }),
     methods: Type.Array(Method, { description: 'What the user can finish with: `totp` (`code`) and `recovery_code`.' }),
   },
   { $id: 'MfaChallenge', description: 'The first factor was right; the user has a second factor, so no session yet.' },
@@ -26,7 +28,11 @@ export const TotpEnrolmentSchema = Type.Object(
 export const TotpActivationSchema = Type.Object(
   {
     status: Type.Literal('active'),
-    recovery_codes: Type.Array(Type.String(), { minItems: 10, maxItems: 10, description: 'Ten single-use codes, `xxxxx-xxxxx`. Shown once.' }),
+    recovery_codes: Type.Array(Type.String(), {
+      minItems: 10,
+      maxItems: 10,
+      description: 'Ten single-use codes, `xxxxx-xxxxx`. Shown once.',
+    }),
   },
   { $id: 'TotpActivation' },
 );
@@ -45,9 +51,15 @@ export const MfaStatusSchema = Type.Object(
   { $id: 'MfaStatus', description: "A user's second factors; never a secret." },
 );
 
-export const TotpCodeBody = StrictObject({ code: Type.String({ minLength: 1, maxLength: 16, description: "A 6-digit code of the authenticator." }) });
+export const TotpCodeBody = StrictObject({
+  code: Type.String({ minLength: 1, maxLength: 16, description: 'A 6-digit code of the authenticator.' }),
+});
 export const TotpDisableBody = StrictObject({
-  code: Type.String({ minLength: 1, maxLength: 64, description: 'A current 6-digit code of the authenticator, or one of the recovery codes.' }),
+  code: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    description: 'A current 6-digit code of the authenticator, or one of the recovery codes.',
+  }),
 });
 
 export const MfaVerifyBody = StrictObject({
@@ -58,7 +70,9 @@ export const MfaVerifyBody = StrictObject({
 
 export const EmailCodeBody = StrictObject({
   email: Email,
-  create_user: Type.Optional(Type.Boolean({ description: 'Create the user (email verified) at verification when nobody has the address.' })),
+  create_user: Type.Optional(
+    Type.Boolean({ description: 'Create the user (email verified) at verification when nobody has the address.' }),
+  ),
 });
 
 export const EmailCodeVerifyBody = StrictObject({ email: Email, code: Type.String({ minLength: 1, maxLength: 16 }) });

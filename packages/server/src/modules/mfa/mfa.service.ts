@@ -98,7 +98,8 @@ export class MfaService {
       return inTransaction(this.#db, async (trx) => {
         const user = await this.#users.getRecord(projectId, userId, trx);
         const existing = await store.findTotp(trx, projectId, userId);
-        if (existing?.status === 'active') throw new ApiError('mfa_already_enabled', 'An authenticator is already active; disable it first.');
+        if (existing?.status === 'active')
+          throw new ApiError('mfa_already_enabled', 'An authenticator is already active; disable it first.');
         const secret = newTotpSecret();
         const nowIso = isoTime(this.#clock.now());
         await store.replacePendingTotp(trx, {
@@ -123,7 +124,8 @@ export class MfaService {
       const activated = await throttledAttempt(this.#throttle, mfaThrottleLimits(projectId, userId, client.ip), () =>
         inTransaction(this.#db, async (trx) => {
           const factor = await store.findTotp(trx, projectId, userId);
-          if (factor === undefined) throw new ApiError('mfa_not_enabled', 'No authenticator enrolment to confirm; start one with POST /v1/users/me/mfa/totp.');
+          if (factor === undefined)
+            throw new ApiError('mfa_not_enabled', 'No authenticator enrolment to confirm; start one with POST /v1/users/me/mfa/totp.');
           if (factor.status === 'active') throw new ApiError('mfa_already_enabled', 'The authenticator is already active.');
           const now = this.#clock.now();
           const secret = this.#secrets.open(factor.secret_sealed, totpSecretContext(projectId, userId));
@@ -161,7 +163,16 @@ export class MfaService {
           const method = await proveSecondFactorInTransaction(trx, this.#secrets, { projectId, userId, proof, now });
           if (method === undefined) return undefined;
           await store.deleteFactors(trx, projectId, userId);
-          await this.#recordChange(trx, { projectId, userId, type: 'user.mfa.disabled', by: 'user', record, context, nowIso: isoTime(now), method });
+          await this.#recordChange(trx, {
+            projectId,
+            userId,
+            type: 'user.mfa.disabled',
+            by: 'user',
+            record,
+            context,
+            nowIso: isoTime(now),
+            method,
+          });
           return true;
         }),
       );
@@ -177,7 +188,8 @@ export class MfaService {
         await this.#users.getRecord(projectId, userId, trx);
         const wasActive = await store.deleteFactors(trx, projectId, userId);
         const nowIso = isoTime(this.#clock.now());
-        if (wasActive) await this.#recordChange(trx, { projectId, userId, type: 'user.mfa.disabled', by: 'administrator', record, context, nowIso });
+        if (wasActive)
+          await this.#recordChange(trx, { projectId, userId, type: 'user.mfa.disabled', by: 'administrator', record, context, nowIso });
         else await this.#audit.record(trx, context, { ...record, changes: { was_active: false }, createdAt: nowIso });
       }),
     );

@@ -73,7 +73,10 @@ export async function replaceRecoveryCodes(
 }
 
 /** Uses a recovery code; of two concurrent uses of one code exactly one gets true. */
-export async function useRecoveryCode(db: Executor, input: { projectId: string; userId: string; codeHash: string; now: string }): Promise<boolean> {
+export async function useRecoveryCode(
+  db: Executor,
+  input: { projectId: string; userId: string; codeHash: string; now: string },
+): Promise<boolean> {
   const result = await db
     .updateTable('mfa_recovery_codes')
     .set({ used_at: input.now })

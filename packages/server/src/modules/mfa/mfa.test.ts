@@ -48,7 +48,12 @@ describeEachDialect('TOTP second factor', (dialect) => {
       expect(new URL(body.otpauth_url).searchParams.get('secret')).toBe(body.secret);
       expect((await status(user.token)).json()).toMatchObject({ totp: { status: 'pending' }, methods: [], recovery_codes_left: 0 });
 
-      const wrong = await call({ method: 'POST', url: '/v1/users/me/mfa/totp/verify', headers: bearer(user.token), payload: { code: '000000' } });
+      const wrong = await call({
+        method: 'POST',
+        url: '/v1/users/me/mfa/totp/verify',
+        headers: bearer(user.token),
+        payload: { code: '000000' },
+      });
       expectError(wrong, 401, 'mfa_code_invalid', 'code');
       const confirmed = await call({
         method: 'POST',
@@ -62,10 +67,20 @@ describeEachDialect('TOTP second factor', (dialect) => {
       expect(activation.recovery_codes).toHaveLength(10);
       expect(new Set(activation.recovery_codes).size).toBe(10);
       for (const code of activation.recovery_codes) expect(code).toMatch(/^[a-z2-7]{5}-[a-z2-7]{5}$/);
-      expect((await status(user.token)).json()).toMatchObject({ totp: { status: 'active' }, methods: ['totp', 'recovery_code'], recovery_codes_left: 10 });
-      expect(await eventsOf(ctx().service, ctx().projectId, 'user.mfa.enabled')).toContainEqual({ user_id: user.userId, method: 'totp', by: 'user' });
+      expect((await status(user.token)).json()).toMatchObject({
+        totp: { status: 'active' },
+        methods: ['totp', 'recovery_code'],
+        recovery_codes_left: 10,
+      });
+      expect(await eventsOf(ctx().service, ctx().projectId, 'user.mfa.enabled')).toContainEqual({
+        user_id: user.userId,
+        method: 'totp',
+        by: 'user',
+      });
       const actions = (await auditActions(user.userId)).map((entry) => `${entry.action}:${entry.outcome}`);
-      expect(actions).toEqual(expect.arrayContaining(['user.mfa_enroll:success', 'user.mfa_enable:mfa_code_invalid', 'user.mfa_enable:success']));
+      expect(actions).toEqual(
+        expect.arrayContaining(['user.mfa_enroll:success', 'user.mfa_enable:mfa_code_invalid', 'user.mfa_enable:success']),
+      );
     });
 
     it('a second enrolment replaces a pending one; an active authenticator refuses both with 409 mfa_already_enabled', async () => {
@@ -99,7 +114,12 @@ describeEachDialect('TOTP second factor', (dialect) => {
 
     it('confirming without an enrolment is 409 mfa_not_enabled; a secret key is 403 session_token_required; a bad body is 400', async () => {
       const user = await signup(call, ctx().secretKey);
-      const none = await call({ method: 'POST', url: '/v1/users/me/mfa/totp/verify', headers: bearer(user.token), payload: { code: '123456' } });
+      const none = await call({
+        method: 'POST',
+        url: '/v1/users/me/mfa/totp/verify',
+        headers: bearer(user.token),
+        payload: { code: '123456' },
+      });
       expectError(none, 409, 'mfa_not_enabled');
       expectError(await call({ method: 'POST', url: '/v1/users/me/mfa/totp', headers: asKey() }), 403, 'session_token_required');
       const unknown = await call({
@@ -109,7 +129,11 @@ describeEachDialect('TOTP second factor', (dialect) => {
         payload: { code: '123456', extra: 1 },
       });
       expectError(unknown, 400, 'parameter_unknown');
-      expectError(await call({ method: 'POST', url: '/v1/users/me/mfa/totp/verify', headers: bearer(user.token), payload: {} }), 400, 'parameter_missing');
+      expectError(
+        await call({ method: 'POST', url: '/v1/users/me/mfa/totp/verify', headers: bearer(user.token), payload: {} }),
+        400,
+        'parameter_missing',
+      );
     });
   });
 
@@ -183,7 +207,9 @@ describeEachDialect('TOTP second factor', (dialect) => {
       expect((await verify({ mfa_token: again, recovery_code: second.replace('-', '').toUpperCase() })).statusCode).toBe(200);
       const session = used.json<{ session: { id: string } }>().session.id;
       expect((await status(session)).json()).toMatchObject({ recovery_codes_left: 8 });
-      const entries = (await auditActions(user.userId)).filter((entry) => entry.action === 'user.mfa_verify' && entry.outcome === 'success');
+      const entries = (await auditActions(user.userId)).filter(
+        (entry) => entry.action === 'user.mfa_verify' && entry.outcome === 'success',
+      );
       expect(entries.map((entry) => entry.changes['recovery_codes_left']).sort()).toEqual([8, 9]);
     });
 
@@ -205,14 +231,18 @@ describeEachDialect('TOTP second factor', (dialect) => {
       const { user, totp, mfaToken } = await challenged();
       const secondToken = (await logIn(call, ctx().secretKey, user)).json<{ mfa_token: string }>().mfa_token;
       for (const token of [mfaToken, secondToken]) {
-        for (let attempt = 0; attempt < 5; attempt += 1) expectError(await verify({ mfa_token: token, code: '000000' }), 401, 'mfa_code_invalid');
+        for (let attempt = 0; attempt < 5; attempt += 1)
+          expectError(await verify({ mfa_token: token, code: '000000' }), 401, 'mfa_code_invalid');
       }
       const third = (await logIn(call, ctx().secretKey, user)).json<{ mfa_token: string }>().mfa_token;
       const limited = await verify({ mfa_token: third, code: codeAt(totp.secret, clock) });
       expectError(limited, 429, 'rate_limited');
       expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
       // From another end-user address the owner is below the per-user limit and gets in.
-      const elsewhere = await verify({ mfa_token: third, code: codeAt(totp.secret, clock) }, '', { ...asKey(), 'x-end-user-ip': '203.0.113.9' });
+      const elsewhere = await verify({ mfa_token: third, code: codeAt(totp.secret, clock) }, '', {
+        ...asKey(),
+        'x-end-user-ip': '203.0.113.9',
+      });
       expect(elsewhere.statusCode).toBe(200);
     });
 
@@ -239,14 +269,38 @@ describeEachDialect('TOTP second factor', (dialect) => {
     it('DELETE /v1/users/me/mfa/totp with a current code turns it off: log in gives a session again; user.mfa.disabled by user', async () => {
       const user = await signup(call, ctx().secretKey);
       const totp = await enrolTotp(call, user.token, clock);
-      const wrong = await call({ method: 'DELETE', url: '/v1/users/me/mfa/totp', headers: bearer(user.token), payload: { code: '000000' } });
+      const wrong = await call({
+        method: 'DELETE',
+        url: '/v1/users/me/mfa/totp',
+        headers: bearer(user.token),
+        payload: { code: '000000' },
+      });
       expectError(wrong, 401, 'mfa_code_invalid', 'code');
-      const off = await call({ method: 'DELETE', url: '/v1/users/me/mfa/totp', headers: bearer(user.token), payload: { code: codeAt(totp.secret, clock) } });
+      const off = await call({
+        method: 'DELETE',
+        url: '/v1/users/me/mfa/totp',
+        headers: bearer(user.token),
+        payload: { code: codeAt(totp.secret, clock) },
+      });
       expect(off.statusCode).toBe(200);
-      expect(off.json()).toMatchObject({ object: 'mfa', totp: { status: 'none', activated_at: null }, recovery_codes_left: 0, methods: [] });
+      expect(off.json()).toMatchObject({
+        object: 'mfa',
+        totp: { status: 'none', activated_at: null },
+        recovery_codes_left: 0,
+        methods: [],
+      });
       expect((await logIn(call, ctx().secretKey, user)).json()).toHaveProperty('session');
-      expect(await eventsOf(ctx().service, ctx().projectId, 'user.mfa.disabled')).toContainEqual({ user_id: user.userId, method: 'totp', by: 'user' });
-      const again = await call({ method: 'DELETE', url: '/v1/users/me/mfa/totp', headers: bearer(user.token), payload: { code: '123456' } });
+      expect(await eventsOf(ctx().service, ctx().projectId, 'user.mfa.disabled')).toContainEqual({
+        user_id: user.userId,
+        method: 'totp',
+        by: 'user',
+      });
+      const again = await call({
+        method: 'DELETE',
+        url: '/v1/users/me/mfa/totp',
+        headers: bearer(user.token),
+        payload: { code: '123456' },
+      });
       expectError(again, 409, 'mfa_not_enabled');
     });
 
@@ -258,7 +312,9 @@ describeEachDialect('TOTP second factor', (dialect) => {
       expectError(spent, 401, 'mfa_code_invalid');
       const off = await call({ method: 'DELETE', url: '/v1/users/me/mfa/totp', headers: bearer(user.token), payload: { code: second } });
       expect(off.statusCode).toBe(200);
-      const entry = (await auditActions(user.userId)).find((candidate) => candidate.action === 'user.mfa_disable' && candidate.outcome === 'success');
+      const entry = (await auditActions(user.userId)).find(
+        (candidate) => candidate.action === 'user.mfa_disable' && candidate.outcome === 'success',
+      );
       expect(entry?.changes).toMatchObject({ method: 'totp', proved_with: 'recovery_code' });
     });
 
@@ -269,7 +325,11 @@ describeEachDialect('TOTP second factor', (dialect) => {
         totp: { status: 'active' },
         recovery_codes_left: 10,
       });
-      expectError(await call({ method: 'DELETE', url: `/v1/users/${user.userId}/mfa`, headers: bearer(user.token) }), 403, 'secret_key_required');
+      expectError(
+        await call({ method: 'DELETE', url: `/v1/users/${user.userId}/mfa`, headers: bearer(user.token) }),
+        403,
+        'secret_key_required',
+      );
       const reset = await call({ method: 'DELETE', url: `/v1/users/${user.userId}/mfa`, headers: ctx().auth });
       expect(reset.statusCode).toBe(200);
       expect(reset.json()).toMatchObject({ totp: { status: 'none' }, recovery_codes_left: 0 });
@@ -282,7 +342,9 @@ describeEachDialect('TOTP second factor', (dialect) => {
       expect((await logIn(call, ctx().secretKey, user)).json()).toHaveProperty('session');
       // Resetting a user without factors changes nothing and says so.
       expect((await call({ method: 'DELETE', url: `/v1/users/${user.userId}/mfa`, headers: ctx().auth })).statusCode).toBe(200);
-      expect((await eventsOf(ctx().service, ctx().projectId, 'user.mfa.disabled')).filter((data) => data['user_id'] === user.userId)).toHaveLength(1);
+      expect(
+        (await eventsOf(ctx().service, ctx().projectId, 'user.mfa.disabled')).filter((data) => data['user_id'] === user.userId),
+      ).toHaveLength(1);
       expectError(await call({ method: 'DELETE', url: '/v1/users/usr_unknown/mfa', headers: ctx().auth }), 404, 'resource_missing');
       const actions = (await auditActions(user.userId)).map((entry) => entry.action);
       expect(actions.filter((action) => action === 'user.mfa_reset')).toHaveLength(2);

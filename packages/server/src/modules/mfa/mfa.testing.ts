@@ -16,7 +16,11 @@ export function codeAt(secret: string, clock: Clock, offsetSteps = 0): string {
 }
 
 /** Enrols and confirms an authenticator for the session's user; the clock then moves to the next step. */
-export async function enrolTotp(call: ApiCaller, sessionToken: string, clock: Clock & { advance(ms: number): void }): Promise<EnrolledTotp> {
+export async function enrolTotp(
+  call: ApiCaller,
+  sessionToken: string,
+  clock: Clock & { advance(ms: number): void },
+): Promise<EnrolledTotp> {
   const enrolled = await call({ method: 'POST', url: '/v1/users/me/mfa/totp', headers: bearer(sessionToken) });
   if (enrolled.statusCode !== 201) throw new Error(`enrolment failed: ${enrolled.statusCode} ${enrolled.body}`);
   const { secret } = enrolled.json<{ secret: string }>();
@@ -34,5 +38,10 @@ export async function enrolTotp(call: ApiCaller, sessionToken: string, clock: Cl
 
 /** Logs in with a password and answers the response's body (a session or an MFA challenge). */
 export async function logIn(call: ApiCaller, secretKey: string, input: { email: string; password: string }, query = '') {
-  return call({ method: 'POST', url: `/v1/auth/login${query}`, headers: { 'x-api-key': secretKey }, payload: { email: input.email, password: input.password } });
+  return call({
+    method: 'POST',
+    url: `/v1/auth/login${query}`,
+    headers: { 'x-api-key': secretKey },
+    payload: { email: input.email, password: input.password },
+  });
 }

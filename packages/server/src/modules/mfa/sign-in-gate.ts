@@ -100,7 +100,8 @@ export class SignInGate {
   ): Promise<FirstFactorOutcome> {
     const { projectId, userId, client, now } = input;
     const methods = input.strong === true ? [] : await activeMethodsInTransaction(trx, projectId, userId);
-    if (methods.length === 0) return { kind: 'session', issued: await this.#sessions.createInTransaction(trx, { projectId, userId, client, now }) };
+    if (methods.length === 0)
+      return { kind: 'session', issued: await this.#sessions.createInTransaction(trx, { projectId, userId, client, now }) };
     const token = `svc_mfa_${randomBytes(MFA_TOKEN_BYTES).toString('base64url')}`;
     await store.insertMfaToken(trx, {
       token_hash: sha256Hex(token),
@@ -119,10 +120,20 @@ export class SignInGate {
    * against the token (5) and, across tokens, against the user and address (429 past the limits);
    * a right code uses up the token, and the code too.
    */
-  async verify(projectId: string, input: { mfaToken: string; proof: FactorProof }, client: SessionClient, context: AuditContext): Promise<UserAndSession> {
+  async verify(
+    projectId: string,
+    input: { mfaToken: string; proof: FactorProof },
+    client: SessionClient,
+    context: AuditContext,
+  ): Promise<UserAndSession> {
     let userId: string | null = null;
     const method = 'recoveryCode' in input.proof ? 'recovery_code' : 'totp';
-    const refused = (): AuditRecord => ({ projectId, action: 'user.mfa_verify', resource: { type: 'user', id: userId }, changes: { method } });
+    const refused = (): AuditRecord => ({
+      projectId,
+      action: 'user.mfa_verify',
+      resource: { type: 'user', id: userId },
+      changes: { method },
+    });
     return this.#audit.recordingRefusals(context, refused, async () => {
       if (!MFA_TOKEN_PATTERN.test(input.mfaToken)) throw mfaTokenInvalid();
       const tokenHash = sha256Hex(input.mfaToken);
@@ -133,11 +144,19 @@ export class SignInGate {
       const limits = mfaThrottleLimits(projectId, found.user_id, client.ip);
       const signedIn = await throttledAttempt(this.#throttle, limits, async () => {
         const nowIso = isoTime(this.#clock.now());
-        const token = await store.countMfaAttempt(this.#db.kysely, { projectId, tokenHash, now: nowIso, attemptsMax: MFA_TOKEN_ATTEMPTS_MAX });
+        const token = await store.countMfaAttempt(this.#db.kysely, {
+          projectId,
+          tokenHash,
+          now: nowIso,
+          attemptsMax: MFA_TOKEN_ATTEMPTS_MAX,
+        });
         if (token === undefined) throw mfaTokenInvalid();
         return inTransaction(this.#db, (trx) => this.#finish(trx, { projectId, token, proof: input.proof, client, context }));
       });
-      if (signedIn === undefined) throw new ApiError('mfa_code_invalid', 'The code is wrong or was already used.', { param: method === 'totp' ? 'code' : 'recovery_code' });
+      if (signedIn === undefined)
+        throw new ApiError('mfa_code_invalid', 'The code is wrong or was already used.', {
+          param: method === 'totp' ? 'code' : 'recovery_code',
+        });
       return signedIn;
     });
   }

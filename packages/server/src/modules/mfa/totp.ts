@@ -27,11 +27,11 @@ export function base32Encode(bytes: Uint8Array): string {
     value = (value << 8) | byte;
     bits += 8;
     while (bits >= 5) {
-      output += BASE32_ALPHABET[(value >>> (bits - 5)) & 31];
+      output += BASE32_ALPHABET.charAt((value >>> (bits - 5)) & 31);
       bits -= 5;
     }
   }
-  if (bits > 0) output += BASE32_ALPHABET[(value << (5 - bits)) & 31];
+  if (bits > 0) output += BASE32_ALPHABET.charAt((value << (5 - bits)) & 31);
   return output;
 }
 
@@ -58,11 +58,17 @@ export function timeStep(at: Date): number {
 }
 
 /** RFC 4226 HOTP of a counter, with the hash and length RFC 6238's test vectors also use. */
-export function hotp(key: Uint8Array, counter: number, options: { algorithm?: 'sha1' | 'sha256' | 'sha512'; digits?: number } = {}): string {
+export function hotp(
+  key: Uint8Array,
+  counter: number,
+  options: { algorithm?: 'sha1' | 'sha256' | 'sha512'; digits?: number } = {},
+): string {
   const digits = options.digits ?? TOTP_DIGITS;
   const message = Buffer.alloc(8);
   message.writeBigUInt64BE(BigInt(counter));
-  const mac = createHmac(options.algorithm ?? 'sha1', key).update(message).digest();
+  const mac = createHmac(options.algorithm ?? 'sha1', key)
+    .update(message)
+    .digest();
   const offset = (mac[mac.length - 1] ?? 0) & 0xf;
   const binary = mac.readUInt32BE(offset) & 0x7fffffff;
   return String(binary % 10 ** digits).padStart(digits, '0');

@@ -38,8 +38,7 @@ export interface OAuthServiceOptions {
 }
 
 export type OAuthSignIn =
-  | { readonly user: User; readonly session: IssuedSession; readonly created: boolean }
-  | (MfaChallenge & { readonly created: boolean });
+  { readonly user: User; readonly session: IssuedSession; readonly created: boolean } | (MfaChallenge & { readonly created: boolean });
 
 interface SealedSecret {
   readonly client_secret?: string;
