@@ -13,6 +13,14 @@ export interface User {
   identities?: Identity[];
 }
 
+/** `GET /v1/users/{id}/mfa`: a user's second factors, never a secret. */
+export interface MfaStatus {
+  user_id: string;
+  totp: { status: 'none' | 'pending' | 'active'; activated_at: string | null };
+  recovery_codes_left: number;
+  methods: string[];
+}
+
 export interface Identity {
   provider: string;
   subject: string;

@@ -6,7 +6,19 @@ import { Roles, Users } from './resources/users.js';
 import { Wallets } from './resources/wallets.js';
 import { Events, Webhooks } from './resources/webhooks.js';
 import { type RequestOptions, Transport, type TransportOptions } from './transport.js';
-import type { ChangePasswordParams, Project, SessionBalance, SessionBalanceParams, UpdateProjectParams, User } from './types.js';
+import type {
+  ChangePasswordParams,
+  ConfirmTotpParams,
+  DisableTotpParams,
+  MfaStatus,
+  Project,
+  SessionBalance,
+  SessionBalanceParams,
+  TotpActivation,
+  TotpEnrolment,
+  UpdateProjectParams,
+  User,
+} from './types.js';
 
 export interface SvcClientOptions extends TransportOptions {
   /** The project's secret key, `svc_sk_…`. Keep it on your servers. */
@@ -96,6 +108,16 @@ export class SvcSessionClient {
     /** `GET /v1/users/me`. */
     me(options?: RequestOptions): Promise<User>;
   };
+  readonly mfa: {
+    /** `GET /v1/users/me/mfa`: the user's second factors, never a secret. */
+    status(options?: RequestOptions): Promise<MfaStatus>;
+    /** `POST /v1/users/me/mfa/totp` → `{ secret, otpauth_url, status: 'pending' }`: show the QR code of `otpauth_url`. */
+    enrollTotp(options?: RequestOptions): Promise<TotpEnrolment>;
+    /** `POST /v1/users/me/mfa/totp/verify` with a code → `{ status: 'active', recovery_codes }` (shown once). */
+    confirmTotp(params: ConfirmTotpParams, options?: RequestOptions): Promise<TotpActivation>;
+    /** `DELETE /v1/users/me/mfa/totp` with a current code or a recovery code. */
+    disableTotp(params: DisableTotpParams, options?: RequestOptions): Promise<MfaStatus>;
+  };
   readonly auth: {
     /** `POST /v1/auth/password/change`; the user's other sessions are revoked, this one stays. */
     changePassword(params: ChangePasswordParams, options?: RequestOptions): Promise<User>;
@@ -112,6 +134,12 @@ export class SvcSessionClient {
       getBalance: (params = {}, requestOptions) => api.call('GET /v1/wallet/balance', { query: params }, requestOptions),
     };
     this.users = { me: (requestOptions) => api.call('GET /v1/users/me', {}, requestOptions) };
+    this.mfa = {
+      status: (requestOptions) => api.call('GET /v1/users/me/mfa', {}, requestOptions),
+      enrollTotp: (requestOptions) => api.call('POST /v1/users/me/mfa/totp', {}, requestOptions),
+      confirmTotp: (params, requestOptions) => api.call('POST /v1/users/me/mfa/totp/verify', { body: params }, requestOptions),
+      disableTotp: (params, requestOptions) => api.call('DELETE /v1/users/me/mfa/totp', { body: params }, requestOptions),
+    };
     this.auth = {
       changePassword: (params, requestOptions) => api.call('POST /v1/auth/password/change', { body: params }, requestOptions),
       logout: async (requestOptions) => {

@@ -73,3 +73,22 @@ export class SignatureVerificationError extends Error {
     this.reason = reason;
   }
 }
+
+/**
+ * Thrown by `auth.login` and `auth.verifyEmailCode` when the user has an active second factor: the
+ * service answered `{ mfa_required: true, mfa_token, methods }` and no session. Ask the user for a
+ * code, then call `auth.verifyMfa({ mfa_token: error.mfaToken, code })` within 5 minutes.
+ */
+export class MfaRequiredError extends Error {
+  override readonly name = 'MfaRequiredError';
+  /** `svc_mfa_…`: single use, 5 minutes, 5 codes. */
+  readonly mfaToken: string;
+  /** What the user can finish with: `totp` (`code`) and `recovery_code`. */
+  readonly methods: ReadonlyArray<'totp' | 'recovery_code'>;
+
+  constructor(challenge: { mfa_token: string; methods: ReadonlyArray<'totp' | 'recovery_code'> }) {
+    super('The user has a second factor: finish the sign-in with auth.verifyMfa({ mfa_token, code }).');
+    this.mfaToken = challenge.mfa_token;
+    this.methods = challenge.methods;
+  }
+}

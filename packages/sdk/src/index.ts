@@ -1,6 +1,7 @@
 export { SvcClient, type SvcClientOptions, SvcSessionClient, type SvcSessionClientOptions } from './client.js';
 export {
   type ErrorBody,
+  MfaRequiredError,
   SignatureVerificationError,
   type SignatureVerificationReason,
   SvcConnectionError,
@@ -9,7 +10,7 @@ export {
 } from './errors.js';
 export type { OperationId, OperationKeyOf, OperationMethods, SecretKeyOperationId, SessionOperationId } from './operations.js';
 export { type ListPage, PagedList } from './pagination.js';
-export type { LoginOptions } from './resources/auth.js';
+export { isMfaChallenge, type LoginOptions } from './resources/auth.js';
 export type { EndUser, RequestOptions, ResponseInfo, TransportOptions } from './transport.js';
 export type * from './types.js';
 export type * from './webhook-events.js';

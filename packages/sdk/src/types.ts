@@ -15,6 +15,7 @@ export type {
   Invitation,
   IssuedSession,
   LoginTokenResponse,
+  MfaChallenge,
   OAuthProvider,
   Organization,
   OrganizationMembership,
@@ -67,6 +68,16 @@ export type ResetPasswordParams = RequestBody<'POST /v1/auth/password/reset'>;
 export type ChangePasswordParams = RequestBody<'POST /v1/auth/password/change'>;
 /** The answer of calls that queue an email: `{ accepted: true }`. */
 export type Accepted = ResponseBody<'POST /v1/auth/password/forgot'>;
+// Second factors and emailed codes
+export type VerifyMfaParams = RequestBody<'POST /v1/auth/mfa/verify'>;
+export type SendEmailCodeParams = RequestBody<'POST /v1/auth/email-code'>;
+export type VerifyEmailCodeParams = RequestBody<'POST /v1/auth/email-code/verify'>;
+export type TotpEnrolment = ResponseBody<'POST /v1/users/me/mfa/totp'>;
+export type TotpActivation = ResponseBody<'POST /v1/users/me/mfa/totp/verify'>;
+export type ConfirmTotpParams = RequestBody<'POST /v1/users/me/mfa/totp/verify'>;
+export type DisableTotpParams = RequestBody<'DELETE /v1/users/me/mfa/totp'>;
+/** A user's second factors: `{ object: 'mfa', user_id, totp: { status, activated_at }, recovery_codes_left, methods }`. */
+export type MfaStatus = ResponseBody<'GET /v1/users/{id}/mfa'>;
 export type ValidateSessionParams = RequestBody<'POST /v1/sessions/validate'>;
 export type ValidateSessionResult = ResponseBody<'POST /v1/sessions/validate'>;
 export type RefreshSessionParams = RequestBody<'POST /v1/sessions/refresh'>;

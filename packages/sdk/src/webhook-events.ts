@@ -41,6 +41,13 @@ export interface WalletBalanceLowEventData {
   readonly currency: string;
 }
 
+/** `user.mfa.enabled`, `user.mfa.disabled`: `by` is `administrator` for a reset with the secret key. */
+export interface UserMfaEventData {
+  readonly user_id: string;
+  readonly method: 'totp';
+  readonly by: 'user' | 'administrator';
+}
+
 export interface UserEventData {
   readonly user_id: string;
   readonly email: string;
@@ -126,6 +133,8 @@ export type WebhookEvent =
   | Envelope<'user.email_verified', UserEventData>
   | Envelope<'user.passkey.added', PasskeyEventData>
   | Envelope<'user.passkey.removed', PasskeyEventData>
+  | Envelope<'user.mfa.enabled', UserMfaEventData>
+  | Envelope<'user.mfa.disabled', UserMfaEventData>
   | Envelope<'session.created', SessionCreatedEventData>
   | Envelope<'session.revoked', SessionRevokedEventData>
   | Envelope<'organization.created', OrganizationCreatedEventData>

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { type ResponseInfo, ServiceError, SvcSessionClient } from '../src/index.js';
+import { MfaRequiredError, type ResponseInfo, ServiceError, SvcSessionClient } from '../src/index.js';
+import { totp } from './totp.js';
 import { PASSWORD, uniqueEmail, useSdkService } from './harness.js';
 
 /** Every operation the SDK called in this file, as `METHOD /path-template`, for the coverage check at the end. */
@@ -364,6 +365,34 @@ describe('SvcClient against the real server', () => {
       status: 403,
       code: 'session_token_required',
     });
+  });
+
+  it('second factors: enrolment, MfaRequiredError from log in, verifyMfa, the administrator reset; emailed codes', async () => {
+    const svc = client();
+    const { email, user } = await newUser();
+    const login = await svc.auth.login({ email, password: PASSWORD }, { format: 'token' });
+    const me = new SvcSessionClient({ sessionToken: login.session, baseUrl: ctx().baseUrl, onResponse: record });
+    const enrolment = await me.mfa.enrollTotp();
+    expect(enrolment.status).toBe('pending');
+    const activation = await me.mfa.confirmTotp({ code: totp(enrolment.secret) });
+    expect(activation.recovery_codes).toHaveLength(10);
+    expect(await me.mfa.status()).toMatchObject({ totp: { status: 'active' }, recovery_codes_left: 10 });
+
+    const refused = await svc.auth.login({ email, password: PASSWORD }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(MfaRequiredError);
+    const challenge = refused as MfaRequiredError;
+    expect(challenge.mfaToken).toMatch(/^svc_mfa_/);
+    expect(challenge.methods).toEqual(['totp', 'recovery_code']);
+    const signedIn = await svc.auth.verifyMfa({ mfa_token: challenge.mfaToken, recovery_code: activation.recovery_codes[0] ?? '' });
+    expect(signedIn.user.id).toBe(user.id);
+    expect(await svc.users.getMfa(user.id)).toMatchObject({ recovery_codes_left: 9 });
+    await expect(me.mfa.disableTotp({ code: 'aaaaa-aaaaa' })).rejects.toMatchObject({ status: 401, code: 'mfa_code_invalid' });
+    expect(await me.mfa.disableTotp({ code: activation.recovery_codes[1] ?? '' })).toMatchObject({ totp: { status: 'none' } });
+    expect(await svc.users.resetMfa(user.id)).toMatchObject({ totp: { status: 'none' } });
+    await expect(svc.auth.login({ email, password: PASSWORD })).resolves.toMatchObject({ user: { id: user.id } });
+
+    expect(await svc.auth.sendEmailCode({ email })).toEqual({ accepted: true });
+    await expect(svc.auth.verifyEmailCode({ email, code: '000000' })).rejects.toMatchObject({ status: 401, code: 'email_code_invalid' });
   });
 
   it('calls every operation the SDK has, each against the real server', () => {

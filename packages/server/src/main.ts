@@ -20,6 +20,7 @@ import { AuditService } from './modules/audit/audit.service.js';
 import { type Auth, createAuth } from './modules/auth/auth.module.js';
 import { createDashboard, type Dashboard } from './modules/dashboard/dashboard.module.js';
 import { createOAuth, type OAuth, type OAuthOptions } from './modules/oauth/oauth.module.js';
+import { removeSecondFactorsOfClaimedUser } from './modules/mfa/mfa.service.js';
 import { createPasskeys, type Passkeys, removePasskeysOfClaimedUser } from './modules/passkeys/passkeys.module.js';
 import { createOrganizations, organizationsAuthHooks } from './modules/organizations/organizations.module.js';
 import { projectsRoutes } from './modules/projects/projects.routes.js';
@@ -133,7 +134,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       audit,
       secrets,
       ...organizationsAuthHooks(organizationDeps),
-      userClaimSteps: [removePasskeysOfClaimedUser({ audit })],
+      userClaimSteps: [removeSecondFactorsOfClaimedUser(), removePasskeysOfClaimedUser({ audit })],
     });
     const authModule = auth;
     const organizations = createOrganizations({ ...organizationDeps, auth: authModule });

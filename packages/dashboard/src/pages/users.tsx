@@ -1,7 +1,7 @@
 import { useState } from 'react';
-import { post } from '../api.js';
+import { del, post } from '../api.js';
 import { formatCredits, formatDateTime, formatRelative } from '../format.js';
-import type { SessionInfo, User, Wallet } from '../types.js';
+import type { MfaStatus, SessionInfo, User, Wallet } from '../types.js';
 import { UserPasskeys } from './user-passkeys.js';
 import { Empty, ErrorBox, Link, Loaded, Page, Pager, SearchBox, StatusBadge, useAction, usePagedList, useResource } from '../ui.js';
 
@@ -55,6 +55,7 @@ export function UserPage(props: { id: string }) {
   const user = useResource<User>(`/v1/users/${props.id}`);
   const sessions = usePagedList<SessionInfo>(`/v1/users/${props.id}/sessions`, {});
   const wallets = usePagedList<Wallet>('/v1/wallets', { user_id: props.id });
+  const mfa = useResource<MfaStatus>(`/v1/users/${props.id}/mfa`);
   const action = useAction();
   const act = (path: string, after: () => void) => void action.run(() => post(path)).then((ok) => ok && after());
   return (
@@ -117,6 +118,36 @@ export function UserPage(props: { id: string }) {
           </section>
         )}
       </Loaded>
+
+      <section className="panel" aria-labelledby="factors">
+        <div className="panel-header">
+          <h2 id="factors">Second factors</h2>
+          <button
+            type="button"
+            className="danger"
+            disabled={action.pending || mfa.data?.totp.status === 'none'}
+            onClick={() => void action.run(() => del(`/v1/users/${props.id}/mfa`)).then((ok) => ok && mfa.reload())}
+          >
+            Reset second factors
+          </button>
+        </div>
+        <Loaded resource={mfa}>
+          {(data) => (
+            <dl className="facts" data-testid="mfa-status">
+              <dt>Authenticator app</dt>
+              <dd>
+                {data.totp.status === 'active'
+                  ? `active since ${formatDateTime(data.totp.activated_at ?? '')}`
+                  : data.totp.status === 'pending'
+                    ? 'enrolment not confirmed'
+                    : 'none'}
+              </dd>
+              <dt>Recovery codes left</dt>
+              <dd>{data.totp.status === 'active' ? data.recovery_codes_left : '—'}</dd>
+            </dl>
+          )}
+        </Loaded>
+      </section>
 
       <section className="panel" aria-labelledby="sessions">
         <div className="panel-header">

@@ -215,6 +215,15 @@ export interface LoginTokenResponse {
   refresh_token: string;
 }
 
+/** The first factor was right; the user has a second factor, so no session yet. */
+export interface MfaChallenge {
+  mfa_required: true;
+  /** `svc_mfa_…`: send it with a code to `POST /v1/auth/mfa/verify` within 5 minutes; 5 wrong codes end it. */
+  mfa_token: string;
+  /** What the user can finish with: `totp` (`code`) and `recovery_code`. */
+  methods: Array<'totp' | 'recovery_code'>;
+}
+
 export interface Session {
   /** `svc_ses_<ref>`, the session token up to the dot. */
   id: string;
@@ -269,6 +278,24 @@ export interface OAuthProvider {
   } | null;
   created_at: string;
   updated_at: string;
+}
+
+export interface OAuthSignIn {
+  user: User;
+  session: IssuedSession;
+  /** True when this sign-in created the user. */
+  created: boolean;
+}
+
+/** The user has a second factor: finish with `POST /v1/auth/mfa/verify`. */
+export interface OAuthMfaChallenge {
+  mfa_required: true;
+  /** `svc_mfa_…`: send it with a code to `POST /v1/auth/mfa/verify` within 5 minutes; 5 wrong codes end it. */
+  mfa_token: string;
+  /** What the user can finish with: `totp` (`code`) and `recovery_code`. */
+  methods: Array<'totp' | 'recovery_code'>;
+  /** True when this sign-in created the user. */
+  created: boolean;
 }
 
 export interface Organization {
@@ -345,6 +372,22 @@ export interface SsoConnection {
     metadata_url: string;
   } | null;
   created_at: string;
+}
+
+export interface SsoSignIn {
+  user: User;
+  session: IssuedSession;
+  organization_id: string;
+}
+
+/** The user has a second factor: finish with `POST /v1/auth/mfa/verify`. */
+export interface SsoMfaChallenge {
+  mfa_required: true;
+  /** `svc_mfa_…`: send it with a code to `POST /v1/auth/mfa/verify` within 5 minutes; 5 wrong codes end it. */
+  mfa_token: string;
+  /** What the user can finish with: `totp` (`code`) and `recovery_code`. */
+  methods: Array<'totp' | 'recovery_code'>;
+  organization_id: string;
 }
 
 export interface Passkey {
@@ -865,7 +908,7 @@ export interface Operations {
       password: string;
     };
     status: 200;
-    response: UserAndSession | LoginTokenResponse;
+    response: UserAndSession | LoginTokenResponse | MfaChallenge;
   };
   /** End a session: the presented one, or with a secret key the one in `session_id` */
   'POST /v1/auth/logout': {
@@ -948,6 +991,155 @@ export interface Operations {
     };
     status: 200;
     response: User;
+  };
+  /** The session user's second factors */
+  'GET /v1/users/me/mfa': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'mfa';
+      user_id: string;
+      totp: {
+        status: 'none' | 'pending' | 'active';
+        activated_at: string | null;
+      };
+      recovery_codes_left: number;
+      methods: Array<'totp' | 'recovery_code'>;
+    };
+  };
+  /** Start enrolling an authenticator app: a new secret, pending until a code confirms it */
+  'POST /v1/users/me/mfa/totp': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    status: 201;
+    response: {
+      /** Base32, for typing into an authenticator app. Shown once. */
+      secret: string;
+      /** `otpauth://totp/…`, for a QR code. */
+      otpauth_url: string;
+      status: 'pending';
+    };
+  };
+  /** Turn the authenticator off, with a current code or a recovery code; the recovery codes go with it */
+  'DELETE /v1/users/me/mfa/totp': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      /** A current 6-digit code of the authenticator, or one of the recovery codes. */
+      code: string;
+    };
+    status: 200;
+    response: {
+      object: 'mfa';
+      user_id: string;
+      totp: {
+        status: 'none' | 'pending' | 'active';
+        activated_at: string | null;
+      };
+      recovery_codes_left: number;
+      methods: Array<'totp' | 'recovery_code'>;
+    };
+  };
+  /** Confirm the enrolment with a code: the authenticator becomes active; answers ten recovery codes, once */
+  'POST /v1/users/me/mfa/totp/verify': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      /** A 6-digit code of the authenticator. */
+      code: string;
+    };
+    status: 200;
+    response: {
+      status: 'active';
+      /** Ten single-use codes, `xxxxx-xxxxx`. Shown once. */
+      recovery_codes: string[];
+    };
+  };
+  /** A user's second factors */
+  'GET /v1/users/{id}/mfa': {
+    path: {
+      /** Begins with `usr_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'mfa';
+      user_id: string;
+      totp: {
+        status: 'none' | 'pending' | 'active';
+        activated_at: string | null;
+      };
+      recovery_codes_left: number;
+      methods: Array<'totp' | 'recovery_code'>;
+    };
+  };
+  /** Reset a user's second factors (a lost phone): the authenticator, its recovery codes and pending sign-ins go */
+  'DELETE /v1/users/{id}/mfa': {
+    path: {
+      /** Begins with `usr_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'mfa';
+      user_id: string;
+      totp: {
+        status: 'none' | 'pending' | 'active';
+        activated_at: string | null;
+      };
+      recovery_codes_left: number;
+      methods: Array<'totp' | 'recovery_code'>;
+    };
+  };
+  /** Finish a sign-in that answered `mfa_required`: the mfa_token and a code (or a recovery code) for the session */
+  'POST /v1/auth/mfa/verify': {
+    path: Record<string, never>;
+    query: {
+      /** `token` answers in shape B: `{session, user: {id, email}, expires_at, refresh_token}`. */
+      format?: 'token';
+    };
+    body: {
+      mfa_token: string;
+      code?: string;
+      recovery_code?: string;
+    };
+    status: 200;
+    response: UserAndSession | LoginTokenResponse | MfaChallenge;
+  };
+  /** Email a 6-digit sign-in code; answers 202 whether or not the account exists */
+  'POST /v1/auth/email-code': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      email: string;
+      /** Create the user (email verified) at verification when nobody has the address. */
+      create_user?: boolean;
+    };
+    status: 202;
+    response: {
+      accepted: true;
+    };
+  };
+  /** Sign in with the emailed code; creates the user when the code was asked with `create_user: true` */
+  'POST /v1/auth/email-code/verify': {
+    path: Record<string, never>;
+    query: {
+      /** `token` answers in shape B: `{session, user: {id, email}, expires_at, refresh_token}`. */
+      format?: 'token';
+    };
+    body: {
+      email: string;
+      code: string;
+    };
+    status: 200;
+    response: UserAndSession | LoginTokenResponse | MfaChallenge;
   };
   /** Check a session token: `{valid: true, user, session}` or `{valid: false, reason}`; never 404 */
   'POST /v1/sessions/validate': {
@@ -1305,12 +1497,7 @@ export interface Operations {
       iss?: string;
     };
     status: 200;
-    response: {
-      user: User;
-      session: IssuedSession;
-      /** True when this sign-in created the user. */
-      created: boolean;
-    };
+    response: OAuthSignIn | OAuthMfaChallenge;
   };
   /** List organizations, newest first */
   'GET /v1/organizations': {
@@ -1633,11 +1820,7 @@ export interface Operations {
       code: string;
     };
     status: 200;
-    response: {
-      user: User;
-      session: IssuedSession;
-      organization_id: string;
-    };
+    response: SsoSignIn | SsoMfaChallenge;
   };
   /** Where OpenID Connect identity providers send the browser back (public) */
   'GET /v1/auth/sso/oidc/callback': {
@@ -2308,6 +2491,24 @@ export const operations = {
   resetPassword: { method: 'POST', path: '/v1/auth/password/reset', credential: 'secret', body: 'json', list: false },
   /** `POST /v1/auth/password/change`: Change the session user's password, given the current one; the user's other sessions are revoked */
   changePassword: { method: 'POST', path: '/v1/auth/password/change', credential: 'session', body: 'json', list: false },
+  /** `GET /v1/users/me/mfa`: The session user's second factors */
+  getMyMfa: { method: 'GET', path: '/v1/users/me/mfa', credential: 'session', body: 'none', list: false },
+  /** `POST /v1/users/me/mfa/totp`: Start enrolling an authenticator app: a new secret, pending until a code confirms it */
+  enrollTotp: { method: 'POST', path: '/v1/users/me/mfa/totp', credential: 'session', body: 'none', list: false },
+  /** `DELETE /v1/users/me/mfa/totp`: Turn the authenticator off, with a current code or a recovery code; the recovery codes go with it */
+  disableTotp: { method: 'DELETE', path: '/v1/users/me/mfa/totp', credential: 'session', body: 'json', list: false },
+  /** `POST /v1/users/me/mfa/totp/verify`: Confirm the enrolment with a code: the authenticator becomes active; answers ten recovery codes, once */
+  confirmTotp: { method: 'POST', path: '/v1/users/me/mfa/totp/verify', credential: 'session', body: 'json', list: false },
+  /** `GET /v1/users/{id}/mfa`: A user's second factors */
+  getUserMfa: { method: 'GET', path: '/v1/users/{id}/mfa', credential: 'secret', body: 'none', list: false },
+  /** `DELETE /v1/users/{id}/mfa`: Reset a user's second factors (a lost phone): the authenticator, its recovery codes and pending sign-ins go */
+  resetUserMfa: { method: 'DELETE', path: '/v1/users/{id}/mfa', credential: 'secret', body: 'none', list: false },
+  /** `POST /v1/auth/mfa/verify`: Finish a sign-in that answered `mfa_required`: the mfa_token and a code (or a recovery code) for the session */
+  verifyMfa: { method: 'POST', path: '/v1/auth/mfa/verify', credential: 'secret', body: 'json', list: false },
+  /** `POST /v1/auth/email-code`: Email a 6-digit sign-in code; answers 202 whether or not the account exists */
+  sendEmailCode: { method: 'POST', path: '/v1/auth/email-code', credential: 'secret', body: 'json', list: false },
+  /** `POST /v1/auth/email-code/verify`: Sign in with the emailed code; creates the user when the code was asked with `create_user: true` */
+  verifyEmailCode: { method: 'POST', path: '/v1/auth/email-code/verify', credential: 'secret', body: 'json', list: false },
   /** `POST /v1/sessions/validate`: Check a session token: `{valid: true, user, session}` or `{valid: false, reason}`; never 404 */
   validateSession: { method: 'POST', path: '/v1/sessions/validate', credential: 'secret', body: 'json', list: false },
   /** `POST /v1/sessions/refresh`: Exchange a refresh token (single use) for a new session */

@@ -1,4 +1,5 @@
 import type { Api } from '../api.js';
+import { MfaRequiredError } from '../errors.js';
 import type { RequestOptions } from '../transport.js';
 import type {
   Accepted,
@@ -7,6 +8,10 @@ import type {
   LoginParams,
   LoginTokenResponse,
   LogoutParams,
+  MfaChallenge,
+  SendEmailCodeParams,
+  VerifyEmailCodeParams,
+  VerifyMfaParams,
   OAuthCallbackParams,
   OAuthCallbackResult,
   OAuthStartParams,
@@ -22,6 +27,19 @@ import type {
 /** `format: 'token'` asks log in for shape B: `{ session: "<token>", user: { id, email }, expires_at, refresh_token }`. */
 export interface LoginOptions extends RequestOptions {
   readonly format?: 'token';
+}
+
+/**
+ * True when a sign-in answered the second-factor challenge (`mfa_required`) instead of a session:
+ * ask the user for a code, then call `auth.verifyMfa({ mfa_token, code })`.
+ */
+export function isMfaChallenge(result: object): result is MfaChallenge {
+  return (result as { mfa_required?: unknown }).mfa_required === true;
+}
+
+function sessionOrThrow<T extends object>(result: T | MfaChallenge): T {
+  if (isMfaChallenge(result)) throw new MfaRequiredError(result);
+  return result;
 }
 
 /** OAuth 2.0 / OIDC sign-in: `google`, `github`, `apple` or a configured OIDC provider key. */
@@ -59,13 +77,40 @@ export class Auth {
   /**
    * `POST /v1/auth/login`. Shape A `{ user, session: { id, expires_at, refresh_token, refresh_expires_at } }`
    * by default; shape B `{ session: "<token>", user: { id, email }, expires_at, refresh_token }` with
-   * `{ format: 'token' }`. Wrong email or password → 401 `invalid_credentials`.
+   * `{ format: 'token' }`. Wrong email or password → 401 `invalid_credentials`. A user with an
+   * active second factor gets no session: this throws `MfaRequiredError` with its `mfaToken`.
+   * (`operations.logIn` answers the service's body as it is, challenge included.)
    */
   login(params: LoginParams, options: LoginOptions & { readonly format: 'token' }): Promise<LoginTokenResponse>;
   login(params: LoginParams, options?: LoginOptions): Promise<UserAndSession>;
   login(params: LoginParams, options: LoginOptions = {}): Promise<UserAndSession | LoginTokenResponse> {
     const { format, ...requestOptions } = options;
-    return this.#api.call('POST /v1/auth/login', { body: params, ...(format === undefined ? {} : { query: { format } }) }, requestOptions);
+    return this.#api
+      .call('POST /v1/auth/login', { body: params, ...(format === undefined ? {} : { query: { format } }) }, requestOptions)
+      .then(sessionOrThrow);
+  }
+
+  /**
+   * `POST /v1/auth/mfa/verify`: finishes a sign-in that answered `mfa_required`, with the
+   * authenticator's `code` or a `recovery_code` → the session, in the shape asked for.
+   */
+  verifyMfa(params: VerifyMfaParams, options: LoginOptions & { readonly format: 'token' }): Promise<LoginTokenResponse>;
+  verifyMfa(params: VerifyMfaParams, options?: LoginOptions): Promise<UserAndSession>;
+  verifyMfa(params: VerifyMfaParams, options: LoginOptions = {}): Promise<UserAndSession | LoginTokenResponse> {
+    const { format, ...requestOptions } = options;
+    return this.#api
+      .call('POST /v1/auth/mfa/verify', { body: params, ...(format === undefined ? {} : { query: { format } }) }, requestOptions)
+      .then(sessionOrThrow);
+  }
+
+  /** `POST /v1/auth/email-code` → 202 `{ accepted: true }` whether or not the account exists; emails a 6-digit code. */
+  sendEmailCode(params: SendEmailCodeParams, options?: RequestOptions): Promise<Accepted> {
+    return this.#api.call('POST /v1/auth/email-code', { body: params }, options);
+  }
+
+  /** `POST /v1/auth/email-code/verify` → the session; a user with an authenticator → `MfaRequiredError`. */
+  verifyEmailCode(params: VerifyEmailCodeParams, options?: RequestOptions): Promise<UserAndSession> {
+    return this.#api.call('POST /v1/auth/email-code/verify', { body: params }, options).then(sessionOrThrow) as Promise<UserAndSession>;
   }
 
   /** Ends the session `session_id` (the token, or its `svc_ses_<ref>` name) → event `session.revoked`, reason `logout`. */

@@ -7,6 +7,7 @@ import type {
   DeletedUser,
   ListUserSessionsParams,
   ListUsersParams,
+  MfaStatus,
   RevokedSessions,
   Role,
   Session,
@@ -48,6 +49,16 @@ export class Users {
 
   unban(id: string, options?: RequestOptions): Promise<User> {
     return this.#api.call('POST /v1/users/{id}/unban', { path: { id } }, options);
+  }
+
+  /** The user's second factors: `{ totp: { status, activated_at }, recovery_codes_left, methods }`. */
+  getMfa(id: string, options?: RequestOptions): Promise<MfaStatus> {
+    return this.#api.call('GET /v1/users/{id}/mfa', { path: { id } }, options);
+  }
+
+  /** Resets the user's second factors (a lost phone) → event `user.mfa.disabled`, `by: 'administrator'`. */
+  resetMfa(id: string, options?: RequestOptions): Promise<MfaStatus> {
+    return this.#api.call('DELETE /v1/users/{id}/mfa', { path: { id } }, options);
   }
 
   /** The user's sessions that can still be used or refreshed, newest first. */

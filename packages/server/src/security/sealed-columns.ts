@@ -1,5 +1,6 @@
 import { type RawBuilder, sql } from 'kysely';
 import { idempotencyRequestContext, idempotencyResponseContext, SEALED_REQUEST_HASH } from '../http/idempotency.sealing.js';
+import { totpSecretContext } from '../modules/mfa/second-factor.js';
 import { secretContext as oauthProviderContext, stateContext as oauthStateContext } from '../modules/oauth/oauth.service.js';
 import { requestContext as ssoRequestContext, secretContext as ssoConnectionContext } from '../modules/sso/sso.service.js';
 import { webhookSecretContext } from '../modules/webhooks/webhooks.secrets.js';
@@ -72,6 +73,13 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
     key: ['id'],
     contextColumns: ['project_id'],
     context: (row) => webhookSecretContext(field(row, 'project_id'), field(row, 'id')),
+  },
+  {
+    table: 'mfa_totp',
+    column: 'secret_sealed',
+    key: ['project_id', 'user_id'],
+    contextColumns: [],
+    context: (row) => totpSecretContext(field(row, 'project_id'), field(row, 'user_id')),
   },
   {
     table: 'idempotency_keys',

@@ -10,6 +10,7 @@ import type { Db } from '../db/database.js';
 import { runEmailJob, strongPassword, uniqueEmail } from '../modules/auth/auth.testing.js';
 import { canonicalJson, sha256Hex } from '../shared/crypto.js';
 import type { DnsLookup } from '../shared/outbound-http.js';
+import { timeStep, totpCode } from '../modules/mfa/totp.js';
 import { describeEachDialect } from '../test/database.js';
 import { signInAtProvider, useOidcProvider } from '../test/oauth-providers.js';
 import { useTestService } from '../test/service.js';
@@ -239,6 +240,38 @@ describeEachDialect('secrets at rest', (dialect) => {
       })
     ).json<{ session: { id: string; refresh_token: string } }>();
     keepSession('passkey sign-in', passkeySession.session.id, passkeySession.session.refresh_token);
+    // Second factors: the TOTP secret (sealed), the recovery codes and the MFA token (hashed).
+    const asUser = { authorization: `Bearer ${loggedIn.session.id}` };
+    const enrolled = (await postTwice('/v1/users/me/mfa/totp', {}, asUser)).json<{ secret: string; otpauth_url: string }>();
+    keep('the TOTP secret', enrolled.secret);
+    const activated = (
+      await postTwice('/v1/users/me/mfa/totp/verify', { code: totpCode(enrolled.secret, timeStep(new Date())) }, asUser)
+    ).json<{
+      recovery_codes: string[];
+    }>();
+    for (const [index, code] of activated.recovery_codes.entries()) {
+      keep(`recovery code ${index + 1}`, code);
+      keep(`recovery code ${index + 1} without its dash`, code.replace('-', ''));
+    }
+    const challenge = (await postTwice('/v1/auth/login', { email, password: newPassword })).json<{ mfa_token: string }>();
+    keep('the MFA token', challenge.mfa_token);
+    keep('the MFA token, random part', challenge.mfa_token.slice('svc_mfa_'.length));
+    const afterFactor = (
+      await postTwice('/v1/auth/mfa/verify', { mfa_token: challenge.mfa_token, recovery_code: activated.recovery_codes[0] })
+    ).json<{
+      session: { id: string; refresh_token: string };
+    }>();
+    keepSession('MFA verify', afterFactor.session.id, afterFactor.session.refresh_token);
+
+    // An emailed sign-in code: six digits, so it is looked for as a number of its own (not inside a longer one).
+    await postTwice('/v1/auth/email-code', { email });
+    await runEmailJob(service);
+    const outbox = join(dataDir, 'outbox');
+    const codeEmail = readdirSync(outbox)
+      .map((file) => readFileSync(join(outbox, file), 'utf8'))
+      .find((text) => text.includes('Your sign-in code'));
+    const emailCode = /^(\d{6})\r?$/m.exec(codeEmail ?? '')?.[1];
+    expect(emailCode).toBeDefined();
 
     const places: { place: string; text: string }[] = [
       ...(await everyRow(service.db)),
@@ -250,6 +283,8 @@ describeEachDialect('secrets at rest', (dialect) => {
     for (const [secret, label] of secrets) {
       for (const { place, text } of places) if (text.includes(secret)) found.push(`${label} in ${place}`);
     }
+    const emailCodeAlone = new RegExp(`(?<!\\d)${emailCode ?? ''}(?!\\d)`);
+    for (const { place, text } of places) if (emailCodeAlone.test(text)) found.push(`the emailed code in ${place}`);
     expect(found).toEqual([]);
   });
 });

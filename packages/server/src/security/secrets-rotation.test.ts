@@ -17,6 +17,7 @@ import {
   startOidcProvider,
   type TestCertificate,
 } from '../test/oauth-providers.js';
+import { timeStep, totpCode } from '../modules/mfa/totp.js';
 import { SEALED_COLUMNS } from './sealed-columns.js';
 import { rotateSealedSecrets } from './secrets-rotation.js';
 
@@ -157,6 +158,16 @@ describeEachDialect('secrets rotation', (dialect) => {
       headers: { 'idempotency-key': 'rotate-1' },
     };
     const issued = await ok(before, keyRequest);
+    // An authenticator enrolment: its TOTP secret is sealed.
+    const member = (
+      await ok(before, {
+        method: 'POST',
+        url: '/v1/auth/signup',
+        payload: { email: 'totp@rotation.example', password: 'correct horse battery staple 9' },
+      })
+    ).json<{ session: { id: string } }>();
+    const asMember = { authorization: `Bearer ${member.session.id}` };
+    const totp = (await ok(before, { method: 'POST', url: '/v1/users/me/mfa/totp', headers: asMember })).json<{ secret: string }>();
     // A value sealed before keyrings existed (v1, no key id) must open and be re-sealed too.
     const previous = await before.db.kysely
       .selectFrom('webhook_endpoints')
@@ -220,6 +231,14 @@ describeEachDialect('secrets rotation', (dialect) => {
     expect((await ok(after, { method: 'POST', url: '/v1/auth/sso/callback', payload: { code } })).json()).toMatchObject({
       user: { email: 'sam@sso.example' },
     });
+    // The TOTP secret sealed under A checks a code under B.
+    const confirmed = await ok(after, {
+      method: 'POST',
+      url: '/v1/users/me/mfa/totp/verify',
+      headers: asMember,
+      payload: { code: totpCode(totp.secret, timeStep(new Date())) },
+    });
+    expect(confirmed.json()).toMatchObject({ status: 'active' });
     const rotatedAgain = await ok(after, { method: 'POST', url: `/v1/webhooks/${endpoint.id}/rotate-secret` });
     expect(rotatedAgain.json<{ secret: string }>().secret).toMatch(/^whsec_/);
   });

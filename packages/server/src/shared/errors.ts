@@ -85,6 +85,20 @@ export const ERROR_CATALOG = {
   user_banned: { status: 403, description: 'The user is banned and cannot log in.' },
   token_invalid: { status: 400, description: 'The email token is unknown or was already used.' },
   token_expired: { status: 400, description: 'The email token has expired.' },
+  mfa_code_invalid: {
+    status: 401,
+    description: 'The second-factor code (authenticator or recovery code) is wrong, was already used, or its time step was used already.',
+  },
+  mfa_token_invalid: {
+    status: 401,
+    description: 'The `mfa_token` is unknown, expired (5 minutes), already used, or ended by 5 wrong codes; log in again.',
+  },
+  mfa_already_enabled: { status: 409, description: 'The user already has an active authenticator; disable it first.' },
+  mfa_not_enabled: { status: 409, description: 'The user has no active authenticator (or no enrolment to confirm).' },
+  email_code_invalid: {
+    status: 401,
+    description: 'The emailed sign-in code is wrong, expired (10 minutes), already used, or ended by 5 wrong tries; ask for a new one.',
+  },
   refresh_token_invalid: { status: 401, description: 'The refresh token is malformed, unknown or expired.' },
   refresh_token_reused: { status: 401, description: 'A used refresh token was presented again; every session of its chain was revoked.' },
   role_key_taken: { status: 409, description: 'A role with this key already exists in the project, or the key is a built-in role.' },

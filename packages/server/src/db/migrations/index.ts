@@ -16,6 +16,7 @@ import * as secretsAtRest from './0014_secrets_at_rest.js';
 import * as sessionSuccessorSealed from './0015_session_successor_sealed.js';
 import * as readIndexes from './0016_read_indexes.js';
 import * as ssoCodeEmailVerified from './0017_sso_code_email_verified.js';
+import * as mfa from './0018_mfa.js';
 import * as passkeys from './0019_passkeys.js';
 import * as webhookOperations from './0020_webhook_operations.js';
 import * as ledgerOnePath from './0021_ledger_one_path.js';
@@ -43,6 +44,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0015_session_successor_sealed': sessionSuccessorSealed,
   '0016_read_indexes': readIndexes,
   '0017_sso_code_email_verified': ssoCodeEmailVerified,
+  '0018_mfa': mfa,
   '0019_passkeys': passkeys,
   '0020_webhook_operations': webhookOperations,
   '0021_ledger_one_path': ledgerOnePath,

@@ -62,6 +62,13 @@ export const AUDIT_ACTIONS = [
   'passkey.create',
   'passkey.delete',
   'user.passkey_login',
+  'user.mfa_enroll',
+  'user.mfa_enable',
+  'user.mfa_disable',
+  'user.mfa_reset',
+  'user.mfa_verify',
+  'user.email_code_send',
+  'user.email_code_login',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

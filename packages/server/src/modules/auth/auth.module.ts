@@ -14,11 +14,14 @@ import { sessionsRoutes } from '../sessions/sessions.routes.js';
 import { RolesService } from '../users/roles.service.js';
 import { usersRoutes } from '../users/users.routes.js';
 import { type UserClaimStep, type UserDeletionStep, UsersService } from '../users/users.service.js';
+import { EmailCodesService } from '../mfa/email-codes.service.js';
+import { mfaRoutes } from '../mfa/mfa.routes.js';
+import { emailCodeComposers, mfaCleanupJob, MfaService, SignInGate } from '../mfa/mfa.service.js';
 import { authEmailComposers } from './auth.emails.js';
 import { authRoutes } from './auth.routes.js';
 import { AuthService } from './auth.service.js';
 import { atMostEvery, OUTAGE_WARNING_INTERVAL_MS } from '../../shared/at-most-every.js';
-import { type LoginThrottle, MemoryLoginThrottle, RedisLoginThrottle } from './login-throttle.js';
+import { type LoginThrottle, MemoryLoginThrottle, RedisLoginThrottle } from '../../shared/login-throttle.js';
 
 export interface AuthDependencies {
   readonly db: Db;
@@ -46,6 +49,10 @@ export interface Auth {
   readonly service: AuthService;
   /** Log in's failure throttle (memory or Redis); passkey sign-in counts its failures in it too. */
   readonly loginThrottle: LoginThrottle;
+  /** Where every first factor (password, OAuth, SSO, emailed code, passkey) turns into a session or an MFA challenge. */
+  readonly gate: SignInGate;
+  /** Users' authenticator apps and recovery codes. */
+  readonly mfa: MfaService;
   /** Browser access (CORS) of session-token routes, for other modules' session routes. */
   readonly browser: BrowserAccess;
   readonly routes: readonly RouteModule[];
@@ -81,7 +88,11 @@ function userModules(
   return { sessions, roles, users };
 }
 
-function emailJobWith(deps: AuthDependencies, users: UsersService): { job: PeriodicJob; transport: EmailTransport } {
+function emailJobWith(
+  deps: AuthDependencies,
+  users: UsersService,
+  ownComposers: Readonly<Record<string, EmailComposer>>,
+): { job: PeriodicJob; transport: EmailTransport } {
   const { db, config, clock, logger, projects } = deps;
   const transport = createEmailTransport(config, logger);
   const composers = {
@@ -93,6 +104,7 @@ function emailJobWith(deps: AuthDependencies, users: UsersService): { job: Perio
       publicUrl: config.email.publicUrl,
       passwordResetUrl: config.auth.passwordResetUrl,
     }),
+    ...ownComposers,
     ...deps.emailComposers,
   };
   return { job: emailOutboxJob({ db, clock, logger, transport, composers }), transport };
@@ -116,31 +128,59 @@ export function createAuth(
             logger.warn({ err: error }, 'log-in throttle: Redis did not answer; attempts are let through'),
           ),
         });
+  const gate = new SignInGate({ db, clock, users, sessions, secrets: deps.secrets, throttle: loginThrottle, audit: deps.audit });
+  const mfa = new MfaService({
+    db,
+    clock,
+    users,
+    projects: deps.projects,
+    secrets: deps.secrets,
+    throttle: loginThrottle,
+    audit: deps.audit,
+  });
+  const emailCodes = new EmailCodesService({
+    db,
+    clock,
+    users,
+    sessions,
+    gate,
+    rateLimiter: deps.rateLimiter,
+    throttle: loginThrottle,
+    audit: deps.audit,
+  });
   const service = new AuthService({
     db,
     clock,
     users,
     sessions,
+    gate,
     loginThrottle,
     rateLimiter: deps.rateLimiter,
     audit: deps.audit,
     signupLimited: config.rateLimit.ipPerSecond > 0,
   });
   const { browser } = deps;
-  const email = emailJobWith(deps, users);
+  const email = emailJobWith(deps, users, emailCodeComposers(emailCodes, deps.projects));
   return {
     users,
     roles,
     sessions,
     service,
     loginThrottle,
+    gate,
+    mfa,
     browser,
     routes: [
       authRoutes(service, { browser, emailVerifiedRedirectUrl: config.auth.emailVerifiedRedirectUrl }),
+      mfaRoutes({ mfa, gate, emailCodes, browser }),
       sessionsRoutes(service, sessions),
       usersRoutes(users, roles, { browser }),
     ],
-    jobs: [email.job, sealedSuccessorsCleanupJob({ db, clock, graceSeconds: config.auth.refreshReuseGraceSeconds })],
+    jobs: [
+      email.job,
+      sealedSuccessorsCleanupJob({ db, clock, graceSeconds: config.auth.refreshReuseGraceSeconds }),
+      mfaCleanupJob({ db, clock }),
+    ],
     async close() {
       await loginThrottle.close();
       email.transport.close();

@@ -14,13 +14,13 @@ import {
   ForgotPasswordBody,
   LoginBody,
   LoginQuery,
-  LoginTokenResponse,
   ResendVerificationBody,
   ResetPasswordBody,
   SignupBody,
   VerifyEmailBody,
   VerifyEmailQuery,
-  sendSignedIn,
+  sendSignIn,
+  SignInResponse,
 } from './auth.schemas.js';
 import type { AuthService } from './auth.service.js';
 
@@ -78,20 +78,21 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
           security: secretKeySecurity,
           summary: 'Log in with email and password',
           description:
-            'Shape A `{user, session}` by default; shape B `{session, user: {id, email}, expires_at, refresh_token}` with `?format=token`.',
+            'Shape A `{user, session}` by default; shape B `{session, user: {id, email}, expires_at, refresh_token}` with `?format=token`. ' +
+            'A user with an active second factor gets `{mfa_required: true, mfa_token, methods}` and no session: finish with `POST /v1/auth/mfa/verify`.',
           querystring: LoginQuery,
           body: LoginBody,
-          response: { 200: { anyOf: [UserAndSessionSchema, LoginTokenResponse] } },
+          response: { 200: SignInResponse },
         },
       },
       async (request, reply) => {
-        const { user, session } = await auth.login(
+        const result = await auth.login(
           requireSecretKey(request).projectId,
           request.body as Static<typeof LoginBody>,
           request.client,
           auditContext(request),
         );
-        return sendSignedIn(reply, { user, session }, (request.query as Static<typeof LoginQuery>).format);
+        return sendSignIn(reply, result, (request.query as Static<typeof LoginQuery>).format);
       },
     );
 

@@ -1,7 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import { StrictObject } from '../../shared/schemas.js';
-import type { UserAndSession } from './auth.service.js';
+import type { SignInResult } from '../mfa/mfa.service.js';
+import { MfaChallengeSchema } from '../mfa/mfa.schemas.js';
+import { UserAndSessionSchema } from '../sessions/sessions.schemas.js';
 
 /** Longer than any valid password (128 characters of up to 4 bytes); a bound on the work a request can ask for. */
 const PASSWORD_INPUT_LENGTH_MAX = 1024;
@@ -49,11 +51,12 @@ export const AcceptedSchema = Type.Object(
   { $id: 'Accepted', description: 'Queued; the email goes out shortly.' },
 );
 
-/**
- * The answer of a sign-in, as log in gives it: shape A `{user, session}`, or shape B with
- * `?format=token`. Passkey sign-in answers through here too, so the two cannot drift apart.
- */
-export function sendSignedIn(reply: FastifyReply, result: UserAndSession, format: 'token' | undefined): FastifyReply {
+/** What a sign-in answers: shape A, shape B (`?format=token`), or the second-factor challenge. */
+export const SignInResponse = { anyOf: [UserAndSessionSchema, LoginTokenResponse, MfaChallengeSchema] };
+
+/** Sends a sign-in's result in the shape asked for; a challenge is the same in both. */
+export function sendSignIn(reply: FastifyReply, result: SignInResult, format: 'token' | undefined): FastifyReply {
+  if ('mfa_required' in result) return reply.serializer(JSON.stringify).send(result);
   const { user, session } = result;
   if (format === 'token') {
     return reply.serializer(JSON.stringify).send({

@@ -10,15 +10,13 @@ import type { AuditContext, AuditRecord, AuditService } from '../audit/audit.ser
 import { queueEmail } from '../email/email.service.js';
 import type { SessionCheck, SessionClient, SessionPrincipal, SessionsService } from '../sessions/sessions.service.js';
 import type { IssuedSession, SessionInfo } from '../sessions/sessions.schemas.js';
+import { type SignInGate, signInChanges, type SignInResult, signInResult } from '../mfa/mfa.service.js';
 import { IdentityLinking, type NormalizedEmail, normalizeEmail, toUser, type UsersService } from '../users/users.service.js';
 import { NAME_LENGTH_MAX, type User } from '../users/users.schemas.js';
 import { EMAIL_TOKEN_PATTERN, PASSWORD_RESET_TEMPLATE, VERIFY_EMAIL_TEMPLATE } from './auth.emails.js';
 import * as tokens from './email-tokens.store.js';
-import type { LoginThrottle, LoginThrottleLimit, LoginThrottleRule } from './login-throttle.js';
+import { type LoginThrottle, type LoginThrottleRule, type ThrottledAttemptLimits, throttledAttempt } from '../../shared/login-throttle.js';
 import { checkPasswordStrength, createDummyPasswordHash, hashPassword, needsRehash, verifyPassword } from './passwords.js';
-
-// The log-in throttle, shared with the other sign-ins (passkeys, second factors, email codes).
-export type { LoginThrottle, LoginThrottleLimit } from './login-throttle.js';
 
 /** Sign-ups per project and client IP: 20 at once, then one a second. */
 export const SIGNUP_RATE_RULE: RateLimitRule = { perSecond: 1, burst: 20 };
@@ -41,6 +39,8 @@ export interface AuthServiceOptions {
   readonly clock: Clock;
   readonly users: UsersService;
   readonly sessions: SessionsService;
+  /** Turns the checked password into a session, or a second-factor challenge. */
+  readonly gate: SignInGate;
   readonly loginThrottle: LoginThrottle;
   /** The request rate limiter (memory or Redis), for sign-up and email sends. */
   readonly rateLimiter: RateLimiter;
@@ -64,6 +64,7 @@ export class AuthService {
   readonly #clock: Clock;
   readonly #users: UsersService;
   readonly #sessions: SessionsService;
+  readonly #gate: SignInGate;
   readonly #loginThrottle: LoginThrottle;
   readonly #rateLimiter: RateLimiter;
   readonly #audit: AuditService;
@@ -76,6 +77,7 @@ export class AuthService {
     this.#clock = options.clock;
     this.#users = options.users;
     this.#sessions = options.sessions;
+    this.#gate = options.gate;
     this.#loginThrottle = options.loginThrottle;
     this.#rateLimiter = options.rateLimiter;
     this.#audit = options.audit;
@@ -154,7 +156,7 @@ export class AuthService {
     input: { email: string; password: string },
     client: SessionClient,
     context: AuditContext,
-  ): Promise<UserAndSession> {
+  ): Promise<SignInResult> {
     // A refused log-in names the address tried (never the password) and the user, when it exists.
     let userId: string | null = null;
     const refused = (): AuditRecord => ({
@@ -174,7 +176,7 @@ export class AuthService {
     client: SessionClient,
     context: AuditContext,
     found: (userId: string) => void,
-  ): Promise<UserAndSession> {
+  ): Promise<SignInResult> {
     let email: NormalizedEmail | undefined;
     try {
       email = normalizeEmail(input.email);
@@ -202,13 +204,14 @@ export class AuthService {
       if (current.banned_at !== null) throw new ApiError('user_banned', 'This user is banned and cannot log in.');
       const now = this.#clock.now();
       if (rehashed !== undefined) await this.#users.setPasswordHashInTransaction(trx, user, rehashed, now);
-      const issued = await this.#sessions.createInTransaction(trx, { projectId, userId: user.id, client, now });
+      // A user with an authenticator gets a challenge instead of a session (docs/adr/0016-mfa.md).
+      const outcome = await this.#gate.afterFirstFactorInTransaction(trx, { projectId, userId: user.id, client, now });
       await this.#audit.record(trx, context, {
         ...userRecord(projectId, user.id, 'user.login'),
-        changes: { session_id: issued.name },
+        changes: signInChanges(outcome),
         createdAt: isoTime(now),
       });
-      return { user: toUser(user), session: issued.session };
+      return signInResult(toUser(user), outcome);
     });
   }
 
@@ -447,32 +450,9 @@ export class AuthService {
     });
   }
 
-  /**
-   * Runs one password check under the log-in throttle: refused with 429 before `check` runs when a
-   * limit is full; `check` answers undefined for a failure, which keeps its slots. A success forgets
-   * the failures of its (email, address) pair and gives back its slot of the email's limit, which
-   * it does not clear: the owner logging in must not reset what other addresses have spent. A check
-   * that throws was no failure either.
-   */
-  async #throttled<T>(limits: LoginThrottleLimits, check: () => Promise<T | undefined>): Promise<T | undefined> {
-    const retryAfterSeconds = await this.#loginThrottle.reserve([limits.pair, limits.email]);
-    if (retryAfterSeconds > 0) {
-      throw new ApiError('rate_limited', `Too many failed attempts; retry in ${retryAfterSeconds} s.`, {
-        headers: { 'Retry-After': String(retryAfterSeconds) },
-      });
-    }
-    let result: T | undefined;
-    try {
-      result = await check();
-    } catch (error) {
-      await this.#loginThrottle.release([limits.pair.key, limits.email.key]);
-      throw error;
-    }
-    if (result !== undefined) {
-      await this.#loginThrottle.clear(limits.pair.key);
-      await this.#loginThrottle.release([limits.email.key]);
-    }
-    return result;
+  /** One password check under the log-in throttle (login-throttle.ts, `throttledAttempt`). */
+  #throttled<T>(limits: LoginThrottleLimits, check: () => Promise<T | undefined>): Promise<T | undefined> {
+    return throttledAttempt(this.#loginThrottle, limits, check);
   }
 
   async #limit(bucket: string, rule: RateLimitRule): Promise<void> {
@@ -511,10 +491,7 @@ export class AuthService {
   }
 }
 
-interface LoginThrottleLimits {
-  readonly pair: LoginThrottleLimit;
-  readonly email: LoginThrottleLimit;
-}
+type LoginThrottleLimits = ThrottledAttemptLimits;
 
 /**
  * The two limits of a log-in attempt, per project and email: per end-user address, and across all

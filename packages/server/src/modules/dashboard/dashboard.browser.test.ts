@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestService } from '../../test/service.js';
 import { SoftwareAuthenticator } from '../../test/software-authenticator.js';
 import { configureRelyingParty, ORIGIN, passkeyClient, registerPasskey } from '../passkeys/passkeys.testing.js';
+import { timeStep, totpCode } from '../mfa/totp.js';
 import { DASHBOARD_DIST_DIR } from './dashboard.static.js';
 
 /**
@@ -74,6 +75,16 @@ describe.skipIf(chromiumMissing && !required)('the operator dashboard in headles
     const passkeys = passkeyClient(service, test().secretKey);
     await configureRelyingParty(passkeys);
     await registerPasskey(passkeys, session.id, new SoftwareAuthenticator({ origin: ORIGIN }), 'Grace’s laptop');
+    // An authenticator app, for the user page's second factors and their reset.
+    const asUser = { authorization: `Bearer ${session.id}` };
+    const enrolled = await service.app.inject({ method: 'POST', url: '/v1/users/me/mfa/totp', headers: asUser });
+    const confirmed = await service.app.inject({
+      method: 'POST',
+      url: '/v1/users/me/mfa/totp/verify',
+      headers: asUser,
+      payload: { code: totpCode(enrolled.json<{ secret: string }>().secret, timeStep(new Date())) },
+    });
+    expect(confirmed.statusCode, confirmed.body).toBe(200);
     const wallet = await service.app.inject({
       method: 'POST',
       url: '/v1/wallets',
@@ -262,6 +273,12 @@ describe.skipIf(chromiumMissing && !required)('the operator dashboard in headles
       headers: test().auth,
     });
     expect(passkeysLeft.json<{ data: unknown[] }>().data).toHaveLength(0);
+    // Second factors: the authenticator and its ten recovery codes, then the administrator's reset.
+    await expect.poll(() => page.getByTestId('mfa-status').textContent()).toMatch(/active since.*Recovery codes left10/);
+    await page.getByRole('button', { name: 'Reset second factors' }).click();
+    await expect.poll(() => page.getByTestId('mfa-status').textContent()).toContain('Authenticator appnone');
+    const factors = await test().service.app.inject({ method: 'GET', url: `/v1/users/${seeded.userId}/mfa`, headers: test().auth });
+    expect(factors.json()).toMatchObject({ totp: { status: 'none' }, recovery_codes_left: 0 });
 
     // Every other page, with data where there is some.
     await openPage(page, 'Overview');

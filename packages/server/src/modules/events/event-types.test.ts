@@ -9,6 +9,7 @@ import { configureRelyingParty, ORIGIN, passkeyClient, registerPasskey } from '.
 import { expectStatus, schemaErrors, walletsClient } from '../wallets/wallets.fixtures.js';
 import { eventEnvelopeJson } from './event-log.service.js';
 import { EVENT_CATALOG, EVENT_TYPES } from './event-types.js';
+import { timeStep, totpCode } from '../mfa/totp.js';
 
 /** Every name resolves to one public address; the test sends nothing anywhere. */
 const lookup: DnsLookup = () => Promise.resolve([{ address: '93.184.215.14', family: 4 }]);
@@ -127,6 +128,11 @@ describeEachDialect('GET /v1/event-types and the events the service emits (issue
     const sessionToken = (relogged['session'] as { id: string }).id;
     const passkey = await registerPasskey(passkeys, sessionToken, new SoftwareAuthenticator({ origin: ORIGIN }));
     expect((await passkeys.call('DELETE', `/v1/users/me/passkeys/${passkey.id}`, undefined, sessionToken)).statusCode).toBe(200);
+    // A second factor: enabled by the user, reset by the administrator.
+    const asUser = { authorization: `Bearer ${(signup['session'] as { id: string }).id}` };
+    const totp = await post('/v1/users/me/mfa/totp', {}, 201, asUser);
+    await post('/v1/users/me/mfa/totp/verify', { code: totpCode(String(totp['secret']), timeStep(new Date())) }, 200, asUser);
+    expect((await inject('DELETE', `/v1/users/${user.id}/mfa`)).statusCode).toBe(200);
     expect((await inject('DELETE', `/v1/users/${user.id}`)).statusCode).toBeLessThan(300);
 
     const rows = await service.db.kysely

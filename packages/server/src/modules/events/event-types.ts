@@ -63,6 +63,14 @@ const SessionRevokedData = data({
   reason: Type.Union(SESSION_REVOKED_REASONS.map((reason) => Type.Literal(reason))),
 });
 
+const UserMfaData = data({
+  user_id: UserId,
+  method: Type.Literal('totp', { description: 'The factor: `totp`, an authenticator app.' }),
+  by: Type.Union([Type.Literal('user'), Type.Literal('administrator')], {
+    description: '`user`: the user, with a code; `administrator`: a secret key reset it (`DELETE /v1/users/{id}/mfa`).',
+  }),
+});
+
 const Role = Type.String({ description: "The key of one of the project's roles." });
 
 const PasskeyData = data({
@@ -86,6 +94,8 @@ const EVENT_CATALOG_DEFINITIONS = {
   'user.email_verified': { description: "A user's email address was verified, the first time.", data: UserData },
   'user.passkey.added': { description: 'A user registered a passkey.', data: PasskeyData },
   'user.passkey.removed': { description: 'A passkey was removed, by its user or with a secret key.', data: PasskeyData },
+  'user.mfa.enabled': { description: 'A user confirmed an authenticator app: log in now needs its code.', data: UserMfaData },
+  'user.mfa.disabled': { description: "A user's authenticator app was removed, by the user or an administrator.", data: UserMfaData },
   'session.created': { description: 'A session was issued (log-in, sign-up, refresh).', data: SessionCreatedData },
   'session.revoked': { description: 'A session ended, for `reason`.', data: SessionRevokedData },
   'organization.created': {

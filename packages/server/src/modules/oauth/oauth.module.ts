@@ -18,7 +18,7 @@ export interface OAuthDependencies {
   readonly config: Config;
   readonly clock: Clock;
   readonly audit: AuditService;
-  readonly auth: Pick<Auth, 'users' | 'sessions'>;
+  readonly auth: Pick<Auth, 'users' | 'sessions' | 'gate'>;
   /** The service's one keyring (built in main.ts): seals provider secrets and PKCE verifiers. */
   readonly secrets: SecretBox;
 }
@@ -67,6 +67,7 @@ export function createOAuth(deps: OAuthDependencies, options: OAuthOptions = {})
     clock,
     users: deps.auth.users,
     sessions: deps.auth.sessions,
+    gate: deps.auth.gate,
     audit: deps.audit,
     client,
     secrets,

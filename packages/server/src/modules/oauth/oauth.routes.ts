@@ -4,6 +4,7 @@ import type { RouteModule } from '../../shared/routes.js';
 import { requireSecretKey } from '../../shared/principal.js';
 import {
   CallbackBody,
+  CallbackMfaResponse,
   CallbackResponse,
   ConfigureProviderBody,
   DeletedProviderSchema,
@@ -114,9 +115,10 @@ export function oauthRoutes(oauth: OAuthService): RouteModule {
           tags,
           security,
           summary: 'Finish a sign-in with the code and state from the redirect: the user and a new session',
+          description: 'A user with an active second factor gets `{mfa_required: true, mfa_token, methods, created}` and no session.',
           params: ProviderParams,
           body: CallbackBody,
-          response: { 200: CallbackResponse },
+          response: { 200: { anyOf: [CallbackResponse, CallbackMfaResponse] } },
         },
       },
       (request: WithProvider) =>

@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { StrictObject } from '../../shared/schemas.js';
+import { MfaChallengeSchema } from '../mfa/mfa.schemas.js';
 import { IssuedSessionSchema } from '../sessions/sessions.schemas.js';
 import { UserSchema } from '../users/users.schemas.js';
 
@@ -119,4 +120,12 @@ export const CallbackResponse = Type.Object(
     created: Type.Boolean({ description: 'True when this sign-in created the user.' }),
   },
   { $id: 'OAuthSignIn' },
+);
+
+export const CallbackMfaResponse = Type.Object(
+  {
+    ...MfaChallengeSchema.properties,
+    created: Type.Boolean({ description: 'True when this sign-in created the user.' }),
+  },
+  { $id: 'OAuthMfaChallenge', description: 'The user has a second factor: finish with `POST /v1/auth/mfa/verify`.' },
 );

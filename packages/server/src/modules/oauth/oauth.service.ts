@@ -7,6 +7,7 @@ import { addMilliseconds, type Clock, isoTime } from '../../shared/clock.js';
 import { sha256Hex } from '../../shared/crypto.js';
 import { ApiError } from '../../shared/errors.js';
 import type { SecretBox } from '../../shared/secret-box.js';
+import { type MfaChallenge, type SignInGate, signInChanges, signInResult } from '../mfa/mfa.service.js';
 import type { SessionClient, SessionsService } from '../sessions/sessions.service.js';
 import type { IssuedSession } from '../sessions/sessions.schemas.js';
 import { NAME_LENGTH_MAX, type User } from '../users/users.schemas.js';
@@ -28,6 +29,8 @@ export interface OAuthServiceOptions {
   readonly clock: Clock;
   readonly users: UsersService;
   readonly sessions: SessionsService;
+  /** Makes the session, or the second-factor challenge of a user with an authenticator. */
+  readonly gate: SignInGate;
   readonly audit: AuditService;
   readonly client: OAuthClient;
   readonly secrets: SecretBox;
@@ -35,11 +38,8 @@ export interface OAuthServiceOptions {
   readonly allowInsecureHttp: boolean;
 }
 
-export interface OAuthSignIn {
-  readonly user: User;
-  readonly session: IssuedSession;
-  readonly created: boolean;
-}
+export type OAuthSignIn =
+  { readonly user: User; readonly session: IssuedSession; readonly created: boolean } | (MfaChallenge & { readonly created: boolean });
 
 interface SealedSecret {
   readonly client_secret?: string;
@@ -55,7 +55,7 @@ interface SealedSecret {
 export class OAuthService {
   readonly #db: Db;
   readonly #clock: Clock;
-  readonly #sessions: SessionsService;
+  readonly #gate: SignInGate;
   readonly #audit: AuditService;
   readonly #client: OAuthClient;
   readonly #secrets: SecretBox;
@@ -65,7 +65,7 @@ export class OAuthService {
   constructor(options: OAuthServiceOptions) {
     this.#db = options.db;
     this.#clock = options.clock;
-    this.#sessions = options.sessions;
+    this.#gate = options.gate;
     this.#audit = options.audit;
     this.#client = options.client;
     this.#secrets = options.secrets;
@@ -265,15 +265,16 @@ export class OAuthService {
         now,
         context,
       });
-      const issued = await this.#sessions.createInTransaction(trx, { projectId, userId: user.id, client: sessionClient, now });
+      // A user with an authenticator needs its code too (docs/adr/0016-mfa.md).
+      const outcome = await this.#gate.afterFirstFactorInTransaction(trx, { projectId, userId: user.id, client: sessionClient, now });
       await this.#audit.record(trx, context, {
         projectId,
         action: 'user.oauth_login',
         resource: { type: 'user', id: user.id },
-        changes: { provider, user_created: created, email_claimed: claimed, session_id: issued.name },
+        changes: { provider, user_created: created, email_claimed: claimed, ...signInChanges(outcome) },
         createdAt: isoTime(now),
       });
-      return { user: toUser(user), session: issued.session, created };
+      return { ...signInResult(toUser(user), outcome), created };
     });
   }
 

@@ -20,7 +20,7 @@ export interface PasskeysDependencies {
   readonly clock: Clock;
   readonly audit: AuditService;
   readonly projects: ProjectsService;
-  readonly auth: Pick<Auth, 'users' | 'sessions' | 'loginThrottle' | 'browser'>;
+  readonly auth: Pick<Auth, 'users' | 'gate' | 'loginThrottle' | 'browser'>;
   readonly rateLimiter: RateLimiter;
 }
 
@@ -64,7 +64,7 @@ export function createPasskeys(deps: PasskeysDependencies): Passkeys {
     audit,
     projects,
     users: deps.auth.users,
-    sessions: deps.auth.sessions,
+    gate: deps.auth.gate,
     challenges,
     loginThrottle: deps.auth.loginThrottle,
     rateLimiter: deps.rateLimiter,

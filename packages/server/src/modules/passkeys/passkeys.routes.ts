@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { BrowserAccess, RouteModule } from '../../shared/routes.js';
 import { requireSecretKey } from '../../shared/principal.js';
 import { auditContext } from '../audit/audit.service.js';
-import { sendSignedIn } from '../auth/auth.schemas.js';
+import { sendSignIn } from '../auth/auth.schemas.js';
 import { LoginQuery, LoginTokenResponse } from '../auth/auth.schemas.js';
 import { UserAndSessionSchema } from '../sessions/sessions.schemas.js';
 import {
@@ -215,7 +215,7 @@ export function passkeysRoutes(passkeys: PasskeysService, signIn: PasskeySignIn,
           request.client,
           auditContext(request),
         );
-        return sendSignedIn(reply, result, (request.query as Static<typeof LoginQuery>).format);
+        return sendSignIn(reply, result, (request.query as Static<typeof LoginQuery>).format);
       },
     );
   };

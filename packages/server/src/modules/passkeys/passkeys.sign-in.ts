@@ -2,14 +2,16 @@ import { type AuthenticationResponseJSON, generateAuthenticationOptions, verifyA
 import type { Db } from '../../db/database.js';
 import { inTransaction, type Transaction } from '../../db/transaction.js';
 import type { RateLimiter, RateLimitRule } from '../../shared/rate-limit.js';
+import { assert } from '../../shared/assert.js';
 import { type Clock, isoTime } from '../../shared/clock.js';
 import { constantTimeEqual, sha256Hex } from '../../shared/crypto.js';
 import { ApiError } from '../../shared/errors.js';
 import { type AuditContext, type AuditRecord, type AuditService, isRefusal } from '../audit/audit.service.js';
 import { LOGIN_FAILURES_PER_ADDRESS, LOGIN_FAILURES_PER_EMAIL, type UserAndSession } from '../auth/auth.service.js';
-import type { LoginThrottle, LoginThrottleLimit } from '../auth/auth.service.js';
+import type { LoginThrottle, LoginThrottleLimit } from '../../shared/login-throttle.js';
 import type { ProjectsService } from '../projects/projects.service.js';
-import type { IssuedSessionTokens, SessionClient, SessionsService } from '../sessions/sessions.service.js';
+import type { SignInGate } from '../mfa/mfa.service.js';
+import type { IssuedSessionTokens, SessionClient } from '../sessions/sessions.service.js';
 import { normalizeEmail, toUser, type UsersService } from '../users/users.service.js';
 import { CHALLENGE_TTL_MS, challengeOfClientData, type PasskeyChallenges } from './passkeys.challenges.js';
 import type { AuthenticationCredential } from './passkeys.schemas.js';
@@ -25,7 +27,8 @@ export interface PasskeySignInOptions {
   readonly audit: AuditService;
   readonly projects: ProjectsService;
   readonly users: UsersService;
-  readonly sessions: SessionsService;
+  /** Where every sign-in becomes a session; a passkey's is strong, so no second factor is asked. */
+  readonly gate: SignInGate;
   readonly challenges: PasskeyChallenges;
   /** Log in's failure throttle (memory or Redis), with log in's rules. */
   readonly loginThrottle: LoginThrottle;
@@ -47,7 +50,7 @@ export class PasskeySignIn {
   readonly #audit: AuditService;
   readonly #projects: ProjectsService;
   readonly #users: UsersService;
-  readonly #sessions: SessionsService;
+  readonly #gate: SignInGate;
   readonly #challenges: PasskeyChallenges;
   readonly #throttle: LoginThrottle;
   readonly #rateLimiter: RateLimiter;
@@ -59,7 +62,7 @@ export class PasskeySignIn {
     this.#audit = options.audit;
     this.#projects = options.projects;
     this.#users = options.users;
-    this.#sessions = options.sessions;
+    this.#gate = options.gate;
     this.#challenges = options.challenges;
     this.#throttle = options.loginThrottle;
     this.#rateLimiter = options.rateLimiter;
@@ -203,12 +206,9 @@ export class PasskeySignIn {
     trx: Transaction,
     input: { projectId: string; userId: string; client: SessionClient; now: Date; multiFactor: true },
   ): Promise<IssuedSessionTokens> {
-    return this.#sessions.createInTransaction(trx, {
-      projectId: input.projectId,
-      userId: input.userId,
-      client: input.client,
-      now: input.now,
-    });
+    const outcome = await this.#gate.afterFirstFactorInTransaction(trx, { ...input, strong: input.multiFactor });
+    assert(outcome.kind === 'session', 'a strong sign-in gets its session at once');
+    return outcome.issued;
   }
 
   /** Log in's throttle discipline: slots first, a failure keeps them, a success clears the address's. */

@@ -17,7 +17,7 @@ export interface SsoDependencies {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly audit: AuditService;
-  readonly auth: Pick<Auth, 'users' | 'sessions'>;
+  readonly auth: Pick<Auth, 'users' | 'sessions' | 'gate'>;
   readonly organizations: SsoOrganizations;
   /** The OAuth module's provider client and secret box: one outbound HTTP setup, one key. */
   readonly oauth: Pick<OAuth, 'client' | 'secrets'>;
@@ -45,6 +45,7 @@ export function createSso(deps: SsoDependencies): Sso {
     logger: deps.logger,
     users: deps.auth.users,
     sessions: deps.auth.sessions,
+    gate: deps.auth.gate,
     organizations: deps.organizations,
     audit: deps.audit,
     oauthClient: deps.oauth.client,

@@ -7,6 +7,7 @@ import { SAML_RESPONSE_BYTES_MAX } from './sso.saml.js';
 import {
   AcsBody,
   CallbackBody,
+  CallbackMfaResponse,
   CallbackResponse,
   ConnectionListSchema,
   ConnectionParams,
@@ -121,8 +122,10 @@ export function ssoRoutes(sso: SsoService): RouteModule {
           tags,
           security,
           summary: 'Exchange the one-time code from the redirect for the user, a session and the organization',
+          description:
+            'A user with an active second factor gets `{mfa_required: true, mfa_token, methods, organization_id}` and no session.',
           body: CallbackBody,
-          response: { 200: CallbackResponse },
+          response: { 200: { anyOf: [CallbackResponse, CallbackMfaResponse] } },
         },
       },
       (request) =>

@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { StrictObject } from '../../shared/schemas.js';
+import { MfaChallengeSchema } from '../mfa/mfa.schemas.js';
 import { IssuedSessionSchema } from '../sessions/sessions.schemas.js';
 import { UserSchema } from '../users/users.schemas.js';
 
@@ -146,4 +147,9 @@ export const CallbackResponse = Type.Object(
   { user: UserSchema, session: IssuedSessionSchema, organization_id: Type.String() },
   { $id: 'SsoSignIn' },
 );
-export type SsoSignIn = Static<typeof CallbackResponse>;
+
+export const CallbackMfaResponse = Type.Object(
+  { ...MfaChallengeSchema.properties, organization_id: Type.String() },
+  { $id: 'SsoMfaChallenge', description: 'The user has a second factor: finish with `POST /v1/auth/mfa/verify`.' },
+);
+export type SsoSignIn = Static<typeof CallbackResponse> | Static<typeof CallbackMfaResponse>;

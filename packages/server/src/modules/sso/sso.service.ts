@@ -11,6 +11,7 @@ import { newId } from '../../shared/ids.js';
 import type { SecretBox } from '../../shared/secret-box.js';
 import type { AuditContext, AuditRecord, AuditService } from '../audit/audit.service.js';
 import type { OAuthClient, ProviderSettings } from '../oauth/oauth.service.js';
+import { type SignInGate, signInChanges, signInResult } from '../mfa/mfa.service.js';
 import type { SessionClient, SessionsService } from '../sessions/sessions.service.js';
 import { DEFAULT_MEMBER_ROLE, lockOrganization } from '../organizations/organizations.service.js';
 import { NAME_LENGTH_MAX } from '../users/users.schemas.js';
@@ -46,6 +47,8 @@ export interface SsoServiceOptions {
   readonly logger: Logger;
   readonly users: UsersService;
   readonly sessions: SessionsService;
+  /** Makes the session, or the second-factor challenge of a user with an authenticator. */
+  readonly gate: SignInGate;
   readonly organizations: SsoOrganizations;
   readonly audit: AuditService;
   readonly oauthClient: OAuthClient;
@@ -66,7 +69,7 @@ export class SsoService {
   readonly #db: Db;
   readonly #clock: Clock;
   readonly #logger: Logger;
-  readonly #sessions: SessionsService;
+  readonly #gate: SignInGate;
   readonly #organizations: SsoOrganizations;
   readonly #audit: AuditService;
   readonly #oauthClient: OAuthClient;
@@ -79,7 +82,7 @@ export class SsoService {
     this.#db = options.db;
     this.#clock = options.clock;
     this.#logger = options.logger;
-    this.#sessions = options.sessions;
+    this.#gate = options.gate;
     this.#organizations = options.organizations;
     this.#audit = options.audit;
     this.#oauthClient = options.oauthClient;
@@ -378,7 +381,8 @@ export class SsoService {
           now: nowIso,
           context,
         });
-        const issued = await this.#sessions.createInTransaction(trx, { projectId, userId: user.id, client: sessionClient, now });
+        // A user with an authenticator needs its code too (docs/adr/0016-mfa.md).
+        const outcome = await this.#gate.afterFirstFactorInTransaction(trx, { projectId, userId: user.id, client: sessionClient, now });
         await this.#audit.record(trx, context, {
           projectId,
           action: 'user.sso_login',
@@ -389,10 +393,11 @@ export class SsoService {
             user_created: created,
             email_claimed: claimed,
             member_added: memberAdded,
+            ...signInChanges(outcome),
           },
           createdAt: nowIso,
         });
-        return { user: toUser(user), session: issued.session, organization_id: row.organization_id };
+        return { ...signInResult(toUser(user), outcome), organization_id: row.organization_id };
       }),
     );
   }

@@ -130,8 +130,9 @@ export class IdentityLinking {
   /**
    * Rule 5: nothing the unproven holder set up survives. A user whose address is unverified has
    * only credentials that never proved it (a linking identity that proves it verifies the address),
-   * so every one of them goes, passkeys included (the users service's claim steps, which other
-   * modules register).
+   * so every one of them goes, with what other modules keep for the user (the users service's claim
+   * steps, which they register): passkeys, and second factors, since an authenticator the unproven
+   * holder set up would otherwise stand between the address's owner and the account.
    */
   async #claim(trx: Transaction, user: UserRecord, attempt: SignInAttempt): Promise<UserRecord> {
     const nowIso = isoTime(attempt.now);

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { randomBase62 } from '../../shared/ids.js';
-import { testClock, type TestClock } from './auth.testing.js';
+import { randomBase62 } from './ids.js';
+import { testClock, type TestClock } from '../modules/auth/auth.testing.js';
 import { type LoginThrottle, type LoginThrottleLimit, MemoryLoginThrottle, RedisLoginThrottle } from './login-throttle.js';
 
 const redisUrl = inject('redisUrl');

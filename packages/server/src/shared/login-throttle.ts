@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
-import type { Clock } from '../../shared/clock.js';
+import type { Clock } from './clock.js';
+import { ApiError } from './errors.js';
 
 /**
  * Counts log-in attempts against fixed-window limits (docs/architecture.md, "Log-in throttling").
@@ -34,6 +35,44 @@ export interface LoginThrottleRule {
 /** One counter and its rule. The window starts at the counter's first attempt; later ones do not extend it. */
 export interface LoginThrottleLimit extends LoginThrottleRule {
   readonly key: string;
+}
+
+/** The limits one attempt falls under: a narrow one, cleared by a success, and a wide one, only given back. */
+export interface ThrottledAttemptLimits {
+  readonly pair: LoginThrottleLimit;
+  readonly email: LoginThrottleLimit;
+}
+
+/**
+ * Runs one check of a secret (a password, a second factor, an emailed code) under the throttle:
+ * refused with 429 before `check` runs when a limit is full; `check` answers undefined for a
+ * failure, which keeps its slots. A success forgets the failures of the narrow limit and gives back
+ * its slot of the wide one, which it does not clear: the owner succeeding must not reset what other
+ * addresses have spent. A check that throws was no failure either.
+ */
+export async function throttledAttempt<T>(
+  throttle: LoginThrottle,
+  limits: ThrottledAttemptLimits,
+  check: () => Promise<T | undefined>,
+): Promise<T | undefined> {
+  const retryAfterSeconds = await throttle.reserve([limits.pair, limits.email]);
+  if (retryAfterSeconds > 0) {
+    throw new ApiError('rate_limited', `Too many failed attempts; retry in ${retryAfterSeconds} s.`, {
+      headers: { 'Retry-After': String(retryAfterSeconds) },
+    });
+  }
+  let result: T | undefined;
+  try {
+    result = await check();
+  } catch (error) {
+    await throttle.release([limits.pair.key, limits.email.key]);
+    throw error;
+  }
+  if (result !== undefined) {
+    await throttle.clear(limits.pair.key);
+    await throttle.release([limits.email.key]);
+  }
+  return result;
 }
 
 /** Keys kept at most; past it the oldest are dropped, which only forgives. */

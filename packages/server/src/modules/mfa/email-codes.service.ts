@@ -1,0 +1,219 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import type { Db } from '../../db/database.js';
+import { inTransaction } from '../../db/transaction.js';
+import type { RateLimiter, RateLimitRule } from '../../shared/rate-limit.js';
+import { addMilliseconds, type Clock, isoTime } from '../../shared/clock.js';
+import { constantTimeEqual, sha256Hex } from '../../shared/crypto.js';
+import { ApiError } from '../../shared/errors.js';
+import type { AuditContext, AuditRecord, AuditService } from '../audit/audit.service.js';
+import { queueEmail } from '../email/email.service.js';
+import { type LoginThrottle, type LoginThrottleRule, throttledAttempt } from '../../shared/login-throttle.js';
+import type { SessionClient, SessionsService } from '../sessions/sessions.service.js';
+import { IdentityLinking, normalizeEmail, toUser, type UsersService } from '../users/users.service.js';
+import * as store from './email-codes.store.js';
+import { type SignInGate, signInChanges, type SignInResult, signInResult } from './sign-in-gate.js';
+
+export const EMAIL_CODE_TEMPLATE = 'email_code';
+/** A code lives 10 minutes from when its email is written, and takes 5 tries (docs/api.md, "Email codes"). */
+export const EMAIL_CODE_TTL_MS = 10 * 60 * 1000;
+export const EMAIL_CODE_ATTEMPTS_MAX = 5;
+const EMAIL_CODE_PATTERN = /^\d{6}$/;
+/** Codes asked per project and address: 3 at once, then one a minute. Past it the answer is still 202, and nothing is sent. */
+export const EMAIL_CODE_SEND_RULE: RateLimitRule = { perSecond: 1 / 60, burst: 3 };
+/** Codes asked per project and end-user address: 20 at once, then one every 6 seconds; past it, 429. */
+export const EMAIL_CODE_SEND_PER_IP_RULE: RateLimitRule = { perSecond: 1 / 6, burst: 20 };
+/** Wrong codes per project, address and end-user address: 10 per 15 minutes. */
+export const EMAIL_CODE_FAILURES_PER_ADDRESS: LoginThrottleRule = { failuresMax: 10, windowSeconds: 15 * 60 };
+/** Wrong codes per project and address from all end-user addresses: 20 per 15 minutes. */
+export const EMAIL_CODE_FAILURES_PER_EMAIL: LoginThrottleRule = { failuresMax: 20, windowSeconds: 15 * 60 };
+
+export interface EmailCodesServiceOptions {
+  readonly db: Db;
+  readonly clock: Clock;
+  readonly users: UsersService;
+  readonly sessions: SessionsService;
+  readonly gate: SignInGate;
+  readonly rateLimiter: RateLimiter;
+  readonly throttle: LoginThrottle;
+  readonly audit: AuditService;
+}
+
+/**
+ * Passwordless sign-in with a 6-digit code sent by email (docs/adr/0016-mfa.md). Asking answers 202
+ * whatever the address: the request is stored and the email queued alike for every address, and
+ * the composer, when the email is about to go, decides whether there is anyone to send it to. The
+ * code is a first factor: a user with an authenticator still needs it.
+ */
+export class EmailCodesService {
+  readonly #db: Db;
+  readonly #clock: Clock;
+  readonly #users: UsersService;
+  readonly #gate: SignInGate;
+  readonly #rateLimiter: RateLimiter;
+  readonly #throttle: LoginThrottle;
+  readonly #audit: AuditService;
+  readonly #linking: IdentityLinking;
+
+  constructor(options: EmailCodesServiceOptions) {
+    this.#db = options.db;
+    this.#clock = options.clock;
+    this.#users = options.users;
+    this.#gate = options.gate;
+    this.#rateLimiter = options.rateLimiter;
+    this.#throttle = options.throttle;
+    this.#audit = options.audit;
+    this.#linking = new IdentityLinking(options);
+  }
+
+  /** `POST /v1/auth/email-code`: stores a new request for the address (the earlier code dies) and queues its email. */
+  async request(
+    projectId: string,
+    input: { email: string; createUser: boolean },
+    client: SessionClient,
+    context: AuditContext,
+  ): Promise<void> {
+    const record = (userId: string | null, queued: boolean): AuditRecord => ({
+      projectId,
+      action: 'user.email_code_send',
+      resource: { type: 'user', id: userId },
+      changes: { email: input.email.trim().slice(0, 254), create_user: input.createUser, email_queued: queued },
+    });
+    await this.#audit.recordingRefusals(context, record(null, false), async () => {
+      const email = normalizeEmail(input.email);
+      const perIp = await this.#rateLimiter.consume(`email-code-ip:${projectId}:${client.ip ?? ''}`, EMAIL_CODE_SEND_PER_IP_RULE);
+      if (!perIp.allowed) {
+        throw new ApiError('rate_limited', `Too many codes asked; retry in ${perIp.retryAfterSeconds} s.`, {
+          headers: { 'Retry-After': String(perIp.retryAfterSeconds) },
+        });
+      }
+      const perAddress = await this.#rateLimiter.consume(`email-code:${projectId}:${email.emailKey}`, EMAIL_CODE_SEND_RULE);
+      const user = await this.#users.findRecordByEmail(projectId, email);
+      if (!perAddress.allowed) {
+        await this.#audit.recordAlone(context, record(user?.id ?? null, false));
+        return;
+      }
+      const now = this.#clock.now();
+      const requestRef = randomBytes(16).toString('base64url');
+      await inTransaction(this.#db, async (trx) => {
+        await store.replaceEmailCode(trx, {
+          project_id: projectId,
+          email_key: email.emailKey,
+          email: email.email,
+          request_ref: requestRef,
+          code_hash: null,
+          create_user: input.createUser ? 1 : 0,
+          attempts: 0,
+          expires_at: isoTime(addMilliseconds(now, EMAIL_CODE_TTL_MS)),
+          used_at: null,
+          created_at: isoTime(now),
+        });
+        await queueEmail(trx, {
+          projectId,
+          template: EMAIL_CODE_TEMPLATE,
+          recipient: email.email,
+          data: { email_key: email.emailKey, request_ref: requestRef },
+          now: isoTime(now),
+        });
+        await this.#audit.record(trx, context, { ...record(user?.id ?? null, true), createdAt: isoTime(now) });
+      });
+    });
+  }
+
+  /**
+   * The email's composer calls this just before sending: the code, made now and stored hashed, or
+   * undefined when nobody should get it (no user and no `create_user`, a banned user, a newer request).
+   */
+  async issueCode(projectId: string, data: Readonly<Record<string, unknown>>): Promise<{ code: string; ttlMinutes: number } | undefined> {
+    const emailKey = data['email_key'];
+    const requestRef = data['request_ref'];
+    if (typeof emailKey !== 'string' || typeof requestRef !== 'string') return undefined;
+    return inTransaction(this.#db, async (trx) => {
+      const row = await store.findEmailCode(trx, projectId, emailKey);
+      if (row === undefined || row.request_ref !== requestRef || row.used_at !== null) return undefined;
+      const user = await this.#users.findRecordByEmail(projectId, normalizeEmail(row.email), trx);
+      if (user === undefined ? row.create_user !== 1 : user.banned_at !== null) return undefined;
+      const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+      const now = this.#clock.now();
+      const stored = await store.setEmailCode(trx, {
+        projectId,
+        emailKey,
+        requestRef,
+        codeHash: emailCodeHash(row, code),
+        expiresAt: isoTime(addMilliseconds(now, EMAIL_CODE_TTL_MS)),
+      });
+      return stored ? { code, ttlMinutes: EMAIL_CODE_TTL_MS / 60_000 } : undefined;
+    });
+  }
+
+  /**
+   * `POST /v1/auth/email-code/verify`: the code for a session (or a second-factor challenge). Every
+   * try counts against the code (5), and wrong ones against the address (429 past the limits).
+   * Signing in by code proves the address: identity linking may verify or claim the account.
+   */
+  async verify(
+    projectId: string,
+    input: { email: string; code: string },
+    client: SessionClient,
+    context: AuditContext,
+  ): Promise<SignInResult> {
+    let userId: string | null = null;
+    const refused = (): AuditRecord => ({ projectId, action: 'user.email_code_login', resource: { type: 'user', id: userId } });
+    return this.#audit.recordingRefusals(context, refused, async () => {
+      const email = normalizeEmail(input.email);
+      if (!EMAIL_CODE_PATTERN.test(input.code)) throw emailCodeInvalid();
+      const tag = `{${projectId}:${sha256Hex(email.emailKey)}}`;
+      const limits = {
+        pair: { key: `${tag}:code:ip:${client.ip ?? ''}`, ...EMAIL_CODE_FAILURES_PER_ADDRESS },
+        email: { key: `${tag}:code:all`, ...EMAIL_CODE_FAILURES_PER_EMAIL },
+      };
+      const result = await throttledAttempt(this.#throttle, limits, async () => {
+        const nowIso = isoTime(this.#clock.now());
+        const row = await store.countEmailCodeAttempt(this.#db.kysely, {
+          projectId,
+          emailKey: email.emailKey,
+          now: nowIso,
+          attemptsMax: EMAIL_CODE_ATTEMPTS_MAX,
+        });
+        if (row?.code_hash == null) throw emailCodeInvalid();
+        if (!constantTimeEqual(row.code_hash, emailCodeHash(row, input.code))) return undefined;
+        return inTransaction(this.#db, async (trx) => {
+          const now = this.#clock.now();
+          if (!(await store.useEmailCode(trx, { projectId, emailKey: email.emailKey, requestRef: row.request_ref, now: isoTime(now) }))) {
+            throw emailCodeInvalid();
+          }
+          const existing = await this.#users.findRecordByEmail(projectId, email, trx);
+          if (existing === undefined && row.create_user !== 1) throw emailCodeInvalid();
+          const { user, created, claimed } = await this.#linking.signInInTransaction(trx, {
+            projectId,
+            method: 'email_code',
+            email,
+            emailProven: true,
+            name: '',
+            passwordHash: null,
+            now,
+            context,
+          });
+          userId = user.id;
+          const outcome = await this.#gate.afterFirstFactorInTransaction(trx, { projectId, userId: user.id, client, now });
+          await this.#audit.record(trx, context, {
+            ...refused(),
+            changes: { user_created: created, email_claimed: claimed, ...signInChanges(outcome) },
+            createdAt: isoTime(now),
+          });
+          return signInResult(toUser(user), outcome);
+        });
+      });
+      if (result === undefined) throw emailCodeInvalid();
+      return result;
+    });
+  }
+}
+
+/** Salted with the row's request: a code is only good for the request it was sent for. */
+function emailCodeHash(row: Pick<store.EmailCodeRow, 'project_id' | 'email_key' | 'request_ref'>, code: string): string {
+  return sha256Hex(`${row.project_id}:${row.email_key}:${row.request_ref}:${code}`);
+}
+
+function emailCodeInvalid(): ApiError {
+  return new ApiError('email_code_invalid', 'This code is wrong, expired or used; ask for a new one.', { param: 'code' });
+}

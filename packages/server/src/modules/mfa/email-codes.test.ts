@@ -1,0 +1,182 @@
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describeEachDialect } from '../../test/database.js';
+import { useTestService } from '../../test/service.js';
+import { startTestSmtp, type TestSmtp, tokenIn } from '../../test/smtp.js';
+import { bearer, eventsOf, runEmailJob, signup, testClock, uniqueEmail } from '../auth/auth.testing.js';
+import { EMAIL_CODE_TTL_MS } from './email-codes.service.js';
+import { codeAt, enrolTotp } from './mfa.testing.js';
+
+function expectError(response: LightMyRequestResponse, status: number, code: string, param?: string): void {
+  const body = response.json<{ error: { code: string; param?: string } }>();
+  expect({ status: response.statusCode, code: body.error.code }).toEqual({ status, code });
+  if (param !== undefined) expect(body.error.param).toBe(param);
+}
+
+describeEachDialect('sign-in by emailed code', (dialect) => {
+  let smtp: TestSmtp;
+  const env: Record<string, string> = { PUBLIC_URL: 'https://auth.example.com', SMTP_FROM: 'Service <no-reply@example.com>' };
+  beforeAll(async () => {
+    smtp = await startTestSmtp();
+    env['SMTP_URL'] = smtp.url;
+  });
+  afterAll(async () => {
+    await smtp.close();
+  });
+  const clock = testClock();
+  const ctx = useTestService(dialect, { env, serviceOptions: { clock } });
+  const call = (options: InjectOptions) => ctx().service.app.inject(options);
+  const post = (url: string, payload: object, headers: Record<string, string> = ctx().auth) =>
+    call({ method: 'POST', url, headers, payload });
+  beforeEach(() => {
+    smtp.received.length = 0;
+  });
+  const codesTo = (address: string) =>
+    smtp.received
+      .filter((email) => email.to.includes(address) && email.text.includes('Your sign-in code'))
+      .map((email) => {
+        const match = /^(\d{6})\r?$/m.exec(email.text);
+        if (match?.[1] === undefined) throw new Error(`no code in the email:\n${email.text}`);
+        return match[1];
+      });
+  /** Asks a code for the address and answers the one the email carried. */
+  const askCode = async (email: string, createUser = false) => {
+    expect((await post('/v1/auth/email-code', createUser ? { email, create_user: true } : { email })).statusCode).toBe(202);
+    await runEmailJob(ctx().service);
+    const code = codesTo(email).at(-1);
+    if (code === undefined) throw new Error(`no email reached ${email}`);
+    return code;
+  };
+  const wrongCode = (code: string) => (code === '000000' ? '111111' : '000000');
+
+  it('sends a 6-digit code to a user; the code signs in once, answering shape A', async () => {
+    const user = await signup(call, ctx().secretKey);
+    const code = await askCode(user.email);
+    const response = await post('/v1/auth/email-code/verify', { email: user.email, code });
+    expect(response.statusCode).toBe(200);
+    const body = response.json<{ user: { id: string; email_verified: boolean }; session: { id: string } }>();
+    expect(Object.keys(body).sort()).toEqual(['session', 'user']);
+    expect(body.user).toMatchObject({ id: user.userId, email_verified: true });
+    expect((await call({ method: 'GET', url: '/v1/users/me', headers: bearer(body.session.id) })).statusCode).toBe(200);
+    expectError(await post('/v1/auth/email-code/verify', { email: user.email, code }), 401, 'email_code_invalid', 'code');
+  });
+
+  it('answers 202 alike for an unknown address and sends nothing; the same address with create_user makes a verified user', async () => {
+    const email = uniqueEmail('code-new');
+    const unknown = await post('/v1/auth/email-code', { email });
+    expect(unknown.statusCode).toBe(202);
+    expect(unknown.json()).toEqual({ accepted: true });
+    await runEmailJob(ctx().service);
+    expect(codesTo(email)).toEqual([]);
+    expectError(await post('/v1/auth/email-code/verify', { email, code: '123456' }), 401, 'email_code_invalid');
+
+    const code = await askCode(email, true);
+    const created = await post('/v1/auth/email-code/verify', { email, code });
+    expect(created.statusCode).toBe(200);
+    expect(created.json()).toMatchObject({ user: { email, email_verified: true } });
+    expect((await eventsOf(ctx().service, ctx().projectId, 'user.created')).map((data) => data['email'])).toContain(email);
+  });
+
+  it('a code dies after 5 wrong tries, after 10 minutes, and when a newer one is asked', async () => {
+    const user = await signup(call, ctx().secretKey);
+    const code = await askCode(user.email);
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      expectError(await post('/v1/auth/email-code/verify', { email: user.email, code: wrongCode(code) }), 401, 'email_code_invalid');
+    }
+    expectError(await post('/v1/auth/email-code/verify', { email: user.email, code }), 401, 'email_code_invalid');
+
+    const late = await askCode(user.email);
+    clock.advance(EMAIL_CODE_TTL_MS);
+    expectError(await post('/v1/auth/email-code/verify', { email: user.email, code: late }), 401, 'email_code_invalid');
+
+    const older = await askCode(user.email);
+    const newer = await askCode(user.email);
+    if (older !== newer)
+      expectError(await post('/v1/auth/email-code/verify', { email: user.email, code: older }), 401, 'email_code_invalid');
+    expect((await post('/v1/auth/email-code/verify', { email: user.email, code: newer })).statusCode).toBe(200);
+  });
+
+  it('a user with an authenticator gets mfa_required from the code, and the session only with the second factor', async () => {
+    const user = await signup(call, ctx().secretKey);
+    // A verified address: the code signs this user in rather than claiming the account.
+    await runEmailJob(ctx().service);
+    const verification = smtp.received.find((email) => email.to.includes(user.email));
+    if (verification === undefined) throw new Error('no verification email');
+    expect((await post('/v1/auth/verify-email', { token: tokenIn(verification.text) })).statusCode).toBe(200);
+    const totp = await enrolTotp(call, user.token, clock);
+    const code = await askCode(user.email);
+    const response = await post('/v1/auth/email-code/verify', { email: user.email, code });
+    expect(response.statusCode).toBe(200);
+    const challenge = response.json<{ mfa_required: boolean; mfa_token: string; methods: string[] }>();
+    expect(challenge).toMatchObject({ mfa_required: true, methods: ['totp', 'recovery_code'] });
+    const verified = await post('/v1/auth/mfa/verify', { mfa_token: challenge.mfa_token, code: codeAt(totp.secret, clock) });
+    expect(verified.statusCode).toBe(200);
+    expect(verified.json()).toHaveProperty('session');
+  });
+
+  it('claims an account whose address was never verified: its password and authenticator go (identity linking rule 5)', async () => {
+    const holder = await signup(call, ctx().secretKey);
+    await enrolTotp(call, holder.token, clock);
+    const code = await askCode(holder.email);
+    const claimed = await post('/v1/auth/email-code/verify', { email: holder.email, code });
+    expect(claimed.statusCode).toBe(200);
+    expect(claimed.json()).toHaveProperty('session');
+    expectError(await post('/v1/auth/login', { email: holder.email, password: holder.password }), 401, 'invalid_credentials');
+    expect((await call({ method: 'GET', url: `/v1/users/${holder.userId}/mfa`, headers: ctx().auth })).json()).toMatchObject({
+      totp: { status: 'none' },
+    });
+  });
+
+  it('refuses a banned user, a malformed code and a malformed address; wrong codes past the limit are 429', async () => {
+    const user = await signup(call, ctx().secretKey);
+    expectError(await post('/v1/auth/email-code/verify', { email: user.email, code: '12ab56' }), 401, 'email_code_invalid');
+    expectError(await post('/v1/auth/email-code', { email: 'not-an-address' }), 400, 'parameter_invalid', 'email');
+    expectError(await post('/v1/auth/email-code', { email: user.email, extra: true }), 400, 'parameter_unknown');
+    // Two codes of five wrong tries: the limit per address and end-user address (10 per 15 minutes) is full.
+    for (let round = 0; round < 2; round += 1) {
+      clock.advance(60_000);
+      const code = await askCode(user.email);
+      for (let attempt = 0; attempt < 5; attempt += 1) {
+        expectError(await post('/v1/auth/email-code/verify', { email: user.email, code: wrongCode(code) }), 401, 'email_code_invalid');
+      }
+    }
+    clock.advance(60_000);
+    const code = await askCode(user.email);
+    const limited = await post('/v1/auth/email-code/verify', { email: user.email, code });
+    expectError(limited, 429, 'rate_limited');
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    // The owner, elsewhere, is below the limit of the address across end-user addresses (20).
+    const elsewhere = await post(
+      '/v1/auth/email-code/verify',
+      { email: user.email, code },
+      { ...ctx().auth, 'x-end-user-ip': '198.51.100.7' },
+    );
+    expect(elsewhere.statusCode).toBe(200);
+
+    const banned = await signup(call, ctx().secretKey);
+    const bannedCode = await askCode(banned.email);
+    expect((await post(`/v1/users/${banned.userId}/ban`, {})).statusCode).toBe(200);
+    expectError(await post('/v1/auth/email-code/verify', { email: banned.email, code: bannedCode }), 403, 'user_banned');
+  });
+
+  it('past 3 requests a minute for one address still answers 202 and sends nothing more', async () => {
+    const user = await signup(call, ctx().secretKey);
+    for (let request = 0; request < 5; request += 1)
+      expect((await post('/v1/auth/email-code', { email: user.email })).statusCode).toBe(202);
+    await runEmailJob(ctx().service);
+    expect(codesTo(user.email).length).toBeLessThanOrEqual(3);
+  });
+
+  describe('audit', () => {
+    it('records the request and the sign-in, without the code', async () => {
+      const user = await signup(call, ctx().secretKey);
+      const code = await askCode(user.email);
+      await post('/v1/auth/email-code/verify', { email: user.email, code });
+      const entries = (
+        await call({ method: 'GET', url: `/v1/audit-logs?resource_id=${user.userId}&limit=100`, headers: ctx().auth })
+      ).json<{ data: Array<{ action: string; changes: Record<string, unknown> }> }>().data;
+      expect(entries.map((entry) => entry.action)).toEqual(expect.arrayContaining(['user.email_code_send', 'user.email_code_login']));
+      expect(JSON.stringify(entries)).not.toContain(code);
+    });
+  });
+});
