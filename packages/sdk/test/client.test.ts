@@ -40,8 +40,11 @@ describe('SvcClient against the real server', () => {
     return { email, ...signedUp };
   }
 
-  it('project.get', async () => {
+  it('project.get, project.update', async () => {
     expect(await client().project.get()).toMatchObject({ id: ctx().projectId, object: 'project' });
+    const webauthn = { rp_id: 'localhost', rp_name: 'SDK test', origins: ['http://localhost:3000'] };
+    expect(await client().project.update({ webauthn })).toMatchObject({ id: ctx().projectId, webauthn });
+    expect(await client().project.update({ webauthn: null })).toMatchObject({ webauthn: null });
   });
 
   it('wallets: create, get, list, update, credits, debits, balance, transfer, transactions, getTransaction, freeze, unfreeze, close', async () => {
@@ -293,6 +296,11 @@ describe('SvcClient against the real server', () => {
     const event = events.data.find((item) => item.id === delivery.event_id);
     expect(event).toMatchObject({ object: 'event', type: 'webhook.test', data: { endpoint_id: endpoint.id } });
     expect(await svc.events.get(delivery.event_id)).toEqual(event);
+
+    // Recover: events of the last hour the endpoint subscribes to and never received are sent again.
+    const recovery = await svc.webhooks.recover(endpoint.id, { since: new Date(Date.now() - 3_600_000).toISOString() });
+    expect(recovery).toMatchObject({ object: 'recovery' });
+    expect(recovery.deliveries).toBeGreaterThanOrEqual(0);
 
     expect(await svc.webhooks.delete(endpoint.id)).toEqual({ id: endpoint.id, object: 'webhook_endpoint', deleted: true });
   });

@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
 /**
- * Passkeys (WebAuthn; docs/adr/0019-passkeys.md).
+ * Passkeys (WebAuthn; docs/adr/0017-passkeys.md).
  *
  * - `projects.webauthn`: the project's relying party as JSON `{rp_id, rp_name, origins}`, or null
  *   while the project has none (passkey routes then answer `webauthn_not_configured`).

@@ -10,7 +10,7 @@ import * as store from './passkeys.store.js';
 export const CHALLENGE_TTL_MS = 5 * 60 * 1000;
 
 /**
- * The challenges of ceremonies in flight (docs/adr/0019-passkeys.md). A challenge is 32 random
+ * The challenges of ceremonies in flight (docs/adr/0017-passkeys.md). A challenge is 32 random
  * bytes that the authenticator signs; only its SHA-256 is stored. It is used once: it is marked
  * used, atomically, BEFORE the response is verified, so a response that fails verification burns
  * its challenge too and a replay of any response finds it used.

@@ -24,7 +24,7 @@ export interface PasskeysDependencies {
   readonly rateLimiter: RateLimiter;
 }
 
-/** Passkeys (WebAuthn): registration, listing, removal and sign-in (docs/adr/0019-passkeys.md). */
+/** Passkeys (WebAuthn): registration, listing, removal and sign-in (docs/adr/0017-passkeys.md). */
 export interface Passkeys {
   readonly service: PasskeysService;
   readonly signIn: PasskeySignIn;

@@ -29,7 +29,7 @@ export interface PasskeysServiceOptions {
  * A user's passkeys: registration (the creation ceremony), listing and removal, by the user with
  * their session or by the project with its secret key. Sign-in is `PasskeySignIn`'s.
  *
- * Policies (docs/adr/0019-passkeys.md): user verification required, attestation `none`,
+ * Policies (docs/adr/0017-passkeys.md): user verification required, attestation `none`,
  * discoverable credentials required, one credential id once per project.
  */
 export class PasskeysService {

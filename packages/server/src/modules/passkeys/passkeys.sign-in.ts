@@ -39,7 +39,7 @@ export interface PasskeySignInOptions {
 
 /**
  * Signing in with a passkey: request options, then the assertion, answered like log in
- * (docs/api.md, "Passkeys"; docs/adr/0019-passkeys.md).
+ * (docs/api.md, "Passkeys"; docs/adr/0017-passkeys.md).
  *
  * Failures are throttled as log in's are, per (credential, end-user address) and per credential,
  * with the same rules: slots are taken before the assertion is checked, a failure keeps its slot.
@@ -200,7 +200,7 @@ export class PasskeySignIn {
    * Issues the session of a verified passkey sign-in. A passkey with user verification is two
    * factors in one (the device and the PIN or biometric that unlocks it), so this session is issued
    * at once: log in's MFA gate (`mfa_required`) does not apply. `multiFactor: true` marks this as
-   * the one place where a sign-in counts as having passed MFA (docs/adr/0019-passkeys.md).
+   * the one place where a sign-in counts as having passed MFA (docs/adr/0017-passkeys.md).
    */
   async #issueSession(
     trx: Transaction,

@@ -2,7 +2,7 @@ import { ApiError } from '../../shared/errors.js';
 
 /**
  * A project's WebAuthn relying party: who its passkeys belong to (docs/api.md, "Passkeys";
- * docs/adr/0019-passkeys.md).
+ * docs/adr/0017-passkeys.md).
  *
  * - `rp_id` is a host name, lower case, never an IP address (WebAuthn forbids them): the domain
  *   the passkeys are bound to, e.g. `example.com`. `localhost` is accepted for development.
