@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 const OUTBOUND_HTTP_MESSAGE =
-  'Send outbound HTTP requests with OutboundHttp from shared/outbound-http.ts: it refuses private and metadata addresses (SSRF).';
+  'Send outbound HTTP requests with OutboundHttp from lib/outbound-http.ts: it refuses private and metadata addresses (SSRF).';
 
 const OUTBOUND_HTTP_PATHS = [
   { name: 'undici', message: OUTBOUND_HTTP_MESSAGE },
@@ -18,7 +18,7 @@ const OUTBOUND_HTTP_PATHS = [
 const NO_HTTP_LAYER = {
   regex: '(^|/)http/',
   message:
-    'modules/ never imports http/: routes use shared/routes.ts, shared/principal.ts and shared/schemas.ts; the HTTP layer hands modules what they need (docs/architecture.md).',
+    'modules/ never imports http/: routes use lib/routes.ts, lib/principal.ts and lib/schemas.ts; the HTTP layer hands modules what they need (docs/architecture.md).',
 };
 
 /** Another module is used only through its service, its schemas (the objects it returns) or its wiring. */
@@ -61,11 +61,11 @@ export default tseslint.config(
     },
   },
   {
-    // Outbound requests to user-supplied URLs go through packages/server/src/shared/outbound-http.ts,
+    // Outbound requests to user-supplied URLs go through packages/server/src/lib/outbound-http.ts,
     // which checks the resolved address (SSRF, DNS rebinding), never follows redirects and bounds
     // time and bytes. Tests may call their own server directly.
     files: ['packages/server/src/**/*.ts'],
-    ignores: ['packages/server/src/shared/outbound-http*.ts', '**/*.test.ts', 'packages/server/src/test/**'],
+    ignores: ['packages/server/src/lib/outbound-http*.ts', '**/*.test.ts', 'packages/server/src/test/**'],
     rules: {
       'no-restricted-globals': ['error', { name: 'fetch', message: OUTBOUND_HTTP_MESSAGE }],
       'no-restricted-imports': ['error', { paths: OUTBOUND_HTTP_PATHS }],

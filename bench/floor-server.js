@@ -21,10 +21,10 @@ import { setImmediate } from 'node:timers';
 import { openDatabase } from '../packages/server/dist/db/database.js';
 import { appendChainedSqlite } from '../packages/server/dist/modules/audit/audit.chain.js';
 import { insertUnchainedEntry } from '../packages/server/dist/modules/audit/audit.store.js';
-import { newId } from '../packages/server/dist/shared/ids.js';
+import { newId } from '../packages/server/dist/lib/ids.js';
 import { AuditService } from '../packages/server/dist/modules/audit/audit.service.js';
 import { LedgerWriter } from '../packages/server/dist/modules/wallets/ledger.write.js';
-import { systemClock } from '../packages/server/dist/shared/clock.js';
+import { systemClock } from '../packages/server/dist/lib/clock.js';
 
 const AUDIT_VARIANTS = ['none', 'entry', 'chained', 'writer'];
 const BALANCE_MAX = 9_007_199_254_740_991;

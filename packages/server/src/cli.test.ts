@@ -8,8 +8,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from './config.js';
 import { type Dialect, openDatabase } from './db/database.js';
-import { randomBase62 } from './shared/ids.js';
-import { SecretBox, sealedKeyId } from './shared/secret-box.js';
+import { randomBase62 } from './lib/ids.js';
+import { SecretBox, sealedKeyId } from './lib/secret-box.js';
 import { createTestDatabase, describeEachDialect, type TestDatabase } from './test/database.js';
 
 /**

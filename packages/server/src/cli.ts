@@ -7,9 +7,9 @@ import { AuditService } from './modules/audit/audit.service.js';
 import { ProjectsService } from './modules/projects/projects.service.js';
 import { LEDGER_CHECKS, verifyLedger } from './modules/wallets/ledger.verify.js';
 import { rotateSealedSecrets } from './security/secrets-rotation.js';
-import { systemClock } from './shared/clock.js';
-import { isApiError } from './shared/errors.js';
-import { secretBoxFromConfig } from './shared/secret-box.js';
+import { systemClock } from './lib/clock.js';
+import { isApiError } from './lib/errors.js';
+import { secretBoxFromConfig } from './lib/secret-box.js';
 
 const USAGE = `usage: svc <command> [options]
 

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { KEY_ID_PATTERN, SINGLE_KEY_ID } from './shared/secret-box.js';
+import { KEY_ID_PATTERN, SINGLE_KEY_ID } from './lib/secret-box.js';
 
 /**
  * The environment, parsed and validated once at start into a frozen object. Every variable is
@@ -57,7 +57,7 @@ export interface Config {
   readonly secrets: SecretsConfig;
 }
 
-/** The keyring that seals secrets at rest (shared/secret-box.ts, docs/adr/0015-secrets-at-rest.md). */
+/** The keyring that seals secrets at rest (lib/secret-box.ts, docs/adr/0015-secrets-at-rest.md). */
 export interface SecretsConfig {
   /**
    * `SECRETS_ENCRYPTION_KEYS` (`id:key` pairs, the first seals, all open), or

@@ -6,10 +6,10 @@ import { type Db, openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { buildApp } from './http/app.js';
 import { browserAccess } from './http/cors.js';
-import { type RouteModule } from './shared/routes.js';
+import { type RouteModule } from './lib/routes.js';
 import { createLogger } from './http/logger.js';
 import { createMetricsRegistry } from './http/metrics.js';
-import type { RateLimiter } from './shared/rate-limit.js';
+import type { RateLimiter } from './lib/rate-limit.js';
 import { MemoryRateLimiter } from './http/rate-limit.memory.js';
 import { RedisRateLimiter } from './http/rate-limit.redis.js';
 import { idempotencyCleanupJob } from './jobs/idempotency-cleanup.job.js';
@@ -34,9 +34,9 @@ import { LedgerService } from './modules/wallets/ledger.service.js';
 import { walletsRoutes } from './modules/wallets/wallets.routes.js';
 import { WalletsService } from './modules/wallets/wallets.service.js';
 import { createWebhooks, type Webhooks, type WebhooksOptions } from './modules/webhooks/webhooks.module.js';
-import { atMostEvery, OUTAGE_WARNING_INTERVAL_MS } from './shared/at-most-every.js';
-import { type Clock, systemClock } from './shared/clock.js';
-import { type SecretBox, secretBoxFromConfig } from './shared/secret-box.js';
+import { atMostEvery, OUTAGE_WARNING_INTERVAL_MS } from './lib/at-most-every.js';
+import { type Clock, systemClock } from './lib/clock.js';
+import { type SecretBox, secretBoxFromConfig } from './lib/secret-box.js';
 import { sealPlaintextSecrets } from './security/plaintext-sealing.js';
 
 export interface Service {

@@ -13,7 +13,7 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
-import { AssertionError } from '../shared/assert.js';
+import { AssertionError } from '../lib/assert.js';
 import type { Database } from './schema.js';
 import { SqliteDriver } from './sqlite-driver.js';
 

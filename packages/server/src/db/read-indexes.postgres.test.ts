@@ -18,7 +18,7 @@ import * as users from '../modules/users/users.store.js';
 import * as ledger from '../modules/wallets/ledger.store.js';
 import * as wallets from '../modules/wallets/wallets.store.js';
 import * as webhooks from '../modules/webhooks/webhooks.store.js';
-import { systemClock } from '../shared/clock.js';
+import { systemClock } from '../lib/clock.js';
 import { useTestService } from '../test/service.js';
 import type { Database } from './schema.js';
 

@@ -95,7 +95,7 @@ export interface IdempotencyKeysTable {
   locked_until: string | null;
   response_status: number | null;
   /**
-   * The response for replay. Sealed (shared/secret-box.ts, associated data
+   * The response for replay. Sealed (lib/secret-box.ts, associated data
    * `idempotency_response:["<project id>","<scope>","<key>"]`) for every key claimed by the HTTP hook
    * (http/idempotency.ts), since a response may carry a credential; in clear for the ledger's own
    * keys, whose answers carry none (docs/adr/0015-secrets-at-rest.md).
@@ -345,7 +345,7 @@ export interface WebhookEndpointsTable {
   /** Like `secret`: before migration 0014 the previous secret in clear; now always null. */
   previous_secret: string | null;
   /**
-   * The `whsec_…` secret, sealed (shared/secret-box.ts) with the associated data
+   * The `whsec_…` secret, sealed (lib/secret-box.ts) with the associated data
    * `webhook_endpoint:<project id>:<endpoint id>`; null only on a row an older version wrote and the
    * start has not sealed yet. Returned in clear only at creation and rotation.
    */
@@ -482,7 +482,7 @@ export interface OAuthProvidersTable {
   provider: string;
   kind: 'google' | 'apple' | 'github' | 'oidc';
   client_id: string;
-  /** Sealed JSON (shared/secret-box.ts): `{client_secret}`, or Apple's `{private_key}`. */
+  /** Sealed JSON (lib/secret-box.ts): `{client_secret}`, or Apple's `{private_key}`. */
   secret_sealed: string;
   /** Generic OpenID Connect providers only; discovered from `/.well-known/openid-configuration`. */
   issuer: string | null;
@@ -600,7 +600,7 @@ export interface SsoConnectionsTable {
   redirect_uris: string;
   oidc_issuer: string | null;
   oidc_client_id: string | null;
-  /** The OIDC client secret, sealed (shared/secret-box.ts). */
+  /** The OIDC client secret, sealed (lib/secret-box.ts). */
   oidc_client_secret_sealed: string | null;
   saml_idp_entity_id: string | null;
   saml_idp_sso_url: string | null;

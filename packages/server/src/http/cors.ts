@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { BrowserAccess } from '../shared/routes.js';
+import type { BrowserAccess } from '../lib/routes.js';
 
 /** What a browser may send and read on the session-token routes. */
 const ALLOWED_HEADERS = 'Authorization, Content-Type, Idempotency-Key';

@@ -1,11 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimitConfig } from '../config.js';
 import type { ProjectsService } from '../modules/projects/projects.service.js';
-import { readCookie } from '../shared/cookies.js';
-import { ApiError } from '../shared/errors.js';
+import { readCookie } from '../lib/cookies.js';
+import { ApiError } from '../lib/errors.js';
 import { endUserClient } from './end-user.js';
-import type { DashboardAuthenticator, DashboardCredential, Principal, RouteCredential, SessionAuthenticator } from '../shared/principal.js';
-import type { RateLimitDecision, RateLimiter, RateLimitRule } from '../shared/rate-limit.js';
+import type { DashboardAuthenticator, DashboardCredential, Principal, RouteCredential, SessionAuthenticator } from '../lib/principal.js';
+import type { RateLimitDecision, RateLimiter, RateLimitRule } from '../lib/rate-limit.js';
 
 const SESSION_TOKEN_PREFIX = 'svc_ses_';
 const SECRET_KEY_PREFIX = 'svc_sk_';

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from '../shared/errors.js';
-import type { Principal } from '../shared/principal.js';
+import { ApiError } from '../lib/errors.js';
+import type { Principal } from '../lib/principal.js';
 
 /**
  * Who is behind a request: the address and user agent that rate limits, log-in throttling, new

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, type ErrorBody, isApiError, renderError } from '../shared/errors.js';
+import { ApiError, type ErrorBody, isApiError, renderError } from '../lib/errors.js';
 
 export { type ErrorBody, renderError };
 

@@ -1,8 +1,8 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../shared/errors.js';
-import { newId } from '../shared/ids.js';
+import { ApiError } from '../lib/errors.js';
+import { newId } from '../lib/ids.js';
 import { renderError, sendError, toApiError } from './errors.js';
 
 /**

@@ -3,9 +3,9 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../test/database.js';
 import { useTestService } from '../test/service.js';
-import type { RouteModule } from '../shared/routes.js';
-import { requireSecretKey } from '../shared/principal.js';
-import { StrictObject } from '../shared/schemas.js';
+import type { RouteModule } from '../lib/routes.js';
+import { requireSecretKey } from '../lib/principal.js';
+import { StrictObject } from '../lib/schemas.js';
 
 /** Routes that exist only in these tests, to reach every branch of the error handling. */
 const testRoutes: RouteModule = (app) => {

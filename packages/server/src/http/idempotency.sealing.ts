@@ -1,4 +1,4 @@
-import { isSealed, type SecretBox } from '../shared/secret-box.js';
+import { isSealed, type SecretBox } from '../lib/secret-box.js';
 
 /**
  * What the idempotency hook keeps of a request and its response, sealed (docs/adr/0015-secrets-at-rest.md).

@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { addMilliseconds, isoTime } from '../shared/clock.js';
-import { ApiError } from '../shared/errors.js';
-import { randomBase62 } from '../shared/ids.js';
-import type { SecretBox } from '../shared/secret-box.js';
+import { addMilliseconds, isoTime } from '../lib/clock.js';
+import { ApiError } from '../lib/errors.js';
+import { randomBase62 } from '../lib/ids.js';
+import type { SecretBox } from '../lib/secret-box.js';
 import { openResponse, SEALED_REQUEST_HASH, sealFingerprint, sealResponse, storedFingerprint } from './idempotency.sealing.js';
 
 type Executor = Kysely<Database>;

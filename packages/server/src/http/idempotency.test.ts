@@ -4,15 +4,15 @@ import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { idempotencyCleanupJob } from '../jobs/idempotency-cleanup.job.js';
 import { createService, type Service } from '../main.js';
-import type { Clock } from '../shared/clock.js';
-import { ApiError } from '../shared/errors.js';
+import type { Clock } from '../lib/clock.js';
+import { ApiError } from '../lib/errors.js';
 import { createTestDatabase, describeEachDialect, type TestDatabase, testConfig } from '../test/database.js';
 import { useTestService } from '../test/service.js';
-import type { RouteModule } from '../shared/routes.js';
+import type { RouteModule } from '../lib/routes.js';
 import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_RETENTION_MS } from './idempotency.js';
 import { openResponse, SEALED_REQUEST_HASH, storedFingerprint } from './idempotency.sealing.js';
 import { sealPlaintextSecrets } from '../security/plaintext-sealing.js';
-import { StrictObject } from '../shared/schemas.js';
+import { StrictObject } from '../lib/schemas.js';
 
 /** A clock the tests move by hand. */
 function manualClock(): Clock & { advance(milliseconds: number): void } {

@@ -1,9 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/database.js';
-import type { Clock } from '../shared/clock.js';
-import { canonicalJson, sha256Hex } from '../shared/crypto.js';
-import { ApiError } from '../shared/errors.js';
-import type { SecretBox } from '../shared/secret-box.js';
+import type { Clock } from '../lib/clock.js';
+import { canonicalJson, sha256Hex } from '../lib/crypto.js';
+import { ApiError } from '../lib/errors.js';
+import type { SecretBox } from '../lib/secret-box.js';
 import { beginIdempotentRequest, completeIdempotentRequest, type IdempotencyLock, releaseIdempotentRequest } from './idempotency.store.js';
 
 /** How long generic keys are kept (docs/api.md section 1). */

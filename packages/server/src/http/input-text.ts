@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from '../shared/errors.js';
+import { ApiError } from '../lib/errors.js';
 
 /**
  * Keys that name an object's prototype machinery. JSON.parse makes `{"__proto__": …}` an own

@@ -1,7 +1,7 @@
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
-import { ERROR_CATALOG, type ErrorCode } from '../shared/errors.js';
+import { ERROR_CATALOG, type ErrorCode } from '../lib/errors.js';
 import { eventWebhooks } from './openapi-webhooks.js';
-import type { RouteCredential } from '../shared/principal.js';
+import type { RouteCredential } from '../lib/principal.js';
 
 declare module 'fastify' {
   interface FastifySchema {

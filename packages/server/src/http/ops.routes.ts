@@ -2,8 +2,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Db } from '../db/database.js';
 import { databaseReachable } from '../db/database.js';
-import { constantTimeEqual, sha256Hex } from '../shared/crypto.js';
-import { ApiError } from '../shared/errors.js';
+import { constantTimeEqual, sha256Hex } from '../lib/crypto.js';
+import { ApiError } from '../lib/errors.js';
 import type { HttpMetrics } from './metrics.js';
 
 export interface OpsRoutesOptions {

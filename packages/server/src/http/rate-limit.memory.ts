@@ -1,4 +1,4 @@
-import type { RateLimitDecision, RateLimiter, RateLimitRule } from '../shared/rate-limit.js';
+import type { RateLimitDecision, RateLimiter, RateLimitRule } from '../lib/rate-limit.js';
 
 interface Bucket {
   tokens: number;

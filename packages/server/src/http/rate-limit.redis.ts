@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { decide } from './rate-limit.memory.js';
-import type { RateLimitDecision, RateLimiter, RateLimitRule } from '../shared/rate-limit.js';
+import type { RateLimitDecision, RateLimiter, RateLimitRule } from '../lib/rate-limit.js';
 
 /**
  * One token bucket per key in a Redis hash, refilled and taken from in a single Lua script so that

@@ -3,10 +3,10 @@ import type { LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createService, type Service } from '../main.js';
-import { randomBase62 } from '../shared/ids.js';
+import { randomBase62 } from '../lib/ids.js';
 import { describeEachDialect } from '../test/database.js';
 import { useTestService } from '../test/service.js';
-import type { RateLimitDecision, RateLimiter, RateLimitRule } from '../shared/rate-limit.js';
+import type { RateLimitDecision, RateLimiter, RateLimitRule } from '../lib/rate-limit.js';
 import { MemoryRateLimiter } from './rate-limit.memory.js';
 import { RedisRateLimiter } from './rate-limit.redis.js';
 

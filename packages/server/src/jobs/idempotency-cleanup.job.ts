@@ -1,6 +1,6 @@
 import type { Db } from '../db/database.js';
 import { deleteExpiredIdempotencyKeys } from '../http/idempotency.store.js';
-import type { Clock } from '../shared/clock.js';
+import type { Clock } from '../lib/clock.js';
 import type { PeriodicJob } from './scheduler.js';
 
 const BATCH_SIZE = 1000;

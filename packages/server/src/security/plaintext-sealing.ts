@@ -1,7 +1,7 @@
 import type { Db } from '../db/database.js';
 import { type IdempotencyKeyName, SEALED_REQUEST_HASH, sealFingerprint, sealResponse } from '../http/idempotency.sealing.js';
 import { webhookSecretContext } from '../modules/webhooks/webhooks.secrets.js';
-import { isSealed, type SecretBox } from '../shared/secret-box.js';
+import { isSealed, type SecretBox } from '../lib/secret-box.js';
 
 const BATCH_ROWS = 500;
 

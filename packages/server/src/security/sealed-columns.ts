@@ -6,7 +6,7 @@ import { requestContext as ssoRequestContext, secretContext as ssoConnectionCont
 import { webhookSecretContext } from '../modules/webhooks/webhooks.secrets.js';
 
 /**
- * Every column that holds a sealed value (shared/secret-box.ts), in one place: what
+ * Every column that holds a sealed value (lib/secret-box.ts), in one place: what
  * `svc secrets rotate` re-seals, and what the secrets-at-rest test checks. A new sealed column is
  * added here, with the associated data its module seals it with (docs/adr/0015-secrets-at-rest.md).
  */

@@ -6,8 +6,8 @@ import type { InjectOptions } from 'fastify';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createService, type Service } from '../main.js';
-import type { DnsLookup } from '../shared/outbound-http.js';
-import { SecretBox, sealedKeyId } from '../shared/secret-box.js';
+import type { DnsLookup } from '../lib/outbound-http.js';
+import { SecretBox, sealedKeyId } from '../lib/secret-box.js';
 import { createTestDatabase, describeEachDialect, type TestDatabase, testConfig } from '../test/database.js';
 import {
   makeTestCertificate,

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
-import { isSealed, type SecretBox } from '../shared/secret-box.js';
+import { isSealed, type SecretBox } from '../lib/secret-box.js';
 import { type PlaintextSealingCounts, sealPlaintextSecrets } from './plaintext-sealing.js';
 import { type SealedColumn, SEALED_COLUMNS } from './sealed-columns.js';
 

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, inject } from 'vitest';
 import { loadConfig, type Config } from '../config.js';
 import type { Dialect } from '../db/database.js';
-import { randomBase62 } from '../shared/ids.js';
+import { randomBase62 } from '../lib/ids.js';
 
 export const DIALECTS: readonly Dialect[] = ['sqlite', 'postgres'];
 

@@ -1,5 +1,5 @@
-import { OutboundHttp } from '../shared/outbound-http.js';
-import { outboundFetch } from '../shared/outbound-http.fetch.js';
+import { OutboundHttp } from '../lib/outbound-http.js';
+import { outboundFetch } from '../lib/outbound-http.fetch.js';
 
 /**
  * Run in a child process by oauth.ca.test.ts: one GET through the outbound module, as the OAuth

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import type { Clock } from '../shared/clock.js';
+import type { Clock } from '../lib/clock.js';
 
 /** Webhook test tools: a clock moved by hand and a real HTTP receiver on loopback. */
 

@@ -9,7 +9,7 @@ import type { Kysely } from 'kysely';
  * of sign-ins in flight, and the identities that link a provider's account to a user.
  *
  * No secret is stored in clear: client secrets, Apple private keys and PKCE verifiers are sealed
- * with AES-256-GCM (shared/secret-box.ts); a sign-in's `state` is stored as a SHA-256 hash. See
+ * with AES-256-GCM (lib/secret-box.ts); a sign-in's `state` is stored as a SHA-256 hash. See
  * docs/adr/0008-oauth.md.
  */
 export async function up(db: Kysely<any>): Promise<void> {

@@ -8,7 +8,7 @@ import type { Kysely } from 'kysely';
  * Enterprise SSO (issue 8, parts 4 and 5; docs/adr/0011-sso.md).
  *
  * - `sso_connections`: one OpenID Connect or SAML identity provider per organization. The OIDC
- *   client secret is sealed (shared/secret-box.ts); the SAML signing certificate is public.
+ *   client secret is sealed (lib/secret-box.ts); the SAML signing certificate is public.
  * - `sso_domains`: the email domains a connection answers for, unique per project.
  * - `sso_requests`: sign-ins in flight, 10 minutes: an OIDC state's SHA-256 (with its sealed PKCE
  *   verifier and nonce) or a SAML AuthnRequest id, single use.

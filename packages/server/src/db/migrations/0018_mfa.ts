@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 /**
  * Second factors and passwordless sign-in by emailed code (docs/adr/0016-mfa.md):
  *
- * - `mfa_totp`: one authenticator app per user, its secret sealed (shared/secret-box.ts), with the
+ * - `mfa_totp`: one authenticator app per user, its secret sealed (lib/secret-box.ts), with the
  *   last time step accepted, so that each code is accepted once.
  * - `mfa_recovery_codes`: ten single-use codes per active factor, as SHA-256 hashes.
  * - `mfa_tokens`: the sign-ins waiting for their second factor (`svc_mfa_…`), as SHA-256 hashes.

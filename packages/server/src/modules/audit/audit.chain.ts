@@ -1,6 +1,6 @@
 import type { Db, SqliteStatements } from '../../db/database.js';
 import { inTransaction, isUniqueViolation, type Transaction } from '../../db/transaction.js';
-import { canonicalJson, sha256Hex } from '../../shared/crypto.js';
+import { canonicalJson, sha256Hex } from '../../lib/crypto.js';
 import * as store from './audit.store.js';
 
 /** The `prev_hash` of a project's first link. */

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Db } from '../../db/database.js';
 import type { PeriodicJob } from '../../jobs/scheduler.js';
-import { addMilliseconds, type Clock, isoTime } from '../../shared/clock.js';
+import { addMilliseconds, type Clock, isoTime } from '../../lib/clock.js';
 import { removeExpiredPrefix, sealAll } from './audit.chain.js';
 import * as store from './audit.store.js';
 

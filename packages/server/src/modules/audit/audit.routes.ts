@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { RouteModule } from '../../shared/routes.js';
-import { requireSecretKey } from '../../shared/principal.js';
+import type { RouteModule } from '../../lib/routes.js';
+import { requireSecretKey } from '../../lib/principal.js';
 import { AuditEntrySchema, AuditListSchema, AuditParams, ExportAuditQuery, ListAuditQuery } from './audit.schemas.js';
 import type { AuditService } from './audit.service.js';
 

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { ListQuery, StrictObject } from '../../shared/schemas.js';
+import { ListQuery, StrictObject } from '../../lib/schemas.js';
 import type { AuditActor } from './audit.context.js';
 
 const Time = Type.String({ format: 'date-time' });

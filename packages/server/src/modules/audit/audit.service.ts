@@ -1,9 +1,9 @@
 import type { Db } from '../../db/database.js';
 import { inTransaction, type Transaction } from '../../db/transaction.js';
-import { type Clock, isoTime } from '../../shared/clock.js';
-import { canonicalJson } from '../../shared/crypto.js';
-import { ApiError, isApiError } from '../../shared/errors.js';
-import { newId } from '../../shared/ids.js';
+import { type Clock, isoTime } from '../../lib/clock.js';
+import { canonicalJson } from '../../lib/crypto.js';
+import { ApiError, isApiError } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
 import { type AuditAction, isAuditAction } from './audit.actions.js';
 import { appendEntries, sealProject, verifyProject, type VerifyReport } from './audit.chain.js';
 import { type AuditActor, type AuditContext, actorColumns, actorFromColumns } from './audit.context.js';

@@ -1,5 +1,5 @@
 import { CompiledQuery, type Kysely, sql } from 'kysely';
-import { assert } from '../../shared/assert.js';
+import { assert } from '../../lib/assert.js';
 import { type Dialect, PREPARED_STATEMENT, type SqliteStatements } from '../../db/database.js';
 import type { AuditChainTable, AuditLogTable, Database } from '../../db/schema.js';
 

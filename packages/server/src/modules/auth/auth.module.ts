@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
-import type { BrowserAccess, RouteModule } from '../../shared/routes.js';
-import type { RateLimiter } from '../../shared/rate-limit.js';
+import type { BrowserAccess, RouteModule } from '../../lib/routes.js';
+import type { RateLimiter } from '../../lib/rate-limit.js';
 import type { PeriodicJob } from '../../jobs/scheduler.js';
-import type { Clock } from '../../shared/clock.js';
-import type { SecretBox } from '../../shared/secret-box.js';
+import type { Clock } from '../../lib/clock.js';
+import type { SecretBox } from '../../lib/secret-box.js';
 import { createEmailTransport, type EmailComposer, emailOutboxJob, type EmailTransport } from '../email/email.service.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { ProjectsService } from '../projects/projects.service.js';
@@ -20,8 +20,8 @@ import { emailCodeComposers, mfaCleanupJob, MfaService, SignInGate } from '../mf
 import { authEmailComposers } from './auth.emails.js';
 import { authRoutes } from './auth.routes.js';
 import { AuthService } from './auth.service.js';
-import { atMostEvery, OUTAGE_WARNING_INTERVAL_MS } from '../../shared/at-most-every.js';
-import { type LoginThrottle, MemoryLoginThrottle, RedisLoginThrottle } from '../../shared/login-throttle.js';
+import { atMostEvery, OUTAGE_WARNING_INTERVAL_MS } from '../../lib/at-most-every.js';
+import { type LoginThrottle, MemoryLoginThrottle, RedisLoginThrottle } from '../../lib/login-throttle.js';
 
 export interface AuthDependencies {
   readonly db: Db;

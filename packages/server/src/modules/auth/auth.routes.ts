@@ -1,13 +1,13 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { BrowserAccess, RouteModule } from '../../shared/routes.js';
-import { requireSecretKey } from '../../shared/principal.js';
+import type { BrowserAccess, RouteModule } from '../../lib/routes.js';
+import { requireSecretKey } from '../../lib/principal.js';
 import { type AuditContext, auditContext } from '../audit/audit.service.js';
-import { isApiError } from '../../shared/errors.js';
+import { isApiError } from '../../lib/errors.js';
 import type { SessionClient } from '../sessions/sessions.service.js';
 import { LogoutBody, UserAndSessionSchema } from '../sessions/sessions.schemas.js';
 import { UserSchema } from '../users/users.schemas.js';
-import { escapeHtml } from '../../shared/html.js';
+import { escapeHtml } from '../../lib/html.js';
 import {
   AcceptedSchema,
   ChangePasswordBody,

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import { StrictObject } from '../../shared/schemas.js';
+import { StrictObject } from '../../lib/schemas.js';
 import type { SignInResult } from '../mfa/mfa.service.js';
 import { MfaChallengeSchema } from '../mfa/mfa.schemas.js';
 import { UserAndSessionSchema } from '../sessions/sessions.schemas.js';

@@ -1,11 +1,11 @@
 import type { Db } from '../../db/database.js';
 import type { EmailTokenPurpose } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
-import type { Principal } from '../../shared/principal.js';
-import type { RateLimiter, RateLimitRule } from '../../shared/rate-limit.js';
-import { type Clock, isoTime } from '../../shared/clock.js';
-import { sha256Hex } from '../../shared/crypto.js';
-import { ApiError } from '../../shared/errors.js';
+import type { Principal } from '../../lib/principal.js';
+import type { RateLimiter, RateLimitRule } from '../../lib/rate-limit.js';
+import { type Clock, isoTime } from '../../lib/clock.js';
+import { sha256Hex } from '../../lib/crypto.js';
+import { ApiError } from '../../lib/errors.js';
 import type { AuditContext, AuditRecord, AuditService } from '../audit/audit.service.js';
 import { queueEmail } from '../email/email.service.js';
 import type { SessionCheck, SessionClient, SessionPrincipal, SessionsService } from '../sessions/sessions.service.js';
@@ -15,7 +15,7 @@ import { IdentityLinking, type NormalizedEmail, normalizeEmail, toUser, type Use
 import { NAME_LENGTH_MAX, type User } from '../users/users.schemas.js';
 import { EMAIL_TOKEN_PATTERN, PASSWORD_RESET_TEMPLATE, VERIFY_EMAIL_TEMPLATE } from './auth.emails.js';
 import * as tokens from './email-tokens.store.js';
-import { type LoginThrottle, type LoginThrottleRule, type ThrottledAttemptLimits, throttledAttempt } from '../../shared/login-throttle.js';
+import { type LoginThrottle, type LoginThrottleRule, type ThrottledAttemptLimits, throttledAttempt } from '../../lib/login-throttle.js';
 import { checkPasswordStrength, createDummyPasswordHash, hashPassword, needsRehash, verifyPassword } from './passwords.js';
 
 /** Sign-ups per project and client IP: 20 at once, then one a second. */

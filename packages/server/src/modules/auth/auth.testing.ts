@@ -1,6 +1,6 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { Service } from '../../main.js';
-import type { Clock } from '../../shared/clock.js';
+import type { Clock } from '../../lib/clock.js';
 
 /**
  * Helpers for the auth, sessions, users and email tests: requests through `app.inject`, a clock

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import { hash, type Options, parseOptions, verify } from '@node-rs/argon2';
-import { ApiError } from '../../shared/errors.js';
+import { ApiError } from '../../lib/errors.js';
 
 export const PASSWORD_LENGTH_MIN = 8;
 export const PASSWORD_LENGTH_MAX = 128;

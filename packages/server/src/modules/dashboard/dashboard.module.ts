@@ -1,9 +1,9 @@
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
-import type { RouteModule } from '../../shared/routes.js';
-import type { RateLimiter } from '../../shared/rate-limit.js';
+import type { RouteModule } from '../../lib/routes.js';
+import type { RateLimiter } from '../../lib/rate-limit.js';
 import type { PeriodicJob } from '../../jobs/scheduler.js';
-import type { Clock } from '../../shared/clock.js';
+import type { Clock } from '../../lib/clock.js';
 import type { ProjectsService } from '../projects/projects.service.js';
 import { dashboardRoutes } from './dashboard.routes.js';
 import { DashboardService } from './dashboard.service.js';

@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { RouteModule } from '../../shared/routes.js';
-import { readCookie } from '../../shared/cookies.js';
-import { StrictObject } from '../../shared/schemas.js';
-import { ApiError } from '../../shared/errors.js';
+import type { RouteModule } from '../../lib/routes.js';
+import { readCookie } from '../../lib/cookies.js';
+import { StrictObject } from '../../lib/schemas.js';
+import { ApiError } from '../../lib/errors.js';
 import { DASHBOARD_SESSION_TTL_MS, type DashboardService } from './dashboard.service.js';
 import type { DashboardFiles, StaticFile } from './dashboard.static.js';
 

@@ -1,10 +1,10 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Db } from '../../db/database.js';
-import type { DashboardAuthenticator, DashboardCredential, Principal } from '../../shared/principal.js';
-import type { RateLimiter, RateLimitRule } from '../../shared/rate-limit.js';
-import { addMilliseconds, type Clock, isoTime } from '../../shared/clock.js';
-import { constantTimeEqual, sha256Hex } from '../../shared/crypto.js';
-import { ApiError } from '../../shared/errors.js';
+import type { DashboardAuthenticator, DashboardCredential, Principal } from '../../lib/principal.js';
+import type { RateLimiter, RateLimitRule } from '../../lib/rate-limit.js';
+import { addMilliseconds, type Clock, isoTime } from '../../lib/clock.js';
+import { constantTimeEqual, sha256Hex } from '../../lib/crypto.js';
+import { ApiError } from '../../lib/errors.js';
 import type { ProjectsService } from '../projects/projects.service.js';
 import * as store from './dashboard.store.js';
 

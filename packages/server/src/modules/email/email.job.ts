@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Db } from '../../db/database.js';
 import type { PeriodicJob } from '../../jobs/scheduler.js';
-import { addMilliseconds, type Clock, isoTime } from '../../shared/clock.js';
+import { addMilliseconds, type Clock, isoTime } from '../../lib/clock.js';
 import type { EmailComposer, OutgoingEmail, QueuedEmail } from './email.service.js';
 import * as store from './email.store.js';
 import type { EmailTransport } from './email.transport.js';

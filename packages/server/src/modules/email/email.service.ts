@@ -1,5 +1,5 @@
 import type { Transaction } from '../../db/transaction.js';
-import { newId } from '../../shared/ids.js';
+import { newId } from '../../lib/ids.js';
 import * as store from './email.store.js';
 
 // The outbox job and the transports, for the module that wires email (modules/auth/auth.module.ts).

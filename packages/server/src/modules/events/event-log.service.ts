@@ -1,6 +1,6 @@
 import type { Db, Dialect } from '../../db/database.js';
 import type { Transaction } from '../../db/transaction.js';
-import { ApiError } from '../../shared/errors.js';
+import { ApiError } from '../../lib/errors.js';
 import * as store from './event-log.store.js';
 import { EVENT_TYPES, type EventType } from './events.service.js';
 import type { ListEventsQuery } from './events.schemas.js';

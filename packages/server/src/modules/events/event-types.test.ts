@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { TSchema } from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
-import type { DnsLookup } from '../../shared/outbound-http.js';
+import type { DnsLookup } from '../../lib/outbound-http.js';
 import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
 import { SoftwareAuthenticator } from '../../test/software-authenticator.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { RouteModule } from '../../shared/routes.js';
-import { requireSecretKey } from '../../shared/principal.js';
+import type { RouteModule } from '../../lib/routes.js';
+import { requireSecretKey } from '../../lib/principal.js';
 import type { EventLogService } from './event-log.service.js';
 import { EVENT_CATALOG, EVENT_TYPES } from './event-types.js';
 import { EventListSchema, EventParams, EventSchema, EventTypeListSchema, ListEventsQuery } from './events.schemas.js';

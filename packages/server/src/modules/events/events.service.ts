@@ -1,6 +1,6 @@
 import type { Transaction } from '../../db/transaction.js';
-import { assert } from '../../shared/assert.js';
-import { newId } from '../../shared/ids.js';
+import { assert } from '../../lib/assert.js';
+import { newId } from '../../lib/ids.js';
 
 import { type EventData, type EventType } from './event-types.js';
 

@@ -1,5 +1,5 @@
 import type { EmailComposer, OutgoingEmail } from '../email/email.service.js';
-import { escapeHtml } from '../../shared/html.js';
+import { escapeHtml } from '../../lib/html.js';
 import type { ProjectsService } from '../projects/projects.service.js';
 import { EMAIL_CODE_TEMPLATE, type EmailCodesService } from './email-codes.service.js';
 

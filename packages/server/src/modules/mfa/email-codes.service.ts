@@ -1,13 +1,13 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Db } from '../../db/database.js';
 import { inTransaction } from '../../db/transaction.js';
-import type { RateLimiter, RateLimitRule } from '../../shared/rate-limit.js';
-import { addMilliseconds, type Clock, isoTime } from '../../shared/clock.js';
-import { constantTimeEqual, sha256Hex } from '../../shared/crypto.js';
-import { ApiError } from '../../shared/errors.js';
+import type { RateLimiter, RateLimitRule } from '../../lib/rate-limit.js';
+import { addMilliseconds, type Clock, isoTime } from '../../lib/clock.js';
+import { constantTimeEqual, sha256Hex } from '../../lib/crypto.js';
+import { ApiError } from '../../lib/errors.js';
 import type { AuditContext, AuditRecord, AuditService } from '../audit/audit.service.js';
 import { queueEmail } from '../email/email.service.js';
-import { type LoginThrottle, type LoginThrottleRule, throttledAttempt } from '../../shared/login-throttle.js';
+import { type LoginThrottle, type LoginThrottleRule, throttledAttempt } from '../../lib/login-throttle.js';
 import type { SessionClient, SessionsService } from '../sessions/sessions.service.js';
 import { IdentityLinking, normalizeEmail, toUser, type UsersService } from '../users/users.service.js';
 import * as store from './email-codes.store.js';

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.js';
 import type { PeriodicJob } from '../../jobs/scheduler.js';
-import { addMilliseconds, type Clock, isoTime } from '../../shared/clock.js';
+import { addMilliseconds, type Clock, isoTime } from '../../lib/clock.js';
 import { deleteExpired } from './mfa.store.js';
 
 const CLEANUP_INTERVAL_MS = 10 * 60 * 1000;

@@ -1,8 +1,8 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { BrowserAccess, RouteModule } from '../../shared/routes.js';
-import { requireSecretKey } from '../../shared/principal.js';
-import { ApiError } from '../../shared/errors.js';
+import type { BrowserAccess, RouteModule } from '../../lib/routes.js';
+import { requireSecretKey } from '../../lib/principal.js';
+import { ApiError } from '../../lib/errors.js';
 import { auditContext } from '../audit/audit.service.js';
 import { AcceptedSchema, LoginQuery } from '../auth/auth.schemas.js';
 import { sendSignIn, SignInResponse } from '../auth/auth.schemas.js';

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { StrictObject } from '../../shared/schemas.js';
+import { StrictObject } from '../../lib/schemas.js';
 
 const Method = Type.Union([Type.Literal('totp'), Type.Literal('recovery_code')]);
 const Email = Type.String({ minLength: 1, maxLength: 320 });

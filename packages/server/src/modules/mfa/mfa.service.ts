@@ -1,10 +1,10 @@
 import type { Db } from '../../db/database.js';
 import { inTransaction, type Transaction } from '../../db/transaction.js';
-import { type Clock, isoTime } from '../../shared/clock.js';
-import { ApiError } from '../../shared/errors.js';
-import type { SecretBox } from '../../shared/secret-box.js';
+import { type Clock, isoTime } from '../../lib/clock.js';
+import { ApiError } from '../../lib/errors.js';
+import type { SecretBox } from '../../lib/secret-box.js';
 import type { AuditContext, AuditRecord, AuditService } from '../audit/audit.service.js';
-import { type LoginThrottle, throttledAttempt } from '../../shared/login-throttle.js';
+import { type LoginThrottle, throttledAttempt } from '../../lib/login-throttle.js';
 import { recordEvent } from '../events/events.service.js';
 import type { ProjectsService } from '../projects/projects.service.js';
 import type { SessionClient } from '../sessions/sessions.service.js';

@@ -1,5 +1,5 @@
 import { type ApiCaller, bearer } from '../auth/auth.testing.js';
-import type { Clock } from '../../shared/clock.js';
+import type { Clock } from '../../lib/clock.js';
 import { timeStep, totpCode } from './totp.js';
 
 /** Helpers for the second-factor tests: enrolment through the API and codes at the test clock's time. */

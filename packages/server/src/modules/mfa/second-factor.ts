@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Transaction } from '../../db/transaction.js';
-import { isoTime } from '../../shared/clock.js';
-import { sha256Hex } from '../../shared/crypto.js';
-import type { SecretBox } from '../../shared/secret-box.js';
+import { isoTime } from '../../lib/clock.js';
+import { sha256Hex } from '../../lib/crypto.js';
+import type { SecretBox } from '../../lib/secret-box.js';
 import { base32Encode, matchingStep } from './totp.js';
 import * as store from './mfa.store.js';
 

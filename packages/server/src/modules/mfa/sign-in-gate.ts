@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../db/database.js';
 import { inTransaction, type Transaction } from '../../db/transaction.js';
-import { addMilliseconds, type Clock, isoTime } from '../../shared/clock.js';
-import { sha256Hex } from '../../shared/crypto.js';
-import { ApiError } from '../../shared/errors.js';
-import type { SecretBox } from '../../shared/secret-box.js';
+import { addMilliseconds, type Clock, isoTime } from '../../lib/clock.js';
+import { sha256Hex } from '../../lib/crypto.js';
+import { ApiError } from '../../lib/errors.js';
+import type { SecretBox } from '../../lib/secret-box.js';
 import type { AuditContext, AuditRecord, AuditService } from '../audit/audit.service.js';
-import { type LoginThrottle, type LoginThrottleRule, throttledAttempt } from '../../shared/login-throttle.js';
+import { type LoginThrottle, type LoginThrottleRule, throttledAttempt } from '../../lib/login-throttle.js';
 import type { IssuedSessionTokens, SessionClient, SessionsService } from '../sessions/sessions.service.js';
 import type { IssuedSession } from '../sessions/sessions.schemas.js';
 import type { User } from '../users/users.schemas.js';

@@ -1,8 +1,8 @@
 import * as client from 'openid-client';
 import type { OAuthEndpoints } from '../../config.js';
-import type { Clock } from '../../shared/clock.js';
-import { ApiError } from '../../shared/errors.js';
-import type { OutboundFetch } from '../../shared/outbound-http.fetch.js';
+import type { Clock } from '../../lib/clock.js';
+import { ApiError } from '../../lib/errors.js';
+import type { OutboundFetch } from '../../lib/outbound-http.fetch.js';
 import { appleClientSecret } from './apple-client-secret.js';
 import { isOpenIdConnect, type ProviderKind } from './oauth.providers.js';
 

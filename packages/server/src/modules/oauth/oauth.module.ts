@@ -1,12 +1,12 @@
 import type { AuditService } from '../audit/audit.service.js';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
-import type { RouteModule } from '../../shared/routes.js';
+import type { RouteModule } from '../../lib/routes.js';
 import type { PeriodicJob } from '../../jobs/scheduler.js';
-import { type Clock, isoTime } from '../../shared/clock.js';
-import { OutboundHttp } from '../../shared/outbound-http.js';
-import { outboundFetch } from '../../shared/outbound-http.fetch.js';
-import type { SecretBox } from '../../shared/secret-box.js';
+import { type Clock, isoTime } from '../../lib/clock.js';
+import { OutboundHttp } from '../../lib/outbound-http.js';
+import { outboundFetch } from '../../lib/outbound-http.fetch.js';
+import type { SecretBox } from '../../lib/secret-box.js';
 import type { Auth } from '../auth/auth.module.js';
 import { OAuthClient } from './oauth.client.js';
 import { oauthRoutes } from './oauth.routes.js';

@@ -1,7 +1,7 @@
 import { auditContext } from '../audit/audit.service.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { RouteModule } from '../../shared/routes.js';
-import { requireSecretKey } from '../../shared/principal.js';
+import type { RouteModule } from '../../lib/routes.js';
+import { requireSecretKey } from '../../lib/principal.js';
 import {
   CallbackBody,
   CallbackMfaResponse,

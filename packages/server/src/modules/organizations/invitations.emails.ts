@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../db/database.js';
 import { inTransaction } from '../../db/transaction.js';
-import { type Clock, isoTime } from '../../shared/clock.js';
-import { sha256Hex } from '../../shared/crypto.js';
-import { escapeHtml } from '../../shared/html.js';
+import { type Clock, isoTime } from '../../lib/clock.js';
+import { sha256Hex } from '../../lib/crypto.js';
+import { escapeHtml } from '../../lib/html.js';
 import type { EmailComposer, OutgoingEmail } from '../email/email.service.js';
 import type { ProjectsService } from '../projects/projects.service.js';
 import * as store from './organizations.store.js';

@@ -1,9 +1,9 @@
 import type { Db } from '../../db/database.js';
 import { inTransaction, type Transaction } from '../../db/transaction.js';
-import { addMilliseconds, type Clock, isoTime } from '../../shared/clock.js';
-import { sha256Hex } from '../../shared/crypto.js';
-import { ApiError } from '../../shared/errors.js';
-import { newId } from '../../shared/ids.js';
+import { addMilliseconds, type Clock, isoTime } from '../../lib/clock.js';
+import { sha256Hex } from '../../lib/crypto.js';
+import { ApiError } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
 import type { AuditAction, AuditContext, AuditRecord, AuditService } from '../audit/audit.service.js';
 import { queueEmail } from '../email/email.service.js';
 import { recordEvent } from '../events/events.service.js';

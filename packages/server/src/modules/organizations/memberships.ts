@@ -1,5 +1,5 @@
 import type { Transaction } from '../../db/transaction.js';
-import { ApiError } from '../../shared/errors.js';
+import { ApiError } from '../../lib/errors.js';
 import type { AuditContext, AuditService } from '../audit/audit.service.js';
 import { recordEvent } from '../events/events.service.js';
 import type { Membership } from './organizations.schemas.js';

@@ -1,8 +1,8 @@
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
 import { rowLockFor } from '../../db/transaction.js';
-import type { RouteModule } from '../../shared/routes.js';
-import type { Clock } from '../../shared/clock.js';
+import type { RouteModule } from '../../lib/routes.js';
+import type { Clock } from '../../lib/clock.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { Auth } from '../auth/auth.module.js';
 import type { EmailComposer } from '../email/email.service.js';

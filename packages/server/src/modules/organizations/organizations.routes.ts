@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { BrowserAccess, RouteModule } from '../../shared/routes.js';
-import { type Principal, requireSecretKey } from '../../shared/principal.js';
+import type { BrowserAccess, RouteModule } from '../../lib/routes.js';
+import { type Principal, requireSecretKey } from '../../lib/principal.js';
 import { auditContext } from '../audit/audit.service.js';
 import type { InvitationsService } from './invitations.service.js';
 import {

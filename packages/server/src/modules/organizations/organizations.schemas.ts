@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { ListQuery, StrictObject } from '../../shared/schemas.js';
+import { ListQuery, StrictObject } from '../../lib/schemas.js';
 import { Metadata, NAME_LENGTH_MAX, RoleKey, UserId } from '../users/users.schemas.js';
 
 export const SLUG_LENGTH_MAX = 64;

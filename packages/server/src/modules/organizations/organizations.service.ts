@@ -1,8 +1,8 @@
 import type { Db } from '../../db/database.js';
 import { inTransaction, rowLockFor, isUniqueViolation, type Transaction } from '../../db/transaction.js';
-import { type Clock, isoTime } from '../../shared/clock.js';
-import { ApiError, isApiError } from '../../shared/errors.js';
-import { newId } from '../../shared/ids.js';
+import { type Clock, isoTime } from '../../lib/clock.js';
+import { ApiError, isApiError } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
 import type { AuditAction, AuditContext, AuditRecord, AuditService } from '../audit/audit.service.js';
 import { recordEvent } from '../events/events.service.js';
 import type { RolesService } from '../users/roles.service.js';

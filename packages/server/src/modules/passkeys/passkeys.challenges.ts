@@ -1,9 +1,9 @@
 import type { Db } from '../../db/database.js';
 import type { PasskeyChallengePurpose } from '../../db/schema.js';
-import { addMilliseconds, type Clock, isoTime } from '../../shared/clock.js';
-import { constantTimeEqual, sha256Hex } from '../../shared/crypto.js';
-import { ApiError } from '../../shared/errors.js';
-import { newId } from '../../shared/ids.js';
+import { addMilliseconds, type Clock, isoTime } from '../../lib/clock.js';
+import { constantTimeEqual, sha256Hex } from '../../lib/crypto.js';
+import { ApiError } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
 import * as store from './passkeys.store.js';
 
 /** How long a ceremony may take, from its options to its response; also the options' `timeout`. */

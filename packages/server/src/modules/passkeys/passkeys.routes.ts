@@ -1,7 +1,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { BrowserAccess, RouteModule } from '../../shared/routes.js';
-import { requireSecretKey } from '../../shared/principal.js';
+import type { BrowserAccess, RouteModule } from '../../lib/routes.js';
+import { requireSecretKey } from '../../lib/principal.js';
 import { auditContext } from '../audit/audit.service.js';
 import { sendSignIn } from '../auth/auth.schemas.js';
 import { LoginQuery, LoginTokenResponse } from '../auth/auth.schemas.js';

@@ -1,9 +1,9 @@
 import { generateRegistrationOptions, type RegistrationResponseJSON, verifyRegistrationResponse } from '@simplewebauthn/server';
 import type { Db } from '../../db/database.js';
 import { inTransaction, isUniqueViolation, type Transaction } from '../../db/transaction.js';
-import { type Clock, isoTime } from '../../shared/clock.js';
-import { ApiError } from '../../shared/errors.js';
-import { newId } from '../../shared/ids.js';
+import { type Clock, isoTime } from '../../lib/clock.js';
+import { ApiError } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
 import type { AuditContext, AuditRecord, AuditService } from '../audit/audit.service.js';
 import { recordEvent } from '../events/events.service.js';
 import type { ProjectsService } from '../projects/projects.service.js';

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { ListQuery, StrictObject } from '../../shared/schemas.js';
+import { ListQuery, StrictObject } from '../../lib/schemas.js';
 import { ORIGIN_LENGTH_MAX, ORIGINS_MAX, RP_ID_LENGTH_MAX, RP_NAME_LENGTH_MAX } from './relying-party.js';
 
 const RelyingPartyProperties = {

@@ -1,9 +1,9 @@
 import type { Db } from '../../db/database.js';
 import { inTransaction, isUniqueViolation } from '../../db/transaction.js';
-import { type Clock, isoTime } from '../../shared/clock.js';
-import { sha256Hex } from '../../shared/crypto.js';
-import { ApiError } from '../../shared/errors.js';
-import { newId, randomBase62 } from '../../shared/ids.js';
+import { type Clock, isoTime } from '../../lib/clock.js';
+import { sha256Hex } from '../../lib/crypto.js';
+import { ApiError } from '../../lib/errors.js';
+import { newId, randomBase62 } from '../../lib/ids.js';
 import { type AuditContext, type AuditRecord, type AuditService, SYSTEM_AUDIT_CONTEXT } from '../audit/audit.service.js';
 import * as store from './projects.store.js';
 import { checkRelyingParty, parseRelyingParty, type RelyingParty } from './relying-party.js';

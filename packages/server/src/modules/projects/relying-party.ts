@@ -1,4 +1,4 @@
-import { ApiError } from '../../shared/errors.js';
+import { ApiError } from '../../lib/errors.js';
 
 /**
  * A project's WebAuthn relying party: who its passkeys belong to (docs/api.md, "Passkeys";

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { SecretBox } from '../../shared/secret-box.js';
+import { SecretBox } from '../../lib/secret-box.js';
 import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
 import { bearer, eventsOf, signup, testClock } from '../auth/auth.testing.js';

@@ -1,10 +1,10 @@
 import type { Db } from '../../db/database.js';
 import type { Transaction } from '../../db/transaction.js';
 import type { PeriodicJob } from '../../jobs/scheduler.js';
-import { assert } from '../../shared/assert.js';
-import { addMilliseconds, type Clock, isoTime } from '../../shared/clock.js';
-import { constantTimeEqual, sha256Hex } from '../../shared/crypto.js';
-import type { SecretBox } from '../../shared/secret-box.js';
+import { assert } from '../../lib/assert.js';
+import { addMilliseconds, type Clock, isoTime } from '../../lib/clock.js';
+import { constantTimeEqual, sha256Hex } from '../../lib/crypto.js';
+import type { SecretBox } from '../../lib/secret-box.js';
 import type { IssuedSessionTokens } from './sessions.service.js';
 import { clearSealedSuccessorsUsedBefore, findSession, type SessionRow } from './sessions.store.js';
 

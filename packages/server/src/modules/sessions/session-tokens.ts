@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { randomBase62 } from '../../shared/ids.js';
+import { randomBase62 } from '../../lib/ids.js';
 
 export const SESSION_TOKEN_PREFIX = 'svc_ses_';
 export const REFRESH_TOKEN_PREFIX = 'svc_rt_';

@@ -1,7 +1,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { RouteModule } from '../../shared/routes.js';
-import { requireSecretKey } from '../../shared/principal.js';
+import type { RouteModule } from '../../lib/routes.js';
+import { requireSecretKey } from '../../lib/principal.js';
 import { auditContext } from '../audit/audit.service.js';
 import type { AuthService } from '../auth/auth.service.js';
 import { UserParams } from '../users/users.schemas.js';

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { ListQuery, StrictObject } from '../../shared/schemas.js';
+import { ListQuery, StrictObject } from '../../lib/schemas.js';
 import { UserSchema } from '../users/users.schemas.js';
 
 const Time = Type.String({ format: 'date-time' });

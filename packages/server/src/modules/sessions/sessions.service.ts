@@ -1,11 +1,11 @@
 import type { Db } from '../../db/database.js';
 import type { SessionRevokedReason, UsersTable } from '../../db/schema.js';
 import { inTransaction, type Transaction } from '../../db/transaction.js';
-import type { Principal, SessionAuthenticator } from '../../shared/principal.js';
-import { addMilliseconds, type Clock, isoTime } from '../../shared/clock.js';
-import { constantTimeEqual, sha256Hex } from '../../shared/crypto.js';
-import { ApiError } from '../../shared/errors.js';
-import type { SecretBox } from '../../shared/secret-box.js';
+import type { Principal, SessionAuthenticator } from '../../lib/principal.js';
+import { addMilliseconds, type Clock, isoTime } from '../../lib/clock.js';
+import { constantTimeEqual, sha256Hex } from '../../lib/crypto.js';
+import { ApiError } from '../../lib/errors.js';
+import type { SecretBox } from '../../lib/secret-box.js';
 import type { AuditContext, AuditRecord, AuditService } from '../audit/audit.service.js';
 import { recordEvent } from '../events/events.service.js';
 import { sealSuccessor, successorWithinGrace } from './refresh-grace.js';

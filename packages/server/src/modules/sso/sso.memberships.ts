@@ -1,5 +1,5 @@
 import type { Transaction } from '../../db/transaction.js';
-import { isApiError } from '../../shared/errors.js';
+import { isApiError } from '../../lib/errors.js';
 import type { AuditContext, AuditService } from '../audit/audit.service.js';
 import { addMemberInTransaction } from '../organizations/organizations.service.js';
 

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
-import type { RouteModule } from '../../shared/routes.js';
+import type { RouteModule } from '../../lib/routes.js';
 import type { PeriodicJob } from '../../jobs/scheduler.js';
-import { type Clock, isoTime } from '../../shared/clock.js';
+import { type Clock, isoTime } from '../../lib/clock.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { Auth } from '../auth/auth.module.js';
 import type { OAuth } from '../oauth/oauth.module.js';

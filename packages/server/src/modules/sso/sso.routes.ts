@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { RouteModule } from '../../shared/routes.js';
-import { requireSecretKey } from '../../shared/principal.js';
-import { ApiError } from '../../shared/errors.js';
+import type { RouteModule } from '../../lib/routes.js';
+import { requireSecretKey } from '../../lib/principal.js';
+import { ApiError } from '../../lib/errors.js';
 import { auditContext } from '../audit/audit.service.js';
 import { SAML_RESPONSE_BYTES_MAX } from './sso.saml.js';
 import {

@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { SAML, type SamlConfig, ValidateInResponseTo } from '@node-saml/node-saml';
 import { DOMParser } from '@xmldom/xmldom';
-import { ApiError, type ErrorCode } from '../../shared/errors.js';
+import { ApiError, type ErrorCode } from '../../lib/errors.js';
 
 /**
  * The SAML 2.0 service provider side of a connection, through @node-saml/node-saml: the

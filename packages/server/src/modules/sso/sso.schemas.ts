@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { StrictObject } from '../../shared/schemas.js';
+import { StrictObject } from '../../lib/schemas.js';
 import { MfaChallengeSchema } from '../mfa/mfa.schemas.js';
 import { IssuedSessionSchema } from '../sessions/sessions.schemas.js';
 import { UserSchema } from '../users/users.schemas.js';

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { expect, it } from 'vitest';
-import { systemClock } from '../../shared/clock.js';
+import { systemClock } from '../../lib/clock.js';
 import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
 import { AMOUNT_MAX } from '../wallets/wallets.schemas.js';

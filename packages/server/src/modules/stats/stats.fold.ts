@@ -2,7 +2,7 @@ import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import type { StatsFoldSource } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
-import { type Clock, isoTime } from '../../shared/clock.js';
+import { type Clock, isoTime } from '../../lib/clock.js';
 import type { PeriodicJob } from '../../jobs/scheduler.js';
 
 const MINUTE_MS = 60 * 1000;

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { RouteModule } from '../../shared/routes.js';
-import { requireSecretKey } from '../../shared/principal.js';
-import { StrictObject } from '../../shared/schemas.js';
+import type { RouteModule } from '../../lib/routes.js';
+import { requireSecretKey } from '../../lib/principal.js';
+import { StrictObject } from '../../lib/schemas.js';
 import type { StatsService } from './stats.service.js';
 
 const security = [{ secretKey: [] }, { secretKeyHeader: [] }];

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import { type Clock, isoTime } from '../../shared/clock.js';
+import { type Clock, isoTime } from '../../lib/clock.js';
 import * as store from './stats.store.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;

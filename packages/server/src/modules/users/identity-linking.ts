@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.js';
 import { rowLockFor, type Transaction } from '../../db/transaction.js';
-import { isoTime } from '../../shared/clock.js';
-import { ApiError } from '../../shared/errors.js';
+import { isoTime } from '../../lib/clock.js';
+import { ApiError } from '../../lib/errors.js';
 import type { AuditContext, AuditService } from '../audit/audit.service.js';
 import type { SessionsService } from '../sessions/sessions.service.js';
 import * as identities from './identities.store.js';

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.js';
 import { inTransaction, isUniqueViolation } from '../../db/transaction.js';
-import { type Clock, isoTime } from '../../shared/clock.js';
-import { ApiError } from '../../shared/errors.js';
+import { type Clock, isoTime } from '../../lib/clock.js';
+import { ApiError } from '../../lib/errors.js';
 import type { AuditAction, AuditContext, AuditRecord, AuditService } from '../audit/audit.service.js';
 import { recordEvent } from '../events/events.service.js';
 import { CUSTOM_ROLES_MAX, type CreateRoleBody, type Role, type UpdateRoleBody } from './users.schemas.js';

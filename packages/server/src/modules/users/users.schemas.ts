@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { ListQuery, StrictObject } from '../../shared/schemas.js';
+import { ListQuery, StrictObject } from '../../lib/schemas.js';
 
 export const METADATA_KEYS_MAX = 50;
 export const METADATA_KEY_LENGTH_MAX = 40;

@@ -1,8 +1,8 @@
 import type { Db } from '../../db/database.js';
 import { inTransaction, isUniqueViolation, rowLockFor, type Transaction } from '../../db/transaction.js';
-import { type Clock, isoTime } from '../../shared/clock.js';
-import { ApiError } from '../../shared/errors.js';
-import { newId } from '../../shared/ids.js';
+import { type Clock, isoTime } from '../../lib/clock.js';
+import { ApiError } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
 import { recordEvent } from '../events/events.service.js';
 import type { AuditAction, AuditContext, AuditService, AuditValue } from '../audit/audit.service.js';
 import type { SessionsService } from '../sessions/sessions.service.js';

@@ -1,8 +1,8 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { BrowserAccess, RouteModule } from '../../shared/routes.js';
-import { StrictObject } from '../../shared/schemas.js';
-import { ApiError } from '../../shared/errors.js';
+import type { BrowserAccess, RouteModule } from '../../lib/routes.js';
+import { StrictObject } from '../../lib/schemas.js';
+import { ApiError } from '../../lib/errors.js';
 import type { LedgerService } from '../wallets/ledger.service.js';
 import { BalanceSchema, type Wallet, WalletTransactionSchema } from '../wallets/wallets.schemas.js';
 import type { WalletsService } from '../wallets/wallets.service.js';

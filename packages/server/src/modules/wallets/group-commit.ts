@@ -1,4 +1,4 @@
-import { AssertionError } from '../../shared/assert.js';
+import { AssertionError } from '../../lib/assert.js';
 
 export interface GroupCommitOptions<I, O> {
   /** Applies items in one database transaction; one outcome per item, in the order given. */

@@ -3,7 +3,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Db } from '../../db/database.js';
 import { createService, type Service } from '../../main.js';
-import { randomBase62 } from '../../shared/ids.js';
+import { randomBase62 } from '../../lib/ids.js';
 import { createTestDatabase, describeEachDialect, testConfig, type TestDatabase } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
 import { verifyLedger } from './ledger.verify.js';

@@ -1,5 +1,5 @@
-import { canonicalJson, sha256Hex } from '../../shared/crypto.js';
-import { ApiError } from '../../shared/errors.js';
+import { canonicalJson, sha256Hex } from '../../lib/crypto.js';
+import { ApiError } from '../../lib/errors.js';
 import type { AuditContext } from '../audit/audit.service.js';
 import type { Transaction, Transfer } from './wallets.schemas.js';
 

@@ -1,6 +1,6 @@
-import { assert } from '../../shared/assert.js';
-import { ApiError, type ErrorCode, isApiError } from '../../shared/errors.js';
-import { newId } from '../../shared/ids.js';
+import { assert } from '../../lib/assert.js';
+import { ApiError, type ErrorCode, isApiError } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
 import { actorColumns, type AuditContext, type AuditRecord, type AuditService } from '../audit/audit.service.js';
 import type { EventData, NewEvent } from '../events/events.service.js';
 import { lowBalanceEvents, walletEvent } from './ledger.events.js';

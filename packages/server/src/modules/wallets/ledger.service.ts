@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.js';
-import { assert } from '../../shared/assert.js';
-import type { Clock } from '../../shared/clock.js';
-import { ApiError } from '../../shared/errors.js';
+import { assert } from '../../lib/assert.js';
+import type { Clock } from '../../lib/clock.js';
+import { ApiError } from '../../lib/errors.js';
 import type { AuditContext, AuditService } from '../audit/audit.service.js';
 import type { BatchOutcome, MovementOutcome, MovementRequest } from './ledger.movements.js';
 import * as ledger from './ledger.store.js';

@@ -1,4 +1,4 @@
-import { assert } from '../../shared/assert.js';
+import { assert } from '../../lib/assert.js';
 import type { LedgerTransactionRow, TransactionWithBalance, WalletHistoryRow } from './ledger.store.js';
 import type { Transaction, Transfer, WalletTransaction } from './wallets.schemas.js';
 import { parseMetadata } from './metadata.js';

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { inTransaction, isUniqueViolation, type Transaction as DbTransaction } from '../../db/transaction.js';
-import { type Clock, isoTime } from '../../shared/clock.js';
+import { type Clock, isoTime } from '../../lib/clock.js';
 import type { AuditService } from '../audit/audit.service.js';
 import { recordEvents } from '../events/events.service.js';
 import { GroupCommit } from './group-commit.js';

@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { inTransaction } from '../../db/transaction.js';
 import type { Service } from '../../main.js';
-import { randomBase62 } from '../../shared/ids.js';
+import { randomBase62 } from '../../lib/ids.js';
 import { normalizeEmail } from '../users/users.service.js';
 import type { Transaction, Transfer, Wallet } from './wallets.schemas.js';
 

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { RouteModule } from '../../shared/routes.js';
-import { requireSecretKey } from '../../shared/principal.js';
-import { ApiError, renderError } from '../../shared/errors.js';
+import type { RouteModule } from '../../lib/routes.js';
+import { requireSecretKey } from '../../lib/principal.js';
+import { ApiError, renderError } from '../../lib/errors.js';
 import { auditContext } from '../audit/audit.service.js';
 import type { LedgerService, MovementOutcome, MovementRequest } from './ledger.service.js';
 import {

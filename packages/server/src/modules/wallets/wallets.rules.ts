@@ -1,5 +1,5 @@
-import { assert } from '../../shared/assert.js';
-import { ApiError } from '../../shared/errors.js';
+import { assert } from '../../lib/assert.js';
+import { ApiError } from '../../lib/errors.js';
 import { AMOUNT_MAX, BALANCE_MAX } from './wallets.schemas.js';
 import type { WalletRow } from './wallets.store.js';
 

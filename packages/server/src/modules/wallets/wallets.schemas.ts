@@ -1,5 +1,5 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { ListQuery, StrictObject } from '../../shared/schemas.js';
+import { ListQuery, StrictObject } from '../../lib/schemas.js';
 import { ActorSchema } from '../audit/audit.schemas.js';
 
 /** One operation moves 1 to 10^12 credits (docs/api.md section 1). */

@@ -1,9 +1,9 @@
 import type { Db } from '../../db/database.js';
 import { inTransaction, rowLockFor, type Transaction as DbTransaction } from '../../db/transaction.js';
-import { assert } from '../../shared/assert.js';
-import { type Clock, isoTime } from '../../shared/clock.js';
-import { ApiError } from '../../shared/errors.js';
-import { newId } from '../../shared/ids.js';
+import { assert } from '../../lib/assert.js';
+import { type Clock, isoTime } from '../../lib/clock.js';
+import { ApiError } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
 import type { AuditAction, AuditContext, AuditService, AuditValue } from '../audit/audit.service.js';
 import type { UserDirectory } from './user-directory.js';
 import {

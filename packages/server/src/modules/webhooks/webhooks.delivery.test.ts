@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inTransaction } from '../../db/transaction.js';
 import { createService, type Service, startService } from '../../main.js';
-import { type Clock, isoTime, systemClock } from '../../shared/clock.js';
+import { type Clock, isoTime, systemClock } from '../../lib/clock.js';
 import { describeEachDialect, testConfig, useTestDatabase } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
 import { manualClock, type Receiver, startReceiver } from '../../test/webhook-receiver.js';

@@ -1,8 +1,8 @@
 import type { Db } from '../../db/database.js';
 import type { WebhookAttemptKind } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
-import { addMilliseconds, type Clock, isoTime } from '../../shared/clock.js';
-import type { OutboundHttp } from '../../shared/outbound-http.js';
+import { addMilliseconds, type Clock, isoTime } from '../../lib/clock.js';
+import type { OutboundHttp } from '../../lib/outbound-http.js';
 import { eventEnvelopeJson, type EventRow, findEventsForDelivery } from '../events/event-log.service.js';
 import type { AuditService } from '../audit/audit.service.js';
 import { endpointOutcomes, updateEndpointHealth } from './webhooks.health.js';

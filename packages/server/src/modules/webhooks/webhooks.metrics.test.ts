@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { inTransaction } from '../../db/transaction.js';
-import { type Clock, isoTime } from '../../shared/clock.js';
+import { type Clock, isoTime } from '../../lib/clock.js';
 import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
 import { recordEvent } from '../events/events.service.js';

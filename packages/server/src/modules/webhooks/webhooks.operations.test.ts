@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { inTransaction } from '../../db/transaction.js';
-import { addMilliseconds, isoTime } from '../../shared/clock.js';
+import { addMilliseconds, isoTime } from '../../lib/clock.js';
 import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
 import { manualClock, type Receiver, startReceiver } from '../../test/webhook-receiver.js';

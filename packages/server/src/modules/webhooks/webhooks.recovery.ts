@@ -1,8 +1,8 @@
 import type { Db } from '../../db/database.js';
 import { inTransaction } from '../../db/transaction.js';
-import { isoTime } from '../../shared/clock.js';
-import { ApiError } from '../../shared/errors.js';
-import { newId } from '../../shared/ids.js';
+import { isoTime } from '../../lib/clock.js';
+import { ApiError } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
 import { findEventsSince } from '../events/event-log.service.js';
 import { EVENT_TYPES } from '../events/events.service.js';
 import * as recoveryStore from './webhooks.recovery.store.js';

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.js';
 import type { PeriodicJob } from '../../jobs/scheduler.js';
-import { type Clock, isoTime } from '../../shared/clock.js';
+import { type Clock, isoTime } from '../../lib/clock.js';
 import { deleteDispatchedEventsBefore } from '../events/event-log.service.js';
 
 /** Events per DELETE; each takes its deliveries and their attempts with it (ON DELETE CASCADE). */

@@ -1,6 +1,6 @@
 import { type TSchema, Type } from '@sinclair/typebox';
-import { ListQuery, StrictObject } from '../../shared/schemas.js';
-import { URL_LENGTH_MAX } from '../../shared/outbound-http.js';
+import { ListQuery, StrictObject } from '../../lib/schemas.js';
+import { URL_LENGTH_MAX } from '../../lib/outbound-http.js';
 import { EVENT_TYPES } from '../events/events.service.js';
 
 export const DESCRIPTION_LENGTH_MAX = 1000;

@@ -1,4 +1,4 @@
-import type { SecretBox } from '../../shared/secret-box.js';
+import type { SecretBox } from '../../lib/secret-box.js';
 
 /** How many opened secrets the delivery worker keeps in memory (two per endpoint during a rotation). */
 export const OPENED_SECRETS_MAX = 10_000;

@@ -1,9 +1,9 @@
 import type { Db } from '../../db/database.js';
 import { inTransaction } from '../../db/transaction.js';
-import { addMilliseconds, type Clock, isoTime } from '../../shared/clock.js';
-import { ApiError } from '../../shared/errors.js';
-import { newId } from '../../shared/ids.js';
-import type { OutboundHttp } from '../../shared/outbound-http.js';
+import { addMilliseconds, type Clock, isoTime } from '../../lib/clock.js';
+import { ApiError } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
+import type { OutboundHttp } from '../../lib/outbound-http.js';
 import type { AuditContext, AuditRecord, AuditService } from '../audit/audit.service.js';
 import { isEventType, markEventsDispatched } from '../events/event-log.service.js';
 import { recordEvent } from '../events/events.service.js';

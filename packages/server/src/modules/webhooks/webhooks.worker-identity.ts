@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { randomBase62 } from '../../shared/ids.js';
+import { randomBase62 } from '../../lib/ids.js';
 
 /**
  * A delivery worker's identity, stable across restarts (docs/adr/0006-webhook-delivery.md, "Crash

@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { inTransaction } from '../../db/transaction.js';
 import { createService, type Service } from '../../main.js';
-import { isoTime, systemClock } from '../../shared/clock.js';
+import { isoTime, systemClock } from '../../lib/clock.js';
 import { describeEachDialect, testConfig, useTestDatabase } from '../../test/database.js';
 import { type NewEvent, recordEvent } from '../events/events.service.js';
 import type { WebhookEndpointWithSecret } from './webhooks.service.js';

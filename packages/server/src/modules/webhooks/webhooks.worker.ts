@@ -3,8 +3,8 @@ import { setImmediate as yieldToIo, setTimeout as sleep } from 'node:timers/prom
 import type { Logger } from 'pino';
 import type { Db } from '../../db/database.js';
 import { inTransaction } from '../../db/transaction.js';
-import { addMilliseconds, isoTime } from '../../shared/clock.js';
-import { newId, randomBase62 } from '../../shared/ids.js';
+import { addMilliseconds, isoTime } from '../../lib/clock.js';
+import { newId, randomBase62 } from '../../lib/ids.js';
 import { findUndispatchedEvents, hasUndispatchedEvents, markEventsDispatched } from '../events/event-log.service.js';
 import {
   type AttemptRecord,

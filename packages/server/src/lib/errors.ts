@@ -238,7 +238,7 @@ export function renderErrorCatalogMarkdown(): string {
   const lines = [
     '# Errors',
     '',
-    '<!-- Generated from packages/server/src/shared/errors.ts by `npm run docs:errors`; a test keeps them equal. -->',
+    '<!-- Generated from packages/server/src/lib/errors.ts by `npm run docs:errors`; a test keeps them equal. -->',
     '',
     'Every error response has this body, and the `Request-Id` header repeats `request_id`:',
     '',

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 /**
  * The contract between the HTTP application (`http/app.ts`) and the modules' route files: a module
  * exports functions returning `RouteModule`s, and the application registers them. Route files use
- * only this, `shared/principal.ts` and `shared/schemas.ts`, never `http/` (a lint rule in
+ * only this, `lib/principal.ts` and `lib/schemas.ts`, never `http/` (a lint rule in
  * eslint.config.js keeps `modules/` out of `http/`; docs/architecture.md).
  */
 export type RouteModule = (app: FastifyInstance) => void;
