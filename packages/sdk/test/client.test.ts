@@ -300,7 +300,8 @@ describe('SvcClient against the real server', () => {
     // Recover: events of the last hour the endpoint subscribes to and never received are sent again.
     const recovery = await svc.webhooks.recover(endpoint.id, { since: new Date(Date.now() - 3_600_000).toISOString() });
     expect(recovery).toMatchObject({ object: 'recovery' });
-    expect(recovery.deliveries).toBeGreaterThanOrEqual(0);
+    // At least the test event whose delivery failed above is sent again.
+    expect(recovery.deliveries).toBeGreaterThanOrEqual(1);
 
     expect(await svc.webhooks.delete(endpoint.id)).toEqual({ id: endpoint.id, object: 'webhook_endpoint', deleted: true });
   });

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Provider, { type Configuration } from 'oidc-provider';
 import { Agent } from 'undici';
-import { afterAll, beforeAll } from 'vitest';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, expect } from 'vitest';
 
 /**
  * Stand-ins for identity providers on loopback, all over HTTPS with a self-signed certificate:
@@ -401,4 +402,32 @@ export function useOidcProvider(options: { clients: TestClient[] }): FileOidcPro
     },
     oauthOptions,
   };
+}
+
+/**
+ * Configures the OIDC provider `corp` of the test project, pointing at `provider`, before the
+ * enclosing file's tests (after the service has started).
+ */
+export function useCorpProvider(
+  ctx: () => {
+    readonly service: { readonly app: { inject(options: InjectOptions): Promise<LightMyRequestResponse> } };
+    readonly auth: Record<string, string>;
+  },
+  provider: FileOidcProvider,
+  client: { readonly client_id: string; readonly client_secret: string; readonly redirect_uri: string },
+): void {
+  beforeAll(async () => {
+    const configured = await ctx().service.app.inject({
+      method: 'PUT',
+      url: '/v1/auth/providers/corp',
+      headers: ctx().auth,
+      payload: {
+        client_id: client.client_id,
+        client_secret: client.client_secret,
+        issuer: provider.oidc.issuer,
+        redirect_uris: [client.redirect_uri],
+      },
+    });
+    expect(configured.statusCode, configured.body).toBe(200);
+  });
 }

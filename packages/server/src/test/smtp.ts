@@ -1,4 +1,5 @@
 import { SMTPServer } from 'smtp-server';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 
 export interface CapturedEmail {
   readonly to: string[];
@@ -16,6 +17,31 @@ export interface TestSmtp {
   readonly received: CapturedEmail[];
   failNext: number;
   close(): Promise<void>;
+}
+
+/**
+ * A test SMTP server for one test file: started before its tests (its address set as `SMTP_URL` in
+ * `env`, which the file passes to `useTestService`), emptied and healthy before each test, closed
+ * after them.
+ */
+export function useTestSmtp(env: Record<string, string>): () => TestSmtp {
+  let smtp: TestSmtp | undefined;
+  beforeAll(async () => {
+    smtp = await startTestSmtp();
+    env['SMTP_URL'] = smtp.url;
+  });
+  afterAll(async () => {
+    await smtp?.close();
+  });
+  beforeEach(() => {
+    if (smtp === undefined) return;
+    smtp.received.length = 0;
+    smtp.failNext = 0;
+  });
+  return () => {
+    if (smtp === undefined) throw new Error('the test SMTP server runs only inside the tests');
+    return smtp;
+  };
 }
 
 export async function startTestSmtp(): Promise<TestSmtp> {

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import pino from 'pino';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
-import { startTestSmtp, type TestSmtp, tokenIn } from '../../test/smtp.js';
+import { tokenIn, useTestSmtp } from '../../test/smtp.js';
 import { bearer, eventsOf, runEmailJob, signup, strongPassword, testClock, uniqueEmail } from '../auth/auth.testing.js';
 import { EMAIL_RETRY_DELAYS_SECONDS } from './email.job.js';
 
@@ -19,28 +19,17 @@ function expectError(response: LightMyRequestResponse, status: number, code: str
 const HOUR_MS = 60 * 60 * 1000;
 
 describeEachDialect('email through SMTP: verification and password reset', (dialect) => {
-  let smtp: TestSmtp;
   const env: Record<string, string> = {
     PUBLIC_URL: 'https://auth.example.com',
     PASSWORD_RESET_URL: 'https://app.example.com/reset?from=email',
   };
-  beforeAll(async () => {
-    smtp = await startTestSmtp();
-    env['SMTP_URL'] = smtp.url;
-  });
-  afterAll(async () => {
-    await smtp.close();
-  });
+  const smtp = useTestSmtp(env);
   const clock = testClock();
   const ctx = useTestService(dialect, { env, serviceOptions: { clock } });
   const call = (options: InjectOptions) => ctx().service.app.inject(options);
   const post = (url: string, payload: object, headers: Record<string, string> = ctx().auth) =>
     call({ method: 'POST', url, headers, payload });
-  beforeEach(() => {
-    smtp.received.length = 0;
-    smtp.failNext = 0;
-  });
-  const emailsTo = (address: string) => smtp.received.filter((email) => email.to.includes(address));
+  const emailsTo = (address: string) => smtp().received.filter((email) => email.to.includes(address));
 
   describe('verification', () => {
     it('sign-up queues the email in its transaction; the job sends it after, with a single-use link', async () => {
@@ -206,7 +195,7 @@ describeEachDialect('email through SMTP: verification and password reset', (dial
 
   describe('delivery', () => {
     it('a failing SMTP server never fails the sign-up nor loses the email: it is retried later', async () => {
-      smtp.failNext = 2;
+      smtp().failNext = 2;
       const account = await signup(call, ctx().secretKey);
       await runEmailJob(ctx().service);
       const row = () =>
@@ -228,7 +217,7 @@ describeEachDialect('email through SMTP: verification and password reset', (dial
     });
 
     it('gives up after the last attempt and marks the email failed', async () => {
-      smtp.failNext = 100;
+      smtp().failNext = 100;
       const account = await signup(call, ctx().secretKey);
       for (let attempt = 0; attempt <= EMAIL_RETRY_DELAYS_SECONDS.length; attempt += 1) {
         await runEmailJob(ctx().service);

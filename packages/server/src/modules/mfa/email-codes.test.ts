@@ -1,8 +1,8 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
-import { startTestSmtp, type TestSmtp, tokenIn } from '../../test/smtp.js';
+import { tokenIn, useTestSmtp } from '../../test/smtp.js';
 import { bearer, eventsOf, runEmailJob, signup, testClock, uniqueEmail } from '../auth/auth.testing.js';
 import { EMAIL_CODE_TTL_MS } from './email-codes.service.js';
 import { codeAt, enrolTotp } from './mfa.testing.js';
@@ -14,26 +14,16 @@ function expectError(response: LightMyRequestResponse, status: number, code: str
 }
 
 describeEachDialect('sign-in by emailed code', (dialect) => {
-  let smtp: TestSmtp;
   const env: Record<string, string> = { PUBLIC_URL: 'https://auth.example.com', SMTP_FROM: 'Service <no-reply@example.com>' };
-  beforeAll(async () => {
-    smtp = await startTestSmtp();
-    env['SMTP_URL'] = smtp.url;
-  });
-  afterAll(async () => {
-    await smtp.close();
-  });
+  const smtp = useTestSmtp(env);
   const clock = testClock();
   const ctx = useTestService(dialect, { env, serviceOptions: { clock } });
   const call = (options: InjectOptions) => ctx().service.app.inject(options);
   const post = (url: string, payload: object, headers: Record<string, string> = ctx().auth) =>
     call({ method: 'POST', url, headers, payload });
-  beforeEach(() => {
-    smtp.received.length = 0;
-  });
   const codesTo = (address: string) =>
-    smtp.received
-      .filter((email) => email.to.includes(address) && email.text.includes('Your sign-in code'))
+    smtp()
+      .received.filter((email) => email.to.includes(address) && email.text.includes('Your sign-in code'))
       .map((email) => {
         const match = /^(\d{6})\r?$/m.exec(email.text);
         if (match?.[1] === undefined) throw new Error(`no code in the email:\n${email.text}`);
@@ -100,7 +90,7 @@ describeEachDialect('sign-in by emailed code', (dialect) => {
     const user = await signup(call, ctx().secretKey);
     // A verified address: the code signs this user in rather than claiming the account.
     await runEmailJob(ctx().service);
-    const verification = smtp.received.find((email) => email.to.includes(user.email));
+    const verification = smtp().received.find((email) => email.to.includes(user.email));
     if (verification === undefined) throw new Error('no verification email');
     expect((await post('/v1/auth/verify-email', { token: tokenIn(verification.text) })).statusCode).toBe(200);
     const totp = await enrolTotp(call, user.token, clock);

@@ -1,7 +1,7 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/database.js';
-import { signInAtProvider, useOidcProvider } from '../../test/oauth-providers.js';
+import { signInAtProvider, useCorpProvider, useOidcProvider } from '../../test/oauth-providers.js';
 import { useTestService } from '../../test/service.js';
 import { auditReader } from '../audit/audit.testing.js';
 import { eventsOf, signup, testClock } from '../auth/auth.testing.js';
@@ -34,15 +34,7 @@ describeEachDialect('second factor after OAuth and SSO', (dialect) => {
   const post = (url: string, payload: object) => call({ method: 'POST', url, headers: ctx().auth, payload });
   let account = 0;
 
-  beforeAll(async () => {
-    const configured = await call({
-      method: 'PUT',
-      url: '/v1/auth/providers/corp',
-      headers: ctx().auth,
-      payload: { client_id: 'generic-client', client_secret: 'generic-secret', issuer: provider.oidc.issuer, redirect_uris: [OAUTH_APP] },
-    });
-    expect(configured.statusCode, configured.body).toBe(200);
-  });
+  useCorpProvider(ctx, provider, { client_id: 'generic-client', client_secret: 'generic-secret', redirect_uri: OAUTH_APP });
 
   /** A verified password user with an active authenticator, and a login name at the provider for the same address. */
   async function userWithAuthenticator(email: string) {

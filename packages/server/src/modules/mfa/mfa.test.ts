@@ -23,6 +23,11 @@ describeEachDialect('TOTP second factor', (dialect) => {
   const verify = (payload: object, query = '', headers: Record<string, string> = asKey()) =>
     call({ method: 'POST', url: `/v1/auth/mfa/verify${query}`, headers, payload });
   const status = (token: string) => call({ method: 'GET', url: '/v1/users/me/mfa', headers: bearer(token) });
+  /** `POST /v1/users/me/mfa/totp/verify` (confirm the enrolment) and `DELETE /v1/users/me/mfa/totp` (turn it off), with a code. */
+  const confirm = (token: string, code: string) =>
+    call({ method: 'POST', url: '/v1/users/me/mfa/totp/verify', headers: bearer(token), payload: { code } });
+  const disable = (token: string, code: string) =>
+    call({ method: 'DELETE', url: '/v1/users/me/mfa/totp', headers: bearer(token), payload: { code } });
   const auditActions = async (userId: string) => {
     const response = await call({ method: 'GET', url: `/v1/audit-logs?resource_id=${userId}&limit=100`, headers: ctx().auth });
     return response.json<{ data: Array<{ action: string; outcome: string; changes: Record<string, unknown> }> }>().data;
@@ -48,19 +53,9 @@ describeEachDialect('TOTP second factor', (dialect) => {
       expect(new URL(body.otpauth_url).searchParams.get('secret')).toBe(body.secret);
       expect((await status(user.token)).json()).toMatchObject({ totp: { status: 'pending' }, methods: [], recovery_codes_left: 0 });
 
-      const wrong = await call({
-        method: 'POST',
-        url: '/v1/users/me/mfa/totp/verify',
-        headers: bearer(user.token),
-        payload: { code: '000000' },
-      });
+      const wrong = await confirm(user.token, '000000');
       expectError(wrong, 401, 'mfa_code_invalid', 'code');
-      const confirmed = await call({
-        method: 'POST',
-        url: '/v1/users/me/mfa/totp/verify',
-        headers: bearer(user.token),
-        payload: { code: codeAt(body.secret, clock) },
-      });
+      const confirmed = await confirm(user.token, codeAt(body.secret, clock));
       expect(confirmed.statusCode).toBe(200);
       const activation = confirmed.json<{ status: string; recovery_codes: string[] }>();
       expect(activation.status).toBe('active');
@@ -88,38 +83,18 @@ describeEachDialect('TOTP second factor', (dialect) => {
       const first = (await call({ method: 'POST', url: '/v1/users/me/mfa/totp', headers: bearer(user.token) })).json<{ secret: string }>();
       const second = (await call({ method: 'POST', url: '/v1/users/me/mfa/totp', headers: bearer(user.token) })).json<{ secret: string }>();
       expect(second.secret).not.toBe(first.secret);
-      const stale = await call({
-        method: 'POST',
-        url: '/v1/users/me/mfa/totp/verify',
-        headers: bearer(user.token),
-        payload: { code: codeAt(first.secret, clock) },
-      });
+      const stale = await confirm(user.token, codeAt(first.secret, clock));
       expectError(stale, 401, 'mfa_code_invalid');
-      const ok = await call({
-        method: 'POST',
-        url: '/v1/users/me/mfa/totp/verify',
-        headers: bearer(user.token),
-        payload: { code: codeAt(second.secret, clock) },
-      });
+      const ok = await confirm(user.token, codeAt(second.secret, clock));
       expect(ok.statusCode).toBe(200);
       expectError(await call({ method: 'POST', url: '/v1/users/me/mfa/totp', headers: bearer(user.token) }), 409, 'mfa_already_enabled');
-      const again = await call({
-        method: 'POST',
-        url: '/v1/users/me/mfa/totp/verify',
-        headers: bearer(user.token),
-        payload: { code: codeAt(second.secret, clock, 1) },
-      });
+      const again = await confirm(user.token, codeAt(second.secret, clock, 1));
       expectError(again, 409, 'mfa_already_enabled');
     });
 
     it('confirming without an enrolment is 409 mfa_not_enabled; a secret key is 403 session_token_required; a bad body is 400', async () => {
       const user = await signup(call, ctx().secretKey);
-      const none = await call({
-        method: 'POST',
-        url: '/v1/users/me/mfa/totp/verify',
-        headers: bearer(user.token),
-        payload: { code: '123456' },
-      });
+      const none = await confirm(user.token, '123456');
       expectError(none, 409, 'mfa_not_enabled');
       expectError(await call({ method: 'POST', url: '/v1/users/me/mfa/totp', headers: asKey() }), 403, 'session_token_required');
       const unknown = await call({
@@ -269,19 +244,9 @@ describeEachDialect('TOTP second factor', (dialect) => {
     it('DELETE /v1/users/me/mfa/totp with a current code turns it off: log in gives a session again; user.mfa.disabled by user', async () => {
       const user = await signup(call, ctx().secretKey);
       const totp = await enrolTotp(call, user.token, clock);
-      const wrong = await call({
-        method: 'DELETE',
-        url: '/v1/users/me/mfa/totp',
-        headers: bearer(user.token),
-        payload: { code: '000000' },
-      });
+      const wrong = await disable(user.token, '000000');
       expectError(wrong, 401, 'mfa_code_invalid', 'code');
-      const off = await call({
-        method: 'DELETE',
-        url: '/v1/users/me/mfa/totp',
-        headers: bearer(user.token),
-        payload: { code: codeAt(totp.secret, clock) },
-      });
+      const off = await disable(user.token, codeAt(totp.secret, clock));
       expect(off.statusCode).toBe(200);
       expect(off.json()).toMatchObject({
         object: 'mfa',
@@ -295,12 +260,7 @@ describeEachDialect('TOTP second factor', (dialect) => {
         method: 'totp',
         by: 'user',
       });
-      const again = await call({
-        method: 'DELETE',
-        url: '/v1/users/me/mfa/totp',
-        headers: bearer(user.token),
-        payload: { code: '123456' },
-      });
+      const again = await disable(user.token, '123456');
       expectError(again, 409, 'mfa_not_enabled');
     });
 
@@ -308,9 +268,9 @@ describeEachDialect('TOTP second factor', (dialect) => {
       const { user, totp, mfaToken } = await challenged();
       const [first, second] = totp.recoveryCodes as [string, string];
       expect((await verify({ mfa_token: mfaToken, recovery_code: first })).statusCode).toBe(200);
-      const spent = await call({ method: 'DELETE', url: '/v1/users/me/mfa/totp', headers: bearer(user.token), payload: { code: first } });
+      const spent = await disable(user.token, first);
       expectError(spent, 401, 'mfa_code_invalid');
-      const off = await call({ method: 'DELETE', url: '/v1/users/me/mfa/totp', headers: bearer(user.token), payload: { code: second } });
+      const off = await disable(user.token, second);
       expect(off.statusCode).toBe(200);
       const entry = (await auditActions(user.userId)).find(
         (candidate) => candidate.action === 'user.mfa_disable' && candidate.outcome === 'success',

@@ -1,8 +1,8 @@
 import type { HTTPMethods, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
-import { startTestSmtp, type TestSmtp, tokenIn } from '../../test/smtp.js';
+import { tokenIn, useTestSmtp } from '../../test/smtp.js';
 import { bearer, eventsOf, runEmailJob, signup, testClock, uniqueEmail } from '../auth/auth.testing.js';
 
 function expectError(response: LightMyRequestResponse, status: number, code: string, param?: string): void {
@@ -21,21 +21,14 @@ interface InvitationBody {
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 describeEachDialect('organization invitations through SMTP', (dialect) => {
-  let smtp: TestSmtp;
   const env: Record<string, string> = { INVITATION_ACCEPT_URL: 'https://app.example.com/join?from=email' };
-  beforeAll(async () => {
-    smtp = await startTestSmtp();
-    env['SMTP_URL'] = smtp.url;
-  });
-  afterAll(async () => {
-    await smtp.close();
-  });
+  const smtp = useTestSmtp(env);
   const clock = testClock();
   const ctx = useTestService(dialect, { env, serviceOptions: { clock } });
   const call = (options: InjectOptions) => ctx().service.app.inject(options);
   const api = (method: HTTPMethods, url: string, payload?: object, headers: Record<string, string> = ctx().auth) =>
     call({ method, url, headers, ...(payload === undefined ? {} : { payload }) });
-  const emailsTo = (address: string) => smtp.received.filter((email) => email.to.includes(address));
+  const emailsTo = (address: string) => smtp().received.filter((email) => email.to.includes(address));
 
   /** The token of the last email sent to the address, after the outbox job ran. */
   async function lastTokenSentTo(address: string): Promise<string> {

@@ -1,7 +1,7 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/database.js';
-import { signInAtProvider, type TestAccount, useOidcProvider } from '../../test/oauth-providers.js';
+import { signInAtProvider, type TestAccount, useCorpProvider, useOidcProvider } from '../../test/oauth-providers.js';
 import { SoftwareAuthenticator } from '../../test/software-authenticator.js';
 import { configureRelyingParty, ORIGIN, passkeyClient, registerPasskey, signInOptions } from '../passkeys/passkeys.testing.js';
 import { authnRequestIdOf, makeSamlIdp, makeSamlSigningKeyPair } from '../../test/saml-idp.js';
@@ -52,15 +52,7 @@ describeEachDialect('identity linking', (dialect) => {
   const validate = async (token: string) => (await post('/v1/sessions/validate', { session_id: token })).json<Record<string, unknown>>();
   let account = 0;
 
-  beforeAll(async () => {
-    const configured = await call({
-      method: 'PUT',
-      url: '/v1/auth/providers/corp',
-      headers: ctx().auth,
-      payload: { client_id: 'generic-client', client_secret: 'generic-secret', issuer: provider.oidc.issuer, redirect_uris: [OAUTH_APP] },
-    });
-    expect(configured.statusCode, configured.body).toBe(200);
-  });
+  useCorpProvider(ctx, provider, { client_id: 'generic-client', client_secret: 'generic-secret', redirect_uri: OAUTH_APP });
 
   /** A password sign-up nobody verified: the squatter's, or an owner who never clicked the link. */
   async function squat(email: string): Promise<SignedUp> {

@@ -7,7 +7,15 @@ import { randomBase62 } from '../../lib/ids.js';
 import { createTestDatabase, describeEachDialect, testConfig, type TestDatabase } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
 import { verifyLedger } from './ledger.verify.js';
-import { errorCode, ledgerViolations, SOUND_LEDGER, walletsClient, type WalletsClient } from './wallets.fixtures.js';
+import {
+  errorCode,
+  ledgerViolations,
+  modelBalances,
+  SOUND_LEDGER,
+  walletsClient,
+  type WalletsClient,
+  walletsWithBalances,
+} from './wallets.fixtures.js';
 import type { Batch, Transaction, Transfer } from './wallets.schemas.js';
 
 /**
@@ -50,12 +58,7 @@ async function checkProperty(clients: readonly WalletsClient[], db: Db, projectI
       fc.array(fc.integer({ min: 0, max: 60 }), { minLength: WALLETS, maxLength: WALLETS }),
       async (requests, initial) => {
         const run = randomBase62(8);
-        const wallets: string[] = [];
-        for (let index = 0; index < WALLETS; index += 1) {
-          const created = await client.createWallet({ currency: index === 3 ? 'EUR' : 'USD', low_balance_threshold: 25 });
-          if ((initial[index] ?? 0) > 0) await client.credit(created.id, initial[index] ?? 0);
-          wallets.push(created.id);
-        }
+        const wallets = await walletsWithBalances(client, initial);
         const operation = (o: Op) => {
           const keyed = o.key === null ? {} : { idempotency_key: `${run}-${o.key}` };
           return o.type === 'transfer'
@@ -101,15 +104,7 @@ async function checkProperty(clients: readonly WalletsClient[], db: Db, projectI
           perKey.set(name, movement.id);
         }
         // The model: the start balances plus every distinct movement the answers reported.
-        const model = wallets.map((_, index) => initial[index] ?? 0);
-        for (const movement of applied.values()) {
-          if (movement.object === 'transfer') {
-            model[wallets.indexOf(movement.from_wallet_id)]! -= movement.amount;
-            model[wallets.indexOf(movement.to_wallet_id)]! += movement.amount;
-          } else {
-            model[wallets.indexOf(movement.wallet_id)]! += movement.type === 'credit' ? movement.amount : -movement.amount;
-          }
-        }
+        const model = modelBalances(wallets, initial, applied.values());
         expect(await Promise.all(wallets.map((id) => client.balance(id)))).toEqual(model);
         expect(await ledgerViolations(db, projectId)).toEqual(SOUND_LEDGER);
         expect((await verifyLedger(db, { projectId })).sound).toBe(true);

@@ -4,7 +4,15 @@ import { beforeAll, expect, it } from 'vitest';
 import { randomBase62 } from '../../lib/ids.js';
 import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
-import { errorCode, ledgerViolations, SOUND_LEDGER, walletsClient, type WalletsClient } from './wallets.fixtures.js';
+import {
+  errorCode,
+  ledgerViolations,
+  modelBalances,
+  SOUND_LEDGER,
+  walletsClient,
+  type WalletsClient,
+  walletsWithBalances,
+} from './wallets.fixtures.js';
 import { LEDGER_CHECKS, verifyLedger } from './ledger.verify.js';
 import type { Transaction, Transfer } from './wallets.schemas.js';
 
@@ -54,12 +62,7 @@ describeEachDialect('ledger property', (dialect) => {
         fc.array(fc.integer({ min: 0, max: 60 }), { minLength: WALLETS, maxLength: WALLETS }),
         async (operations, initial) => {
           const run = randomBase62(8);
-          const wallets: string[] = [];
-          for (let index = 0; index < WALLETS; index += 1) {
-            const wallet = await client.createWallet({ currency: index === 3 ? 'EUR' : 'USD', low_balance_threshold: 25 });
-            if ((initial[index] ?? 0) > 0) await client.credit(wallet.id, initial[index] ?? 0);
-            wallets.push(wallet.id);
-          }
+          const wallets = await walletsWithBalances(client, initial);
           const send = (op: Operation): Promise<LightMyRequestResponse> => {
             const body = op.key === null ? {} : { idempotency_key: `${run}-${op.key}` };
             if (op.kind === 'transfer') {
@@ -94,15 +97,7 @@ describeEachDialect('ledger property', (dialect) => {
               applied.set(movement.id, movement);
             }
           }
-          const model = wallets.map((_, index) => initial[index] ?? 0);
-          for (const movement of applied.values()) {
-            if (movement.object === 'transfer') {
-              model[wallets.indexOf(movement.from_wallet_id)]! -= movement.amount;
-              model[wallets.indexOf(movement.to_wallet_id)]! += movement.amount;
-            } else {
-              model[wallets.indexOf(movement.wallet_id)]! += movement.type === 'credit' ? movement.amount : -movement.amount;
-            }
-          }
+          const model = modelBalances(wallets, initial, applied.values());
           const balances = await Promise.all(wallets.map((wallet) => client.balance(wallet)));
           expect(balances).toEqual(model);
           expect(balances.every((balance) => balance >= 0)).toBe(true);

@@ -27,6 +27,35 @@ export interface WalletsClient {
   balance(walletId: string): Promise<number>;
 }
 
+/**
+ * The wallets of one property-test run: one per start balance (the fourth in EUR, the rest USD, so
+ * currency mismatches occur), each credited its start balance when above zero.
+ */
+export async function walletsWithBalances(client: WalletsClient, initial: readonly number[]): Promise<string[]> {
+  const wallets: string[] = [];
+  for (const [index, amount] of initial.entries()) {
+    const wallet = await client.createWallet({ currency: index === 3 ? 'EUR' : 'USD', low_balance_threshold: 25 });
+    if (amount > 0) await client.credit(wallet.id, amount);
+    wallets.push(wallet.id);
+  }
+  return wallets;
+}
+
+/** The balances a model ledger holds: the start balances plus every applied movement. */
+export function modelBalances(wallets: readonly string[], initial: readonly number[], applied: Iterable<Transaction | Transfer>): number[] {
+  const model = new Map(wallets.map((id, index) => [id, initial[index] ?? 0]));
+  const add = (id: string, amount: number) => model.set(id, (model.get(id) ?? 0) + amount);
+  for (const movement of applied) {
+    if (movement.object === 'transfer') {
+      add(movement.from_wallet_id, -movement.amount);
+      add(movement.to_wallet_id, movement.amount);
+    } else {
+      add(movement.wallet_id, movement.type === 'credit' ? movement.amount : -movement.amount);
+    }
+  }
+  return wallets.map((id) => model.get(id) ?? 0);
+}
+
 /** Creates a user in the project directly through the users module (no password, so no hashing). */
 export async function createUser(service: Service, projectId: string): Promise<string> {
   const user = await inTransaction(service.db, (trx) =>
