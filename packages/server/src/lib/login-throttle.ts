@@ -39,8 +39,10 @@ export interface LoginThrottleLimit extends LoginThrottleRule {
 
 /** The limits one attempt falls under: a narrow one, cleared by a success, and a wide one, only given back. */
 export interface ThrottledAttemptLimits {
-  readonly pair: LoginThrottleLimit;
-  readonly email: LoginThrottleLimit;
+  /** Per secret and end-user address (a user's email and IP, say): cleared by a success. */
+  readonly narrow: LoginThrottleLimit;
+  /** Per secret across all addresses: a success gives its slot back, never clears it. */
+  readonly wide: LoginThrottleLimit;
 }
 
 /**
@@ -55,7 +57,7 @@ export async function throttledAttempt<T>(
   limits: ThrottledAttemptLimits,
   check: () => Promise<T | undefined>,
 ): Promise<T | undefined> {
-  const retryAfterSeconds = await throttle.reserve([limits.pair, limits.email]);
+  const retryAfterSeconds = await throttle.reserve([limits.narrow, limits.wide]);
   if (retryAfterSeconds > 0) {
     throw new ApiError('rate_limited', `Too many failed attempts; retry in ${retryAfterSeconds} s.`, {
       headers: { 'Retry-After': String(retryAfterSeconds) },
@@ -65,12 +67,12 @@ export async function throttledAttempt<T>(
   try {
     result = await check();
   } catch (error) {
-    await throttle.release([limits.pair.key, limits.email.key]);
+    await throttle.release([limits.narrow.key, limits.wide.key]);
     throw error;
   }
   if (result !== undefined) {
-    await throttle.clear(limits.pair.key);
-    await throttle.release([limits.email.key]);
+    await throttle.clear(limits.narrow.key);
+    await throttle.release([limits.wide.key]);
   }
   return result;
 }

@@ -501,8 +501,8 @@ type LoginThrottleLimits = ThrottledAttemptLimits;
 function loginThrottleLimits(projectId: string, emailKey: string, ip: string | undefined): LoginThrottleLimits {
   const emailTag = `{${projectId}:${sha256Hex(emailKey)}}`;
   return {
-    pair: { key: `${emailTag}:ip:${ip ?? ''}`, ...LOGIN_FAILURES_PER_ADDRESS },
-    email: { key: `${emailTag}:all`, ...LOGIN_FAILURES_PER_EMAIL },
+    narrow: { key: `${emailTag}:ip:${ip ?? ''}`, ...LOGIN_FAILURES_PER_ADDRESS },
+    wide: { key: `${emailTag}:all`, ...LOGIN_FAILURES_PER_EMAIL },
   };
 }
 

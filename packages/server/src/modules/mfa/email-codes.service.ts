@@ -163,8 +163,8 @@ export class EmailCodesService {
       if (!EMAIL_CODE_PATTERN.test(input.code)) throw emailCodeInvalid();
       const tag = `{${projectId}:${sha256Hex(email.emailKey)}}`;
       const limits = {
-        pair: { key: `${tag}:code:ip:${client.ip ?? ''}`, ...EMAIL_CODE_FAILURES_PER_ADDRESS },
-        email: { key: `${tag}:code:all`, ...EMAIL_CODE_FAILURES_PER_EMAIL },
+        narrow: { key: `${tag}:code:ip:${client.ip ?? ''}`, ...EMAIL_CODE_FAILURES_PER_ADDRESS },
+        wide: { key: `${tag}:code:all`, ...EMAIL_CODE_FAILURES_PER_EMAIL },
       };
       const result = await throttledAttempt(this.#throttle, limits, async () => {
         const nowIso = isoTime(this.#clock.now());

@@ -196,8 +196,8 @@ export class SignInGate {
 export function mfaThrottleLimits(projectId: string, userId: string, ip: string | undefined) {
   const tag = `{${projectId}:${userId}}`;
   return {
-    pair: { key: `${tag}:mfa:ip:${ip ?? ''}`, ...MFA_FAILURES_PER_ADDRESS },
-    email: { key: `${tag}:mfa:all`, ...MFA_FAILURES_PER_USER },
+    narrow: { key: `${tag}:mfa:ip:${ip ?? ''}`, ...MFA_FAILURES_PER_ADDRESS },
+    wide: { key: `${tag}:mfa:all`, ...MFA_FAILURES_PER_USER },
   };
 }
 

@@ -8,7 +8,7 @@ import { constantTimeEqual, sha256Hex } from '../../lib/crypto.js';
 import { ApiError } from '../../lib/errors.js';
 import { type AuditContext, type AuditRecord, type AuditService, isRefusal } from '../audit/audit.service.js';
 import { LOGIN_FAILURES_PER_ADDRESS, LOGIN_FAILURES_PER_EMAIL, type UserAndSession } from '../auth/auth.service.js';
-import type { LoginThrottle, LoginThrottleLimit } from '../../lib/login-throttle.js';
+import { type LoginThrottle, type ThrottledAttemptLimits, throttledAttempt } from '../../lib/login-throttle.js';
 import type { ProjectsService } from '../projects/projects.service.js';
 import type { SignInGate } from '../mfa/mfa.service.js';
 import type { IssuedSessionTokens, SessionClient } from '../sessions/sessions.service.js';
@@ -211,38 +211,32 @@ export class PasskeySignIn {
     return outcome.issued;
   }
 
-  /** Log in's throttle discipline: slots first, a failure keeps them, a success clears the address's. */
-  async #throttled<T>(limits: ThrottleLimits, attempt: () => Promise<T>): Promise<T> {
-    const retryAfterSeconds = await this.#throttle.reserve([limits.pair, limits.credential]);
-    if (retryAfterSeconds > 0) {
-      throw new ApiError('rate_limited', `Too many failed passkey sign-ins; retry in ${retryAfterSeconds} s.`, {
-        headers: { 'Retry-After': String(retryAfterSeconds) },
-      });
-    }
-    let result: T;
-    try {
-      result = await attempt();
-    } catch (error) {
-      if (!(isRefusal(error) && (error.code === 'passkey_invalid' || error.code.startsWith('passkey_challenge'))))
-        await this.#throttle.release([limits.pair.key, limits.credential.key]);
-      throw error;
-    }
-    await this.#throttle.clear(limits.pair.key);
-    await this.#throttle.release([limits.credential.key]);
-    return result;
+  /**
+   * Log in's throttle discipline (`throttledAttempt`): slots first, a failure keeps them, a success
+   * clears the address's. A failure is a passkey refusal, thrown by `attempt`; anything else that
+   * goes wrong gives the slots back.
+   */
+  async #throttled<T>(limits: ThrottledAttemptLimits, attempt: () => Promise<T>): Promise<T> {
+    let refusal: unknown;
+    const result = await throttledAttempt(this.#throttle, limits, async () => {
+      try {
+        return { value: await attempt() };
+      } catch (error) {
+        if (!(isRefusal(error) && (error.code === 'passkey_invalid' || error.code.startsWith('passkey_challenge')))) throw error;
+        refusal = error;
+        return undefined;
+      }
+    });
+    if (result === undefined) throw refusal;
+    return result.value;
   }
 }
 
-interface ThrottleLimits {
-  readonly pair: LoginThrottleLimit;
-  readonly credential: LoginThrottleLimit;
-}
-
-function throttleLimits(projectId: string, credentialId: string, ip: string | undefined): ThrottleLimits {
+function throttleLimits(projectId: string, credentialId: string, ip: string | undefined): ThrottledAttemptLimits {
   const tag = `{${projectId}:passkey:${sha256Hex(credentialId)}}`;
   return {
-    pair: { key: `${tag}:ip:${ip ?? ''}`, ...LOGIN_FAILURES_PER_ADDRESS },
-    credential: { key: `${tag}:all`, ...LOGIN_FAILURES_PER_EMAIL },
+    narrow: { key: `${tag}:ip:${ip ?? ''}`, ...LOGIN_FAILURES_PER_ADDRESS },
+    wide: { key: `${tag}:all`, ...LOGIN_FAILURES_PER_EMAIL },
   };
 }
 
