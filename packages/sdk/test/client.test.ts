@@ -77,6 +77,14 @@ describe('SvcClient against the real server', () => {
     expect(debit).toMatchObject({ type: 'debit', amount: 30, balance_after: 70 });
     expect(debit.idempotency_key).toMatch(/^sdk_[0-9a-f-]{36}$/);
     expect(await svc.wallets.getBalance(wallet.id)).toEqual({ credits: 70, currency: 'USD' });
+    // In the past: as of the credit (the debit too, when both fell in the same millisecond), and before the wallet's first movement.
+    const asOfCredit = await svc.wallets.getBalanceAt(wallet.id, new Date(credit.created_at));
+    expect(asOfCredit).toEqual({ credits: debit.created_at === credit.created_at ? 70 : 100, currency: 'USD', at: credit.created_at });
+    expect(await svc.wallets.getBalanceAt(wallet.id, '2020-01-01T00:00:00Z')).toEqual({
+      credits: 0,
+      currency: 'USD',
+      at: '2020-01-01T00:00:00.000Z',
+    });
 
     const transfer = await svc.wallets.transfer({ from_wallet_id: wallet.id, to_wallet_id: other.id, amount: 20, description: 'Gift' });
     expect(transfer).toMatchObject({

@@ -409,6 +409,8 @@ export interface Passkey {
 export interface Balance {
   credits: number;
   currency: string;
+  /** Present when the balance was asked `?at=` a past time: that time, normalized. */
+  at?: string;
 }
 
 export interface WebhookEndpoint {
@@ -744,13 +746,16 @@ export interface Operations {
     status: 200;
     response: Wallet;
   };
-  /** A wallet's balance */
+  /** A wallet's balance, now or at a past time */
   'GET /v1/wallets/{id}/balance': {
     path: {
       /** Begins with `wlt_`. */
       id: string;
     };
-    query: Record<string, never>;
+    query: {
+      /** A past time (ISO 8601): the balance after every movement made at or before it; 0 before the first. */
+      at?: string;
+    };
     body: undefined;
     status: 200;
     response: Balance;
@@ -2459,7 +2464,7 @@ export const operations = {
   unfreezeWallet: { method: 'POST', path: '/v1/wallets/{id}/unfreeze', credential: 'secret', body: 'none', list: false },
   /** `POST /v1/wallets/{id}/close`: Close an empty wallet for good */
   closeWallet: { method: 'POST', path: '/v1/wallets/{id}/close', credential: 'secret', body: 'none', list: false },
-  /** `GET /v1/wallets/{id}/balance`: A wallet's balance */
+  /** `GET /v1/wallets/{id}/balance`: A wallet's balance, now or at a past time */
   getWalletBalance: { method: 'GET', path: '/v1/wallets/{id}/balance', credential: 'secret', body: 'none', list: false },
   /** `POST /v1/wallets/{id}/credits`: Add credits */
   creditWallet: { method: 'POST', path: '/v1/wallets/{id}/credits', credential: 'secret', body: 'json', list: false },

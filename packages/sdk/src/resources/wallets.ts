@@ -75,6 +75,12 @@ export class Wallets {
     return this.#api.call('GET /v1/wallets/{id}/balance', { path: { id } }, options);
   }
 
+  /** `GET /v1/wallets/{id}/balance?at=`: `{ credits, currency, at }` after every movement made at or before `at` (a past time). */
+  getBalanceAt(id: string, at: Date | string, options?: RequestOptions): Promise<Balance> {
+    const query = { at: at instanceof Date ? at.toISOString() : at };
+    return this.#api.call('GET /v1/wallets/{id}/balance', { path: { id }, query }, options);
+  }
+
   /** `POST /v1/wallets/transfer` → 201 transfer with status `completed`. */
   transfer(params: TransferParams, options?: RequestOptions): Promise<Transfer> {
     return this.#api.call('POST /v1/wallets/transfer', { body: params }, options);

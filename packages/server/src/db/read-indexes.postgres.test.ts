@@ -94,6 +94,7 @@ const EXPECTED_INDEX: Readonly<Record<string, string>> = {
   'audit log ?resource_id=': 'audit_log_project_resource_id_idx',
   'stats credits per day': 'ledger_transactions_project_created_idx',
   'stats webhooks per day': 'webhook_attempts_project_created_idx',
+  'wallet balance ?at=': 'ledger_entries_account_time_idx',
 };
 
 /**
@@ -178,6 +179,8 @@ describe.skipIf(inject('postgresAdminUrl') === '')('list and statistics reads us
       wallets: (rec) => wallets.listWallets(rec, projectId, { userId: undefined, ...page }),
       'wallets ?user_id=': (rec) => wallets.listWallets(rec, projectId, { userId: `${projectId}-u3`, ...page }),
       'wallet history': (rec) => ledger.listWalletHistory(rec, projectId, `${projectId}-w3`, { beforeSeq: undefined, limit: 21 }),
+      'wallet balance ?at=': (rec) =>
+        ledger.findWalletBalanceAt(rec, projectId, `${projectId}-w3`, '2026-06-15T00:00:00.000Z').then(() => undefined),
       'webhook deliveries': (rec) => webhooks.listDeliveries(rec, projectId, `${projectId}-h1`, { status: undefined, ...page }),
       'webhook deliveries ?status=': (rec) => webhooks.listDeliveries(rec, projectId, `${projectId}-h1`, { status: 'failed', ...page }),
       'webhook attempts of a page of deliveries': (rec) => webhooks.findAttempts(rec, projectId, [`${projectId}-d1`, `${projectId}-d5`]),

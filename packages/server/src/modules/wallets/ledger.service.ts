@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { assert } from '../../lib/assert.js';
-import type { Clock } from '../../lib/clock.js';
+import { type Clock, isoTime } from '../../lib/clock.js';
 import { ApiError } from '../../lib/errors.js';
 import type { AuditContext, AuditService } from '../audit/audit.service.js';
 import type { BatchOutcome, MovementOutcome, MovementRequest } from './ledger.movements.js';
@@ -8,6 +8,7 @@ import * as ledger from './ledger.store.js';
 import { toTransaction, toTransfer, toWalletTransaction } from './ledger.views.js';
 import { LedgerWriter } from './ledger.write.js';
 import type {
+  Balance,
   ListTransactionsQuery,
   MovementBody,
   Transaction,
@@ -43,10 +44,12 @@ const LIST_LIMIT_DEFAULT = 20;
  */
 export class LedgerService {
   readonly #db: Db;
+  readonly #clock: Clock;
   readonly #writer: LedgerWriter;
 
   constructor(options: LedgerServiceOptions) {
     this.#db = options.db;
+    this.#clock = options.clock;
     this.#writer = new LedgerWriter(options);
   }
 
@@ -76,6 +79,23 @@ export class LedgerService {
     const row = await ledger.findTransaction(this.#db.kysely, projectId, transactionId);
     if (row === undefined) throw new ApiError('resource_missing', `No transaction ${transactionId}.`);
     return row.type === 'transfer' ? toTransfer(row) : toTransaction(row);
+  }
+
+  /**
+   * The balance after every movement made at or before `at` (`GET /v1/wallets/{id}/balance?at=`),
+   * read from the ledger's entries: 0 before the wallet's first movement. A time in the future is
+   * refused: its answer could still change.
+   */
+  async balanceAt(projectId: string, walletId: string, at: string): Promise<Balance> {
+    const time = Date.parse(at);
+    if (Number.isNaN(time)) throw new ApiError('parameter_invalid', 'at must be an ISO 8601 time.', { param: 'at' });
+    if (time > this.#clock.now().getTime()) {
+      throw new ApiError('parameter_invalid', `at must not be in the future; it is ${at}.`, { param: 'at' });
+    }
+    const normalized = isoTime(new Date(time));
+    const found = await ledger.findWalletBalanceAt(this.#db.kysely, projectId, walletId, normalized);
+    if (found === undefined) throw walletMissing(walletId);
+    return { credits: found.balance ?? 0, currency: found.currency, at: normalized };
   }
 
   /** A wallet's history, newest first; transfers appear as `transfer_out` or `transfer_in`. */

@@ -106,3 +106,38 @@ export async function listWalletHistory(
   if (page.beforeSeq !== undefined) query = query.where('e.seq', '<', page.beforeSeq);
   return query.orderBy('e.seq', 'desc').limit(page.limit).execute();
 }
+
+/**
+ * A wallet's currency and its balance after its last entry created at or before `at` (ISO 8601
+ * UTC with milliseconds, compared as stored text; null when it had none yet), in one statement;
+ * undefined when the project has no such wallet. The balance is one seek on
+ * `ledger_entries_account_time_idx` (migration 0027): a wallet's entries are written in the order
+ * its movements were applied, under its lock, so the newest entry at or before `at` carries the
+ * balance of that moment.
+ */
+export async function findWalletBalanceAt(
+  db: Executor,
+  projectId: string,
+  walletId: string,
+  at: string,
+): Promise<{ currency: string; balance: number | null } | undefined> {
+  return db
+    .selectFrom('wallets as w')
+    .select((eb) => [
+      'w.currency',
+      eb
+        .selectFrom('ledger_entries as e')
+        .select('e.balance_after')
+        .where('e.project_id', '=', projectId)
+        .whereRef('e.account_id', '=', 'w.id')
+        .where('e.balance_after', 'is not', null)
+        .where('e.created_at', '<=', at)
+        .orderBy('e.created_at', 'desc')
+        .orderBy('e.seq', 'desc')
+        .limit(1)
+        .as('balance'),
+    ])
+    .where('w.project_id', '=', projectId)
+    .where('w.id', '=', walletId)
+    .executeTakeFirst();
+}

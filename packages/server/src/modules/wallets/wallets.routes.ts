@@ -6,6 +6,7 @@ import { ApiError, renderError } from '../../lib/errors.js';
 import { auditContext } from '../audit/audit.service.js';
 import type { LedgerService, MovementOutcome, MovementRequest } from './ledger.service.js';
 import {
+  BalanceQuery,
   BalanceSchema,
   BatchBody,
   type BatchOperation,
@@ -150,12 +151,17 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
           operationId: 'getWalletBalance',
           tags,
           security,
-          summary: "A wallet's balance",
+          summary: "A wallet's balance, now or at a past time",
           params: WalletParams,
+          querystring: BalanceQuery,
           response: { 200: BalanceSchema },
         },
       },
-      (request: WithParams) => wallets.getBalance(requireSecretKey(request).projectId, request.params.id),
+      (request: FastifyRequest<{ Params: { id: string }; Querystring: BalanceQuery }>) => {
+        const { projectId } = requireSecretKey(request);
+        const { at } = request.query;
+        return at === undefined ? wallets.getBalance(projectId, request.params.id) : ledger.balanceAt(projectId, request.params.id, at);
+      },
     );
 
     for (const [action, operationId, summary, errors] of [

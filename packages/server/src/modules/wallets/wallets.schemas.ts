@@ -80,6 +80,16 @@ export type ListWalletsQuery = Static<typeof ListWalletsQuery>;
 export const ListTransactionsQuery = StrictObject({ ...ListQuery });
 export type ListTransactionsQuery = Static<typeof ListTransactionsQuery>;
 
+export const BalanceQuery = StrictObject({
+  at: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description: 'A past time (ISO 8601): the balance after every movement made at or before it; 0 before the first.',
+    }),
+  ),
+});
+export type BalanceQuery = Static<typeof BalanceQuery>;
+
 export const MovementBody = StrictObject({
   amount: Amount,
   description: Type.Optional(Description),
@@ -122,7 +132,16 @@ export const WalletListSchema = Type.Object(
 );
 export type WalletList = Static<typeof WalletListSchema>;
 
-export const BalanceSchema = Type.Object({ credits: Credits, currency: Type.String() }, { $id: 'Balance' });
+export const BalanceSchema = Type.Object(
+  {
+    credits: Credits,
+    currency: Type.String(),
+    at: Type.Optional(
+      Type.String({ format: 'date-time', description: 'Present when the balance was asked `?at=` a past time: that time, normalized.' }),
+    ),
+  },
+  { $id: 'Balance' },
+);
 export type Balance = Static<typeof BalanceSchema>;
 
 /** Who made a transaction: the audit log's actor, and the request (docs/api.md section 4). */
