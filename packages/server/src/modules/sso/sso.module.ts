@@ -8,7 +8,8 @@ import type { AuditService } from '../audit/audit.service.js';
 import type { Auth } from '../auth/auth.module.js';
 import type { OAuth } from '../oauth/oauth.module.js';
 import { ssoRoutes } from './sso.routes.js';
-import { type SsoOrganizations, SsoService } from './sso.service.js';
+import { SsoConnections, type SsoOrganizations, SsoService } from './sso.service.js';
+import { ConnectionSettings } from './sso.settings.js';
 import { deleteExpired } from './sso.store.js';
 
 export interface SsoDependencies {
@@ -24,6 +25,7 @@ export interface SsoDependencies {
 }
 
 export interface Sso {
+  readonly connections: SsoConnections;
   readonly service: SsoService;
   readonly routes: readonly RouteModule[];
   /** Deletes requests, codes and used assertion ids a day after they expired. */
@@ -39,6 +41,17 @@ const CLEANUP_BATCH = 1000;
  */
 export function createSso(deps: SsoDependencies): Sso {
   const { db, config, clock } = deps;
+  const settings = new ConnectionSettings({ publicUrl: config.email.publicUrl, secrets: deps.oauth.secrets });
+  const connections = new SsoConnections({
+    db,
+    clock,
+    organizations: deps.organizations,
+    audit: deps.audit,
+    oauthClient: deps.oauth.client,
+    secrets: deps.oauth.secrets,
+    settings,
+    allowInsecureHttp: config.oauth.allowInsecureHttp,
+  });
   const service = new SsoService({
     db,
     clock,
@@ -46,12 +59,10 @@ export function createSso(deps: SsoDependencies): Sso {
     users: deps.auth.users,
     sessions: deps.auth.sessions,
     gate: deps.auth.gate,
-    organizations: deps.organizations,
     audit: deps.audit,
     oauthClient: deps.oauth.client,
     secrets: deps.oauth.secrets,
-    publicUrl: config.email.publicUrl,
-    allowInsecureHttp: config.oauth.allowInsecureHttp,
+    settings,
   });
   const cleanup: PeriodicJob = {
     name: 'sso-cleanup',
@@ -61,5 +72,5 @@ export function createSso(deps: SsoDependencies): Sso {
       while ((await deleteExpired(db.kysely, before, CLEANUP_BATCH)) > 0);
     },
   };
-  return { service, routes: [ssoRoutes(service)], jobs: [cleanup] };
+  return { connections, service, routes: [ssoRoutes(connections, service)], jobs: [cleanup] };
 }

@@ -20,7 +20,7 @@ import {
   StartBody,
   StartResponse,
 } from './sso.schemas.js';
-import type { SsoService } from './sso.service.js';
+import type { SsoConnections, SsoService } from './sso.service.js';
 
 const tags = ['sso'];
 const security = [{ secretKey: [] }, { secretKeyHeader: [] }];
@@ -34,7 +34,7 @@ type OnConnection = FastifyRequest<{ Params: { id: string; connection_id: string
 type OnPublicConnection = FastifyRequest<{ Params: { connection_id: string } }>;
 
 /** HTTP only: `/v1/organizations/{id}/sso-connections*` and `/v1/auth/sso*`. */
-export function ssoRoutes(sso: SsoService): RouteModule {
+export function ssoRoutes(connections: SsoConnections, sso: SsoService): RouteModule {
   return (app: FastifyInstance) => {
     app.post(
       '/v1/organizations/:id/sso-connections',
@@ -52,7 +52,7 @@ export function ssoRoutes(sso: SsoService): RouteModule {
         },
       },
       async (request: OnOrganization, reply) => {
-        const connection = await sso.create(
+        const connection = await connections.create(
           requireSecretKey(request).projectId,
           request.params.id,
           request.body as CreateConnectionBody,
@@ -75,7 +75,7 @@ export function ssoRoutes(sso: SsoService): RouteModule {
           response: { 200: ConnectionListSchema },
         },
       },
-      (request: OnOrganization) => sso.list(requireSecretKey(request).projectId, request.params.id),
+      (request: OnOrganization) => connections.list(requireSecretKey(request).projectId, request.params.id),
     );
 
     app.delete(
@@ -92,7 +92,7 @@ export function ssoRoutes(sso: SsoService): RouteModule {
         },
       },
       (request: OnConnection) =>
-        sso.remove(requireSecretKey(request).projectId, request.params.id, request.params.connection_id, auditContext(request)),
+        connections.remove(requireSecretKey(request).projectId, request.params.id, request.params.connection_id, auditContext(request)),
     );
 
     app.post(
@@ -160,7 +160,7 @@ export function ssoRoutes(sso: SsoService): RouteModule {
         },
       },
       async (request: OnPublicConnection, reply) =>
-        reply.type('application/samlmetadata+xml').send(await sso.metadata(request.params.connection_id)),
+        reply.type('application/samlmetadata+xml').send(await connections.metadata(request.params.connection_id)),
     );
 
     // The identity provider's HTTP-POST binding is an HTML form: this route alone reads form bodies.

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { isIP } from 'node:net';
 import * as client from 'openid-client';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/database.js';
@@ -7,40 +6,27 @@ import { inTransaction, isUniqueViolation, type Transaction } from '../../db/tra
 import { addMilliseconds, type Clock, isoTime } from '../../lib/clock.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { ApiError, isApiError } from '../../lib/errors.js';
-import { newId } from '../../lib/ids.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import type { AuditContext, AuditRecord, AuditService } from '../audit/audit.service.js';
-import type { OAuthClient, ProviderSettings } from '../oauth/oauth.service.js';
+import type { OAuthClient } from '../oauth/oauth.service.js';
 import { type SignInGate, signInChanges, signInResult } from '../mfa/mfa.service.js';
 import type { SessionClient, SessionsService } from '../sessions/sessions.service.js';
-import { DEFAULT_MEMBER_ROLE, lockOrganization } from '../organizations/organizations.service.js';
+import { lockOrganization } from '../organizations/organizations.service.js';
 import { NAME_LENGTH_MAX } from '../users/users.schemas.js';
 import { IdentityLinking, normalizeEmail, toUser, type UsersService } from '../users/users.service.js';
 import { ensureMemberInTransaction } from './sso.memberships.js';
-import {
-  authnRequestUrl,
-  normalizeCertificate,
-  type SamlConnectionSettings,
-  serviceProviderMetadata,
-  verifySamlResponse,
-} from './sso.saml.js';
-import type { AcsBody, Connection, CreateConnectionBody, OidcCallbackQuery, SsoSignIn, StartBody } from './sso.schemas.js';
+import { authnRequestUrl, verifySamlResponse } from './sso.saml.js';
+import type { AcsBody, OidcCallbackQuery, SsoSignIn, StartBody } from './sso.schemas.js';
+import { type ConnectionSettings, identityProvider, requestContext } from './sso.settings.js';
 import * as store from './sso.store.js';
+
+export { SsoConnections, type SsoOrganizations } from './sso.connections.js';
+export { identityProvider, requestContext, secretContext } from './sso.settings.js';
 
 /** A sign-in must come back from the identity provider within this long. */
 export const SSO_REQUEST_TTL_MS = 10 * 60 * 1000;
 /** The service's own code is exchanged by the application's back end right away. */
 export const SSO_CODE_TTL_MS = 2 * 60 * 1000;
-const OIDC_SCOPES = ['openid', 'email', 'profile'];
-
-/** What the SSO module needs of the organizations module. */
-export interface SsoOrganizations {
-  /** The organization; 404 `resource_missing` when the project has none of that id. */
-  get(projectId: string, organizationId: string): Promise<unknown>;
-  /** 400 `parameter_invalid` unless `role` is a role of the project. */
-  requireRole(projectId: string, role: string, param?: string): Promise<void>;
-}
-
 export interface SsoServiceOptions {
   readonly db: Db;
   readonly clock: Clock;
@@ -49,33 +35,27 @@ export interface SsoServiceOptions {
   readonly sessions: SessionsService;
   /** Makes the session, or the second-factor challenge of a user with an authenticator. */
   readonly gate: SignInGate;
-  readonly organizations: SsoOrganizations;
   readonly audit: AuditService;
   readonly oauthClient: OAuthClient;
   readonly secrets: SecretBox;
-  /** PUBLIC_URL: the base of the URLs identity providers call. */
-  readonly publicUrl: string;
-  /** `OAUTH_ALLOW_INSECURE_HTTP`: OIDC issuers may be `http://`. */
-  readonly allowInsecureHttp: boolean;
+  readonly settings: ConnectionSettings;
 }
 
 /**
- * Enterprise SSO (docs/adr/0011-sso.md): an organization's OpenID Connect or SAML connection, the
- * start of a sign-in (routed by email domain or organization), the identity provider's return
- * (OIDC callback, SAML ACS) that ends in the service's own one-time code on the application's
- * redirect URI, and the exchange of that code for a user, a membership and a session.
+ * Enterprise SSO sign-in (docs/adr/0011-sso.md): the start of a sign-in (routed by email domain or
+ * organization), the identity provider's return (OIDC callback, SAML ACS) that ends in the
+ * service's own one-time code on the application's redirect URI, and the exchange of that code
+ * for a user, a membership and a session. The connections themselves: `SsoConnections`.
  */
 export class SsoService {
   readonly #db: Db;
   readonly #clock: Clock;
   readonly #logger: Logger;
   readonly #gate: SignInGate;
-  readonly #organizations: SsoOrganizations;
   readonly #audit: AuditService;
   readonly #oauthClient: OAuthClient;
   readonly #secrets: SecretBox;
-  readonly #publicUrl: string;
-  readonly #allowInsecureHttp: boolean;
+  readonly #settings: ConnectionSettings;
   readonly #linking: IdentityLinking;
 
   constructor(options: SsoServiceOptions) {
@@ -83,133 +63,12 @@ export class SsoService {
     this.#clock = options.clock;
     this.#logger = options.logger;
     this.#gate = options.gate;
-    this.#organizations = options.organizations;
     this.#audit = options.audit;
     this.#oauthClient = options.oauthClient;
     this.#secrets = options.secrets;
-    this.#publicUrl = options.publicUrl;
-    this.#allowInsecureHttp = options.allowInsecureHttp;
+    this.#settings = options.settings;
     this.#linking = new IdentityLinking(options);
   }
-
-  // ---- Connections -----------------------------------------------------------------------------
-
-  async create(projectId: string, organizationId: string, body: CreateConnectionBody, context: AuditContext): Promise<Connection> {
-    const refused: AuditRecord = { projectId, action: 'sso_connection.create', resource: { type: 'organization', id: organizationId } };
-    return this.#audit.recordingRefusals(context, refused, async () => {
-      await this.#organizations.get(projectId, organizationId);
-      const defaultRole = body.default_role ?? DEFAULT_MEMBER_ROLE;
-      await this.#organizations.requireRole(projectId, defaultRole, 'default_role');
-      const domains = checkDomains(body.domains);
-      const redirectUris = body.redirect_uris.map((uri, index) => checkRedirectUri(uri, `redirect_uris[${index}]`));
-      const id = newId('ssoc');
-      const now = isoTime(this.#clock.now());
-      const row: store.ConnectionRow = {
-        id,
-        project_id: projectId,
-        organization_id: organizationId,
-        type: body.type,
-        default_role: defaultRole,
-        allow_idp_initiated: body.allow_idp_initiated === true ? 1 : 0,
-        redirect_uris: JSON.stringify(redirectUris),
-        oidc_issuer: null,
-        oidc_client_id: null,
-        oidc_client_secret_sealed: null,
-        saml_idp_entity_id: null,
-        saml_idp_sso_url: null,
-        saml_idp_certificate: null,
-        created_at: now,
-      };
-      if (body.type === 'oidc') {
-        if (body.saml !== undefined) throw new ApiError('parameter_invalid', '`saml` is for SAML connections.', { param: 'saml' });
-        if (body.oidc === undefined) throw new ApiError('parameter_missing', 'An OIDC connection needs `oidc`.', { param: 'oidc' });
-        if (body.allow_idp_initiated === true) {
-          throw new ApiError('parameter_invalid', 'IdP-initiated sign-in is a SAML feature.', { param: 'allow_idp_initiated' });
-        }
-        const issuer = checkUrl(body.oidc.issuer, 'oidc.issuer', { allowHttp: this.#allowInsecureHttp, loopbackHttp: false });
-        // Discovery is checked now, so that a wrong issuer is refused here rather than at sign-in.
-        await this.#oauthClient.checkIssuer(issuer);
-        row.oidc_issuer = issuer;
-        row.oidc_client_id = body.oidc.client_id;
-        row.oidc_client_secret_sealed = this.#secrets.seal(body.oidc.client_secret, secretContext(projectId, id));
-      } else {
-        if (body.oidc !== undefined) throw new ApiError('parameter_invalid', '`oidc` is for OIDC connections.', { param: 'oidc' });
-        if (body.saml === undefined) throw new ApiError('parameter_missing', 'A SAML connection needs `saml`.', { param: 'saml' });
-        const certificate = normalizeCertificate(body.saml.idp_certificate);
-        if (certificate === undefined) {
-          throw new ApiError('parameter_invalid', 'saml.idp_certificate must be an X.509 certificate, PEM or base64.', {
-            param: 'saml.idp_certificate',
-          });
-        }
-        row.saml_idp_entity_id = body.saml.idp_entity_id;
-        row.saml_idp_sso_url = checkUrl(body.saml.idp_sso_url, 'saml.idp_sso_url', { allowHttp: false, loopbackHttp: true });
-        row.saml_idp_certificate = certificate;
-      }
-      await inTransaction(this.#db, async (trx) => {
-        if ((await store.findConnectionOfOrganization(trx, projectId, organizationId)) !== undefined) {
-          throw new ApiError('sso_connection_exists', `Organization ${organizationId} has an SSO connection already; delete it first.`);
-        }
-        const taken = await store.takenDomains(trx, projectId, domains);
-        if (taken.length > 0) throw domainTaken(taken);
-        try {
-          await store.insertConnection(trx, row, domains);
-        } catch (error) {
-          // Two creations at once: the unique indexes decide.
-          if (isUniqueViolation(error)) throw domainTaken(domains);
-          throw error;
-        }
-        await this.#audit.record(trx, context, {
-          projectId,
-          action: 'sso_connection.create',
-          resource: { type: 'sso_connection', id },
-          changes: { organization_id: organizationId, type: body.type, domains: domains.join(',') },
-          createdAt: now,
-        });
-      });
-      return this.#toConnection(row, domains);
-    });
-  }
-
-  async list(projectId: string, organizationId: string): Promise<{ object: 'list'; data: Connection[]; has_more: false }> {
-    await this.#organizations.get(projectId, organizationId);
-    const rows = await store.listConnections(this.#db.kysely, projectId, organizationId);
-    const domains = await store.domainsOf(
-      this.#db.kysely,
-      projectId,
-      rows.map((row) => row.id),
-    );
-    return { object: 'list', data: rows.map((row) => this.#toConnection(row, domains.get(row.id) ?? [])), has_more: false };
-  }
-
-  async remove(
-    projectId: string,
-    organizationId: string,
-    connectionId: string,
-    context: AuditContext,
-  ): Promise<{ id: string; object: 'sso_connection'; deleted: true }> {
-    const record: AuditRecord = { projectId, action: 'sso_connection.delete', resource: { type: 'sso_connection', id: connectionId } };
-    await this.#audit.recordingRefusals(context, record, () =>
-      inTransaction(this.#db, async (trx) => {
-        const row = await store.findConnection(trx, projectId, connectionId);
-        if (row?.organization_id !== organizationId || !(await store.deleteConnection(trx, projectId, connectionId))) {
-          throw new ApiError('resource_missing', `No SSO connection ${connectionId} in organization ${organizationId}.`, {
-            param: 'connection_id',
-          });
-        }
-        await this.#audit.record(trx, context, { ...record, changes: { organization_id: organizationId } });
-      }),
-    );
-    return { id: connectionId, object: 'sso_connection', deleted: true };
-  }
-
-  /** The SP metadata of a SAML connection, public; 404 for anything else. */
-  async metadata(connectionId: string): Promise<string> {
-    const row = await store.findConnectionById(this.#db.kysely, connectionId);
-    if (row?.type !== 'saml') throw new ApiError('resource_missing', `No SAML connection ${connectionId}.`, { param: 'connection_id' });
-    return serviceProviderMetadata(this.#samlSettings(row));
-  }
-
-  // ---- Sign-in ---------------------------------------------------------------------------------
 
   /** `POST /v1/auth/sso`: the identity provider's URL for the connection of the email's domain or of the organization. */
   async start(projectId: string, body: StartBody): Promise<{ url: string }> {
@@ -237,8 +96,8 @@ export class SsoService {
       const state = client.randomState();
       const codeVerifier = client.randomPKCECodeVerifier();
       const nonce = client.randomNonce();
-      url = await this.#oauthClient.authorizationUrl(this.#oidcSettings(row), {
-        redirectUri: this.#oidcCallbackUrl(),
+      url = await this.#oauthClient.authorizationUrl(this.#settings.oidc(row), {
+        redirectUri: this.#settings.oidcCallbackUrl(),
         state,
         codeChallenge: await client.calculatePKCECodeChallenge(codeVerifier),
         nonce,
@@ -248,7 +107,7 @@ export class SsoService {
       request.nonce = nonce;
     } else {
       request.request_key = `_${randomBytes(20).toString('hex')}`;
-      url = await authnRequestUrl(this.#samlSettings(row), request.request_key);
+      url = await authnRequestUrl(this.#settings.saml(row), request.request_key);
     }
     await store.insertRequest(this.#db.kysely, request);
     return { url };
@@ -278,11 +137,11 @@ export class SsoService {
       if (query.code === undefined || query.code === '') {
         throw new ApiError('parameter_missing', 'The callback carries no code.', { param: 'code' });
       }
-      const claims = await this.#oauthClient.exchange(this.#oidcSettings(row), {
+      const claims = await this.#oauthClient.exchange(this.#settings.oidc(row), {
         code: query.code,
         state: query.state ?? '',
         iss: query.iss,
-        redirectUri: this.#oidcCallbackUrl(),
+        redirectUri: this.#settings.oidcCallbackUrl(),
         codeVerifier: this.#secrets.open(request.code_verifier_sealed ?? '', requestContext(request.project_id, stateHash)),
         nonce: request.nonce ?? undefined,
       });
@@ -303,7 +162,7 @@ export class SsoService {
     const row = await store.findConnectionById(this.#db.kysely, connectionId);
     if (row?.type !== 'saml') throw new ApiError('resource_missing', `No SAML connection ${connectionId}.`, { param: 'connection_id' });
     return this.#refusalsLogged(row, context, async () => {
-      const assertion = await verifySamlResponse(this.#samlSettings(row), body.SAMLResponse);
+      const assertion = await verifySamlResponse(this.#settings.saml(row), body.SAMLResponse);
       return inTransaction(this.#db, async (trx) => {
         const nowIso = isoTime(this.#clock.now());
         try {
@@ -485,129 +344,10 @@ export class SsoService {
     }
     return row;
   }
-
-  #oidcSettings(row: store.ConnectionRow): ProviderSettings {
-    return {
-      provider: `SSO connection ${row.id}`,
-      kind: 'oidc',
-      clientId: row.oidc_client_id ?? '',
-      clientSecret: this.#secrets.open(row.oidc_client_secret_sealed ?? '', secretContext(row.project_id, row.id)),
-      issuer: row.oidc_issuer ?? undefined,
-      apple: undefined,
-      scopes: OIDC_SCOPES,
-    };
-  }
-
-  #samlSettings(row: store.ConnectionRow): SamlConnectionSettings {
-    return {
-      idpEntityId: row.saml_idp_entity_id ?? '',
-      idpSsoUrl: row.saml_idp_sso_url ?? '',
-      idpCertificate: row.saml_idp_certificate ?? '',
-      spEntityId: this.#samlUrl(row.id, 'metadata'),
-      acsUrl: this.#samlUrl(row.id, 'acs'),
-    };
-  }
-
-  #samlUrl(connectionId: string, endpoint: 'metadata' | 'acs'): string {
-    return `${this.#publicUrl}/v1/auth/sso/saml/${connectionId}/${endpoint}`;
-  }
-
-  #oidcCallbackUrl(): string {
-    return `${this.#publicUrl}/v1/auth/sso/oidc/callback`;
-  }
-
-  #toConnection(row: store.ConnectionRow, domains: readonly string[]): Connection {
-    return {
-      id: row.id,
-      object: 'sso_connection',
-      organization_id: row.organization_id,
-      type: row.type,
-      domains: [...domains].sort(),
-      redirect_uris: JSON.parse(row.redirect_uris) as string[],
-      default_role: row.default_role,
-      allow_idp_initiated: row.allow_idp_initiated === 1,
-      oidc:
-        row.type === 'oidc'
-          ? { issuer: row.oidc_issuer ?? '', client_id: row.oidc_client_id ?? '', redirect_uri: this.#oidcCallbackUrl() }
-          : null,
-      saml:
-        row.type === 'saml'
-          ? {
-              idp_entity_id: row.saml_idp_entity_id ?? '',
-              idp_sso_url: row.saml_idp_sso_url ?? '',
-              idp_certificate: row.saml_idp_certificate ?? '',
-              sp_entity_id: this.#samlUrl(row.id, 'metadata'),
-              acs_url: this.#samlUrl(row.id, 'acs'),
-              metadata_url: this.#samlUrl(row.id, 'metadata'),
-            }
-          : null,
-      created_at: row.created_at,
-    };
-  }
-}
-
-/** The identity a connection links to a user: one provider per connection in `user_identities`. */
-export function identityProvider(connectionId: string): string {
-  return `sso:${connectionId}`;
-}
-
-export function secretContext(projectId: string, connectionId: string): string {
-  return `sso_connection:${projectId}:${connectionId}`;
-}
-
-export function requestContext(projectId: string, requestKey: string): string {
-  return `sso_request:${projectId}:${requestKey}`;
-}
-
-function domainTaken(domains: readonly string[]): ApiError {
-  return new ApiError('sso_domain_taken', `${domains.join(', ')} belongs to another SSO connection of this project.`, { param: 'domains' });
-}
-
-function checkDomains(raw: readonly string[]): string[] {
-  const domains = raw.map((domain) => domain.toLowerCase());
-  if (new Set(domains).size !== domains.length) {
-    throw new ApiError('parameter_invalid', 'domains lists a domain twice.', { param: 'domains' });
-  }
-  return domains;
 }
 
 function redirectWith(redirectUri: string, parameters: Record<string, string | null>): string {
   const url = new URL(redirectUri);
   for (const [name, value] of Object.entries(parameters)) if (value !== null) url.searchParams.set(name, value);
   return url.href;
-}
-
-function isLoopback(url: URL): boolean {
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  return host === 'localhost' || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'));
-}
-
-/** An absolute `https://` URL (or `http://` where allowed) without credentials or fragment. */
-function checkUrl(raw: string, param: string, options: { allowHttp: boolean; loopbackHttp: boolean }): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ApiError('parameter_invalid', `${param} must be an absolute URL.`, { param });
-  }
-  const httpAllowed = options.allowHttp || (options.loopbackHttp && isLoopback(url));
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && httpAllowed)) {
-    throw new ApiError('parameter_invalid', `${param} must be an https:// URL.`, { param });
-  }
-  if (url.hash !== '' || raw.includes('#') || url.username !== '' || url.password !== '') {
-    throw new ApiError('parameter_invalid', `${param} must not carry a fragment or credentials.`, { param });
-  }
-  return raw;
-}
-
-/**
- * Redirect URIs, as for OAuth (docs/adr/0008-oauth.md): `https://`, or `http://` on a loopback
- * host; no query or fragment, so that the code and state the service adds are the only parameters.
- */
-function checkRedirectUri(raw: string, param: string): string {
-  checkUrl(raw, param, { allowHttp: false, loopbackHttp: true });
-  if (new URL(raw).search !== '' || raw.includes('?')) {
-    throw new ApiError('parameter_invalid', `${param} must not carry a query.`, { param });
-  }
-  return raw;
 }
