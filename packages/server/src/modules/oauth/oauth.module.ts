@@ -10,7 +10,7 @@ import type { SecretBox } from '../../lib/secret-box.js';
 import type { Auth } from '../auth/auth.module.js';
 import { OAuthClient } from './oauth.client.js';
 import { oauthRoutes } from './oauth.routes.js';
-import { OAuthService } from './oauth.service.js';
+import { OAuthProviders, OAuthService } from './oauth.service.js';
 import { deleteExpiredStates } from './oauth.store.js';
 
 export interface OAuthDependencies {
@@ -33,6 +33,7 @@ export interface OAuthOptions {
 }
 
 export interface OAuth {
+  readonly providers: OAuthProviders;
   readonly service: OAuthService;
   /** The provider client (discovery, PKCE, ID-token checks) over this module's outbound HTTP; SSO uses it too. */
   readonly client: OAuthClient;
@@ -62,6 +63,14 @@ export function createOAuth(deps: OAuthDependencies, options: OAuthOptions = {})
     clock,
   });
   const { secrets } = deps;
+  const providers = new OAuthProviders({
+    db,
+    clock,
+    audit: deps.audit,
+    client,
+    secrets,
+    allowInsecureHttp: config.oauth.allowInsecureHttp,
+  });
   const service = new OAuthService({
     db,
     clock,
@@ -71,7 +80,7 @@ export function createOAuth(deps: OAuthDependencies, options: OAuthOptions = {})
     audit: deps.audit,
     client,
     secrets,
-    allowInsecureHttp: config.oauth.allowInsecureHttp,
+    providers,
   });
   const cleanup: PeriodicJob = {
     name: 'oauth-state-cleanup',
@@ -82,10 +91,11 @@ export function createOAuth(deps: OAuthDependencies, options: OAuthOptions = {})
     },
   };
   return {
+    providers,
     service,
     client,
     secrets,
-    routes: [oauthRoutes(service)],
+    routes: [oauthRoutes(providers, service)],
     jobs: [cleanup],
     close: () => http.close(),
   };

@@ -14,7 +14,7 @@ import {
   StartBody,
   StartResponse,
 } from './oauth.schemas.js';
-import type { OAuthService } from './oauth.service.js';
+import type { OAuthProviders, OAuthService } from './oauth.service.js';
 
 const tags = ['oauth'];
 const security = [{ secretKey: [] }, { secretKeyHeader: [] }];
@@ -22,7 +22,7 @@ const security = [{ secretKey: [] }, { secretKeyHeader: [] }];
 type WithProvider = FastifyRequest<{ Params: { provider: string } }>;
 
 /** HTTP only: `/v1/auth/providers*` and `/v1/auth/oauth/*`. */
-export function oauthRoutes(oauth: OAuthService): RouteModule {
+export function oauthRoutes(providers: OAuthProviders, oauth: OAuthService): RouteModule {
   return (app: FastifyInstance) => {
     app.put(
       '/v1/auth/providers/:provider',
@@ -40,7 +40,7 @@ export function oauthRoutes(oauth: OAuthService): RouteModule {
         },
       },
       (request: WithProvider) =>
-        oauth.configure(
+        providers.configure(
           requireSecretKey(request).projectId,
           request.params.provider,
           request.body as ConfigureProviderBody,
@@ -60,7 +60,7 @@ export function oauthRoutes(oauth: OAuthService): RouteModule {
           response: { 200: ProviderListSchema },
         },
       },
-      (request) => oauth.list(requireSecretKey(request).projectId),
+      (request) => providers.list(requireSecretKey(request).projectId),
     );
 
     app.delete(
@@ -76,7 +76,7 @@ export function oauthRoutes(oauth: OAuthService): RouteModule {
           response: { 200: DeletedProviderSchema },
         },
       },
-      (request: WithProvider) => oauth.remove(requireSecretKey(request).projectId, request.params.provider, auditContext(request)),
+      (request: WithProvider) => providers.remove(requireSecretKey(request).projectId, request.params.provider, auditContext(request)),
     );
 
     app.post(

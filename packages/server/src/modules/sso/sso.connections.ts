@@ -1,9 +1,9 @@
-import { isIP } from 'node:net';
 import type { Db } from '../../db/database.js';
 import { inTransaction, isUniqueViolation } from '../../db/transaction.js';
 import { type Clock, isoTime } from '../../lib/clock.js';
 import { ApiError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
+import { checkRedirectUri, isLoopbackUrl } from '../../lib/redirect-uri.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import type { AuditContext, AuditRecord, AuditService } from '../audit/audit.service.js';
 import type { OAuthClient } from '../oauth/oauth.service.js';
@@ -216,11 +216,6 @@ function checkDomains(raw: readonly string[]): string[] {
   return domains;
 }
 
-function isLoopback(url: URL): boolean {
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  return host === 'localhost' || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'));
-}
-
 /** An absolute `https://` URL (or `http://` where allowed) without credentials or fragment. */
 function checkUrl(raw: string, param: string, options: { allowHttp: boolean; loopbackHttp: boolean }): string {
   let url: URL;
@@ -229,24 +224,12 @@ function checkUrl(raw: string, param: string, options: { allowHttp: boolean; loo
   } catch {
     throw new ApiError('parameter_invalid', `${param} must be an absolute URL.`, { param });
   }
-  const httpAllowed = options.allowHttp || (options.loopbackHttp && isLoopback(url));
+  const httpAllowed = options.allowHttp || (options.loopbackHttp && isLoopbackUrl(url));
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && httpAllowed)) {
     throw new ApiError('parameter_invalid', `${param} must be an https:// URL.`, { param });
   }
   if (url.hash !== '' || raw.includes('#') || url.username !== '' || url.password !== '') {
     throw new ApiError('parameter_invalid', `${param} must not carry a fragment or credentials.`, { param });
-  }
-  return raw;
-}
-
-/**
- * Redirect URIs, as for OAuth (docs/adr/0008-oauth.md): `https://`, or `http://` on a loopback
- * host; no query or fragment, so that the code and state the service adds are the only parameters.
- */
-function checkRedirectUri(raw: string, param: string): string {
-  checkUrl(raw, param, { allowHttp: false, loopbackHttp: true });
-  if (new URL(raw).search !== '' || raw.includes('?')) {
-    throw new ApiError('parameter_invalid', `${param} must not carry a query.`, { param });
   }
   return raw;
 }
