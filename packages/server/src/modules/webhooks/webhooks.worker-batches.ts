@@ -16,12 +16,12 @@ const BATCH_MAX = 500;
 /** Records attempts in batches, one transaction each. */
 export class AttemptRecorder {
   readonly #deps: DeliveryDependencies;
-  /** After each batch, committed or not: room is free. */
-  readonly #afterBatch: () => void;
+  /** After each batch, committed or not, with its records: room is free. */
+  readonly #afterBatch: (records: readonly AttemptRecord[]) => void;
   readonly #unrecorded: { record: AttemptRecord; settle: (error?: Error) => void }[] = [];
   #recording: Promise<void> | undefined;
 
-  constructor(deps: DeliveryDependencies, afterBatch: () => void) {
+  constructor(deps: DeliveryDependencies, afterBatch: (records: readonly AttemptRecord[]) => void) {
     this.#deps = deps;
     this.#afterBatch = afterBatch;
   }
@@ -41,16 +41,14 @@ export class AttemptRecorder {
         // blocks the event loop, so without this every batch would hold one attempt).
         await yieldToIo();
         const batch = this.#unrecorded.splice(0, BATCH_MAX);
+        const records = batch.map((entry) => entry.record);
         try {
-          await recordAttempts(
-            this.#deps,
-            batch.map((entry) => entry.record),
-          );
+          await recordAttempts(this.#deps, records);
           for (const entry of batch) entry.settle();
         } catch (error) {
           for (const entry of batch) entry.settle(error instanceof Error ? error : new Error(String(error)));
         }
-        this.#afterBatch();
+        this.#afterBatch(records);
       }
     } finally {
       this.#recording = undefined;

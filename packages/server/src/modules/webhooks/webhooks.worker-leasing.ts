@@ -2,7 +2,8 @@ import { inTransaction } from '../../db/transaction.js';
 import { addMilliseconds, isoTime } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { findUndispatchedEvents, markEventsDispatched } from '../events/event-log.service.js';
-import { type DeliveryDependencies, deliveryTarget, loadDeliveryTargets } from './webhooks.delivery.js';
+import type { Logger } from 'pino';
+import { type DeliveryDependencies, deliveryTarget, loadDeliveryTargets, resumeWorkerLeases } from './webhooks.delivery.js';
 import type { Lease, Room } from './webhooks.worker-endpoints.js';
 import * as store from './webhooks.store.js';
 
@@ -39,6 +40,8 @@ export interface FanOutBatch {
   readonly leases: Lease[];
   /** Events were left for the next batch. */
   readonly more: boolean;
+  /** Deliveries created due now but not leased (no room for their endpoint): a claim's work. */
+  readonly dueUnleased: number;
 }
 
 /**
@@ -60,7 +63,7 @@ export async function fanOutBatch(
   const { leaseId, limit } = options;
   return inTransaction(db, async (trx) => {
     const events = await findUndispatchedEvents(trx, { limit, skipLocked: db.dialect === 'postgres' });
-    if (events.length === 0) return { dispatched: 0, deliveriesPerEvent: 0, leases: [], more: false };
+    if (events.length === 0) return { dispatched: 0, deliveriesPerEvent: 0, leases: [], more: false, dueUnleased: 0 };
     const endpoints = await store.findEnabledEndpoints(trx, [...new Set(events.map((event) => event.project_id))]);
     const byProject = new Map<string, { endpoint: (typeof endpoints)[number]; types: Set<string> }[]>();
     for (const endpoint of endpoints) {
@@ -77,16 +80,21 @@ export async function fanOutBatch(
     const deliveries: store.DeliveryRow[] = [];
     const leases: Lease[] = [];
     const fannedOut: string[] = [];
+    let dueUnleased = 0;
     for (const event of events) {
       const subscribed = (byProject.get(event.project_id) ?? []).filter(({ types }) => types.has(event.type) || types.has('*'));
       // The rest of the batch waits for the next transaction (at least one event per batch):
-      // when it would exceed the deliveries of one transaction, or the worker has no room left.
-      if (fannedOut.length > 0 && (room.total <= 0 || deliveries.length + subscribed.length > FAN_OUT_DELIVERIES_MAX)) break;
+      // when it would exceed the deliveries of one transaction, or the worker has no room left
+      // for all of the event's deliveries (those left unleased would each need a claim).
+      const roomShort = room.total < Math.max(1, subscribed.length);
+      if (fannedOut.length > 0 && (roomShort || deliveries.length + subscribed.length > FAN_OUT_DELIVERIES_MAX)) break;
       fannedOut.push(event.id);
       const nextAttemptAt = isoTime(addMilliseconds(new Date(event.created_at), firstDelayMs));
       for (const { endpoint } of subscribed) {
         const id = newId('del');
-        const lease = !options.isStopping() && nextAttemptAt <= nowIso && room.take(endpoint.id, endpoint.rate_limit_per_second);
+        const due = nextAttemptAt <= nowIso;
+        const lease = !options.isStopping() && due && room.take(endpoint.id, endpoint.rate_limit_per_second);
+        if (due && !lease) dueUnleased += 1;
         deliveries.push({
           id,
           project_id: event.project_id,
@@ -120,13 +128,15 @@ export async function fanOutBatch(
       // is not ours. (Only a repeated fan-out could meet one, and that finds the events dispatched.)
       leases: leases.filter((lease) => inserted.has(lease.target.deliveryId)),
       more: fannedOut.length < events.length || events.length >= limit,
+      dueUnleased,
     };
   });
 }
 
 /**
  * Leases up to `wanted` due deliveries, oldest due first, as far as `room` allows per endpoint, in
- * one short transaction; returns how many it leased and, for those still there, what sending needs. Endpoints that `room` excludes are left
+ * one short transaction; returns how many it found due and leased and, for those still there, what
+ * sending needs. Endpoints that `room` excludes are left
  * out in the query. With `lookFirst`, an idle worker reads before it takes a write lock (SQLite).
  */
 export async function claimDue(
@@ -138,7 +148,7 @@ export async function claimDue(
     readonly room: () => Room;
     readonly lookFirst: boolean;
   },
-): Promise<{ readonly claimed: number; readonly leases: Lease[] }> {
+): Promise<{ readonly found: number; readonly claimed: number; readonly leases: Lease[] }> {
   const { db } = deps;
   const { leaseId, wanted } = options;
   const now = deps.clock.now();
@@ -149,7 +159,7 @@ export async function claimDue(
   const excludedEndpointIds = options.room().excluded();
   if (options.lookFirst) {
     const due = await store.findDueDeliveries(db.kysely, { now: nowIso, limit: 1, excludedEndpointIds, skipLocked: false });
-    if (due.length === 0) return { claimed: 0, leases: [] };
+    if (due.length === 0) return { found: 0, claimed: 0, leases: [] };
   }
   const leasedUntilMs = now.getTime() + options.leaseMs;
   const claimed = await inTransaction(db, async (trx) => {
@@ -163,13 +173,31 @@ export async function claimDue(
     const room = options.room();
     const picked = candidates.filter((candidate) => room.take(candidate.endpoint_id)).map((candidate) => candidate.id);
     await store.leaseDeliveries(trx, picked, leaseId, isoTime(new Date(leasedUntilMs)));
-    return picked;
+    return { found: candidates.length, picked };
   });
-  if (claimed.length === 0) return { claimed: 0, leases: [] };
-  const targets = await loadDeliveryTargets(db, deps.secrets, claimed, now);
+  const found = claimed.found;
+  if (claimed.picked.length === 0) return { found, claimed: 0, leases: [] };
+  const targets = await loadDeliveryTargets(db, deps.secrets, claimed.picked, now);
   // A claimed delivery whose endpoint or event was deleted meanwhile has nothing to send.
   const loaded = new Set(targets.map((target) => target.deliveryId));
-  const vanished = claimed.filter((id) => !loaded.has(id));
+  const vanished = claimed.picked.filter((id) => !loaded.has(id));
   if (vanished.length > 0) await store.releaseLeases(db.kysely, vanished, leaseId);
-  return { claimed: claimed.length, leases: targets.map((target) => ({ target, leaseId, leasedUntilMs })) };
+  return { found, claimed: claimed.picked.length, leases: targets.map((target) => ({ target, leaseId, leasedUntilMs })) };
+}
+
+/**
+ * At a worker's start, under its identity: gives back the leases a process with this identity
+ * held when it died (none of them is in flight), so they go out now. Returns how many.
+ */
+export async function takeBackLeases(deps: DeliveryDependencies, logger: Logger, workerId: string): Promise<number> {
+  try {
+    const released = await resumeWorkerLeases(deps, workerId);
+    if (released > 0)
+      logger.info({ worker_id: workerId, deliveries: released }, 'webhook worker: resumed the deliveries it held before a restart');
+    return released;
+  } catch (error) {
+    // Not given back, they wait out their leases: a delay, never a loss.
+    logger.warn({ err: error }, 'webhook worker: could not take back its earlier leases; they will expire');
+    return 0;
+  }
 }

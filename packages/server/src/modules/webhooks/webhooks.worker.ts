@@ -2,10 +2,10 @@ import { setImmediate as yieldToIo } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { randomBase62 } from '../../lib/ids.js';
 import { hasUndispatchedEvents } from '../events/event-log.service.js';
-import { type AttemptOutcome, type DeliveryDependencies, resumeWorkerLeases, sendAttempt } from './webhooks.delivery.js';
+import { type AttemptOutcome, type DeliveryDependencies, sendAttempt } from './webhooks.delivery.js';
 import { AttemptRecorder, LeaseReleaser } from './webhooks.worker-batches.js';
 import { EndpointQueues, type Lease } from './webhooks.worker-endpoints.js';
-import { claimDue, fanOutBatch } from './webhooks.worker-leasing.js';
+import { claimDue, fanOutBatch, takeBackLeases } from './webhooks.worker-leasing.js';
 import { Pause } from './webhooks.worker-pause.js';
 
 /**
@@ -110,6 +110,12 @@ export class DeliveryWorker {
   readonly #fanOutPause = new Pause();
   #totals = { leased: 0, sent: 0, released: 0 };
   #claimFoundWork = false;
+  /**
+   * The last claim found work (or skipped for want of room): freed room wakes the claiming loop.
+   * Otherwise it waits for its poll, a fan-out that left due deliveries unleased, given-back
+   * leases or a failed attempt: each wake-up costs a query that walks the leased deliveries.
+   */
+  #claimWantsRoom = false;
   /** Deliveries per event in the last fan-out batch: how many events the next one reads. */
   #deliveriesPerEvent = 1;
   /** The identity this worker's leases carry (see `identity`), once started. */
@@ -146,8 +152,12 @@ export class DeliveryWorker {
       answered: (lease, outcome, error) => this.#answered(lease, outcome, error),
       release: (lease) => this.#releaser.release(lease),
     });
-    // Room is free after each batch: the loops go on now rather than at their next poll.
-    this.#recorder = new AttemptRecorder(this.#deps, () => this.#wakeLoops());
+    // Room is free after each batch: the fan-out goes on now rather than at its next poll, and
+    // the claims if they wanted room or an attempt failed (its retry may be due at once).
+    this.#recorder = new AttemptRecorder(this.#deps, (records) => {
+      if (this.#claimWantsRoom || records.some((record) => !record.outcome.succeeded)) this.#claimPause.wake();
+      this.#fanOutPause.wake();
+    });
     this.#releaser = new LeaseReleaser(this.#deps, this.#logger, (leases) => {
       this.#totals.released += leases.length;
       for (const { target } of leases) {
@@ -198,20 +208,7 @@ export class DeliveryWorker {
    */
   async resumeOwnLeases(): Promise<number> {
     if (this.#workerId === undefined) this.#workerId = this.#identity?.();
-    if (this.#workerId === undefined) return 0;
-    try {
-      const released = await resumeWorkerLeases(this.#deps, this.#workerId);
-      if (released > 0)
-        this.#logger.info(
-          { worker_id: this.#workerId, deliveries: released },
-          'webhook worker: resumed the deliveries it held before a restart',
-        );
-      return released;
-    } catch (error) {
-      // Not given back, they wait out their leases: a delay, never a loss.
-      this.#logger.warn({ err: error }, 'webhook worker: could not take back its earlier leases; they will expire');
-      return 0;
-    }
+    return this.#workerId === undefined ? 0 : takeBackLeases(this.#deps, this.#logger, this.#workerId);
   }
 
   /** A new lease id: the worker's identity, when it has one, and 128 bits of randomness. */
@@ -326,7 +323,8 @@ export class DeliveryWorker {
       if (batch.dispatched > 0) this.#deliveriesPerEvent = Math.max(1, batch.deliveriesPerEvent);
       // Committed: the deliveries exist and their leases are this worker's.
       this.#take(batch.leases);
-      if (batch.dispatched > 0) this.#claimPause.wake();
+      // Deliveries it could not lease are the claims' work, now rather than at the next poll.
+      if (batch.dueUnleased > 0) this.#claimPause.wake();
       return { dispatched: batch.dispatched, leased: batch.leases.length, more: batch.more };
     } finally {
       this.#reserved -= roomNow;
@@ -336,10 +334,13 @@ export class DeliveryWorker {
   async #claim(): Promise<number> {
     this.#endpoints.shedSlowEndpoints();
     const wanted = Math.min(this.#freeRoom(), CLAIM_BATCH_MAX);
-    if (wanted < this.#batchRoomMin || this.#stopping) return 0;
+    if (wanted < this.#batchRoomMin || this.#stopping) {
+      this.#claimWantsRoom = !this.#stopping;
+      return 0;
+    }
     this.#reserved += wanted;
     try {
-      const { claimed, leases } = await claimDue(this.#deps, {
+      const { found, claimed, leases } = await claimDue(this.#deps, {
         wanted,
         leaseId: this.#newLeaseId(),
         leaseMs: this.#leaseMs,
@@ -349,6 +350,7 @@ export class DeliveryWorker {
         lookFirst: !this.#claimFoundWork,
       });
       this.#claimFoundWork = claimed > 0;
+      this.#claimWantsRoom = claimed > 0 || found > claimed;
       this.#take(leases);
       return leases.length;
     } finally {
