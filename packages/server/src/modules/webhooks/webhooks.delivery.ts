@@ -9,6 +9,7 @@ import { endpointOutcomes, updateEndpointHealth } from './webhooks.health.js';
 import type { AttemptResult, DeliveryMetrics } from './webhooks.metrics.js';
 import type { WebhookSecrets } from './webhooks.secrets.js';
 import { signatureHeaders } from './webhooks.signing.js';
+import * as leases from './webhooks.leases.store.js';
 import * as store from './webhooks.store.js';
 
 /** What one attempt needs: where to send, with which secrets, and the exact body. */
@@ -64,7 +65,7 @@ export async function loadDeliveryTargets(
   deliveryIds: readonly string[],
   now: Date,
 ): Promise<DeliveryTarget[]> {
-  const rows = await store.findDeliveryTargets(db.kysely, deliveryIds);
+  const rows = await leases.findDeliveryTargets(db.kysely, deliveryIds);
   const events = new Map(
     (await findEventsForDelivery(db, [...new Set(rows.map((row) => row.event_id))])).map((event) => [event.id, event]),
   );
@@ -329,8 +330,8 @@ export const INTERRUPTED_ATTEMPT_ERROR =
 export async function resumeWorkerLeases(deps: Pick<DeliveryDependencies, 'db' | 'clock'>, workerId: string): Promise<number> {
   const now = isoTime(deps.clock.now());
   return inTransaction(deps.db, async (trx) => {
-    const held = await store.findWorkerLeases(trx, workerId, deps.db.dialect);
-    for (const row of held) await store.releaseInterrupted(trx, row.id, now);
+    const held = await leases.findWorkerLeases(trx, workerId, deps.db.dialect);
+    for (const row of held) await leases.releaseInterrupted(trx, row.id, now);
     await store.insertAttempts(
       trx,
       held.map((row) => ({

@@ -15,7 +15,7 @@ import { eventRetentionJob } from './webhooks.retention.job.js';
 import { webhooksRoutes } from './webhooks.routes.js';
 import { WebhookSecrets } from './webhooks.secrets.js';
 import { WebhooksService } from './webhooks.service.js';
-import { countPendingDeliveries } from './webhooks.store.js';
+import { countPendingDeliveries } from './webhooks.leases.store.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from './webhooks.worker.js';
 import { claimWorkerSlot } from './webhooks.worker-identity.js';
 

@@ -2,7 +2,7 @@ import { setImmediate as yieldToIo } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { type AttemptRecord, type DeliveryDependencies, recordAttempts } from './webhooks.delivery.js';
 import type { Lease } from './webhooks.worker-endpoints.js';
-import * as store from './webhooks.store.js';
+import * as leases from './webhooks.leases.store.js';
 
 /**
  * The delivery worker's batched writes (docs/adr/0006-webhook-delivery.md, "Batched writes"): the
@@ -84,7 +84,7 @@ export class LeaseReleaser {
         const byLease = new Map<string, string[]>();
         for (const { target, leaseId } of batch) byLease.set(leaseId, [...(byLease.get(leaseId) ?? []), target.deliveryId]);
         try {
-          for (const [leaseId, ids] of byLease) await store.releaseLeases(this.#deps.db.kysely, ids, leaseId);
+          for (const [leaseId, ids] of byLease) await leases.releaseLeases(this.#deps.db.kysely, ids, leaseId);
         } catch (error) {
           // Not given back, the leases simply expire: a delay, never a loss.
           this.#logger.warn({ err: error }, 'webhook worker: could not give back unsent leases; they will expire');

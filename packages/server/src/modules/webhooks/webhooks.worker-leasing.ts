@@ -5,6 +5,7 @@ import { findUndispatchedEvents, markEventsDispatched } from '../events/event-lo
 import type { Logger } from 'pino';
 import { type DeliveryDependencies, deliveryTarget, loadDeliveryTargets, resumeWorkerLeases } from './webhooks.delivery.js';
 import type { Lease, Room } from './webhooks.worker-endpoints.js';
+import * as leases from './webhooks.leases.store.js';
 import * as store from './webhooks.store.js';
 
 /**
@@ -158,12 +159,12 @@ export async function claimDue(
   // over below.
   const excludedEndpointIds = options.room().excluded();
   if (options.lookFirst) {
-    const due = await store.findDueDeliveries(db.kysely, { now: nowIso, limit: 1, excludedEndpointIds, skipLocked: false });
+    const due = await leases.findDueDeliveries(db.kysely, { now: nowIso, limit: 1, excludedEndpointIds, skipLocked: false });
     if (due.length === 0) return { found: 0, claimed: 0, leases: [] };
   }
   const leasedUntilMs = now.getTime() + options.leaseMs;
   const claimed = await inTransaction(db, async (trx) => {
-    const candidates = await store.findDueDeliveries(trx, {
+    const candidates = await leases.findDueDeliveries(trx, {
       now: nowIso,
       limit: wanted,
       excludedEndpointIds,
@@ -172,7 +173,7 @@ export async function claimDue(
     // The transaction may run again: the room taken is counted afresh each time.
     const room = options.room();
     const picked = candidates.filter((candidate) => room.take(candidate.endpoint_id)).map((candidate) => candidate.id);
-    await store.leaseDeliveries(trx, picked, leaseId, isoTime(new Date(leasedUntilMs)));
+    await leases.leaseDeliveries(trx, picked, leaseId, isoTime(new Date(leasedUntilMs)));
     return { found: candidates.length, picked };
   });
   const found = claimed.found;
@@ -181,7 +182,7 @@ export async function claimDue(
   // A claimed delivery whose endpoint or event was deleted meanwhile has nothing to send.
   const loaded = new Set(targets.map((target) => target.deliveryId));
   const vanished = claimed.picked.filter((id) => !loaded.has(id));
-  if (vanished.length > 0) await store.releaseLeases(db.kysely, vanished, leaseId);
+  if (vanished.length > 0) await leases.releaseLeases(db.kysely, vanished, leaseId);
   return { found, claimed: claimed.picked.length, leases: targets.map((target) => ({ target, leaseId, leasedUntilMs })) };
 }
 
