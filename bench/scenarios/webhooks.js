@@ -188,7 +188,7 @@ export async function startReceiver(ctx) {
 }
 
 /** Bare POSTs of a signed-envelope-sized body to the receiver: what the loopback and the receiver can take. */
-async function measureBaseline(ctx, receiver) {
+export async function measureBaseline(ctx, receiver) {
   await receiver.reset();
   const url = `${receiver.origin}/hook/baseline`;
   const body = envelope(eventId(), new Date().toISOString());
