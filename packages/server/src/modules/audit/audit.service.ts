@@ -73,6 +73,8 @@ export class AuditService {
   #later: store.AuditRow[] = [];
   /** The write of `#later` under way, if any. */
   #draining: Promise<void> | undefined;
+  /** Why the last write of `#later` failed, while it stays queued. */
+  #drainError: Error | undefined;
   /** Refusals already recorded in the transaction that refused them, so `recordingRefusals` does not record them twice. */
   readonly #recorded = new WeakSet<object>();
 
@@ -126,14 +128,24 @@ export class AuditService {
   recordLater(context: AuditContext, records: readonly AuditRecord[]): void {
     if (!this.#recording || records.length === 0) return;
     for (const record of records) this.#later.push(this.row(context, record));
+    this.#scheduleDrain();
+  }
+
+  /**
+   * Waits until every entry queued by `recordLater` is written (reads, shutdown, tests). Throws
+   * the write's error when the database could not take them (they stay queued for the next try).
+   */
+  async settled(): Promise<void> {
+    if (this.#later.length > 0) this.#scheduleDrain();
+    while (this.#draining !== undefined) await this.#draining;
+    if (this.#later.length > 0 && this.#drainError !== undefined) throw this.#drainError;
+  }
+
+  #scheduleDrain(): void {
     this.#draining ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#drain());
   }
 
-  /** Waits until every entry queued by `recordLater` is written (reads, shutdown, tests). */
-  async settled(): Promise<void> {
-    while (this.#draining !== undefined) await this.#draining;
-  }
-
+  /** Writes what is queued, in one transaction per pass; never rejects (nobody may be waiting). */
   async #drain(): Promise<void> {
     try {
       while (this.#later.length > 0) {
@@ -141,10 +153,12 @@ export class AuditService {
         this.#later = [];
         try {
           await inTransaction(this.#db, (trx) => appendEntries(this.#db, trx, rows));
+          this.#drainError = undefined;
         } catch (error) {
-          // Not lost on a passing failure: put back, tried again by the next write or read.
+          // Not lost on a passing failure: put back, tried again by the next refusal or read.
           this.#later = [...rows, ...this.#later];
-          throw error;
+          this.#drainError = error instanceof Error ? error : new Error(String(error));
+          return;
         }
       }
     } finally {
