@@ -23,6 +23,7 @@ import { appendChainedSqlite } from '../packages/server/dist/modules/audit/audit
 import { insertUnchainedEntry } from '../packages/server/dist/modules/audit/audit.store.js';
 import { newId } from '../packages/server/dist/lib/ids.js';
 import { AuditService } from '../packages/server/dist/modules/audit/audit.service.js';
+import { ledgerAuditSource } from '../packages/server/dist/modules/wallets/ledger.audit.js';
 import { LedgerWriter } from '../packages/server/dist/modules/wallets/ledger.write.js';
 import { systemClock } from '../packages/server/dist/lib/clock.js';
 
@@ -98,7 +99,11 @@ async function seedWallets() {
 /** FLOOR_AUDIT=writer: the service's own write path, with nothing of its HTTP layer and no audit entry. */
 const writer =
   audit === 'writer'
-    ? new LedgerWriter({ db, clock: systemClock, audit: new AuditService({ db, clock: systemClock, recording: false }) })
+    ? new LedgerWriter({
+        db,
+        clock: systemClock,
+        audit: new AuditService({ db, clock: systemClock, ledger: ledgerAuditSource(db), recording: false }),
+      })
     : undefined;
 const FLOOR_CONTEXT = { actor: { type: 'secret_key', id: 'key_floor' }, requestId: null, ip: null, userAgent: null };
 

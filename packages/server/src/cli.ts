@@ -5,6 +5,7 @@ import { migrateToLatest } from './db/migrate.js';
 import { startService, startWorker } from './main.js';
 import { AuditService } from './modules/audit/audit.service.js';
 import { ProjectsService } from './modules/projects/projects.service.js';
+import { ledgerAuditSource } from './modules/wallets/ledger.audit.js';
 import { LEDGER_CHECKS, verifyLedger } from './modules/wallets/ledger.verify.js';
 import { rotateSealedSecrets } from './security/secrets-rotation.js';
 import { systemClock } from './lib/clock.js';
@@ -122,7 +123,9 @@ async function withProjects<T>(work: (projects: ProjectsService) => Promise<T>):
   const db = openDatabase(loadConfig().database);
   try {
     await migrateToLatest(db);
-    return await work(new ProjectsService({ db, clock: systemClock, audit: new AuditService({ db, clock: systemClock }) }));
+    return await work(
+      new ProjectsService({ db, clock: systemClock, audit: new AuditService({ db, clock: systemClock, ledger: ledgerAuditSource(db) }) }),
+    );
   } finally {
     await db.destroy();
   }
@@ -182,7 +185,7 @@ async function auditVerify(args: readonly string[]): Promise<number> {
   const db = openDatabase(loadConfig().database);
   try {
     await migrateToLatest(db);
-    const audit = new AuditService({ db, clock: systemClock });
+    const audit = new AuditService({ db, clock: systemClock, ledger: ledgerAuditSource(db) });
     await new ProjectsService({ db, clock: systemClock, audit }).getProject(projectId);
     const report = await audit.verify(projectId);
     printJson(report);
@@ -201,7 +204,11 @@ async function ledgerVerify(args: readonly string[]): Promise<number> {
   try {
     await migrateToLatest(db);
     if (projectId !== null) {
-      await new ProjectsService({ db, clock: systemClock, audit: new AuditService({ db, clock: systemClock }) }).getProject(projectId);
+      await new ProjectsService({
+        db,
+        clock: systemClock,
+        audit: new AuditService({ db, clock: systemClock, ledger: ledgerAuditSource(db) }),
+      }).getProject(projectId);
     }
     const report = await verifyLedger(db, { projectId });
     printJson(report);

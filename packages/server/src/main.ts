@@ -30,6 +30,7 @@ import { statsFoldJob } from './modules/stats/stats.fold.js';
 import { statsRoutes } from './modules/stats/stats.routes.js';
 import { StatsService } from './modules/stats/stats.service.js';
 import { walletBalanceRoutes } from './modules/users/wallet-balance.routes.js';
+import { ledgerAuditSource } from './modules/wallets/ledger.audit.js';
 import { LedgerService } from './modules/wallets/ledger.service.js';
 import { walletsRoutes } from './modules/wallets/wallets.routes.js';
 import { WalletsService } from './modules/wallets/wallets.service.js';
@@ -102,7 +103,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
     // Before anything is served or delivered: what an older version stored in clear gets sealed.
     const sealed = await sealPlaintextSecrets(db, secrets, { everyRow: false });
     if (sealed.webhook_endpoints + sealed.idempotency_keys > 0) logger.info({ sealed }, 'sealed secrets an older version stored in clear');
-    const audit = new AuditService({ db, clock, recording: options.auditRecording ?? true });
+    const auditLedger = ledgerAuditSource(db);
+    const audit = new AuditService({ db, clock, ledger: auditLedger, recording: options.auditRecording ?? true });
     const projects = new ProjectsService({ db, clock, audit });
     if (config.bootstrapSecretKey !== undefined) {
       const project = await projects.ensureBootstrapProject(config.bootstrapSecretKey);
@@ -190,9 +192,9 @@ export async function createService(config: Config, options: ServiceOptions = {}
       ...oauthModule.jobs,
       ...ssoModule.jobs,
       ...passkeys.jobs,
-      auditSealJob(db, clock),
+      auditSealJob(db, clock, auditLedger),
       statsFoldJob(db, clock),
-      auditRetentionJob({ db, clock, logger, retentionDays: config.auditRetentionDays }),
+      auditRetentionJob({ db, clock, logger, retentionDays: config.auditRetentionDays, ledger: auditLedger }),
       ...dashboard.jobs,
     ];
     return {
@@ -219,6 +221,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
         await authModule.close();
         await oauthModule.close();
         await limiter.close();
+        // Refusals recorded after their responses are written before the database closes.
+        await audit.settled().catch(() => undefined);
         await db.destroy();
       },
     };

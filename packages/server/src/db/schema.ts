@@ -27,6 +27,7 @@ export interface Database {
   audit_chain: AuditChainTable;
   audit_checkpoints: AuditCheckpointsTable;
   audit_seal_cursor: AuditSealCursorTable;
+  audit_ledger_cursor: AuditLedgerCursorTable;
   oauth_providers: OAuthProvidersTable;
   oauth_states: OAuthStatesTable;
   user_identities: UserIdentitiesTable;
@@ -463,6 +464,18 @@ export interface AuditChainTable {
  */
 export interface AuditSealCursorTable {
   id: number;
+  txid: number;
+  entry_id: string;
+}
+
+/**
+ * The last ledger transaction the sealer chained (migration 0025): on PostgreSQL in the order of
+ * `ledger_transactions.txid` and then `id`; on SQLite `txid` is its rowid, and `start` the last
+ * rowid written before migration 0025 (whose movements have rows of `audit_log`). One row.
+ */
+export interface AuditLedgerCursorTable {
+  id: number;
+  start: number;
   txid: number;
   entry_id: string;
 }

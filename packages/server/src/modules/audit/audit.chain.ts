@@ -1,6 +1,7 @@
 import type { Db, SqliteStatements } from '../../db/database.js';
 import { inTransaction, isUniqueViolation, type Transaction } from '../../db/transaction.js';
 import { canonicalJson, sha256Hex } from '../../lib/crypto.js';
+import { type AuditLedgerSource, findUnchainedMovement, linksWithAllEntries, sealLedger } from './audit.ledger.js';
 import * as store from './audit.store.js';
 
 /** The `prev_hash` of a project's first link. */
@@ -88,10 +89,11 @@ export function appendChainedSqlite(sqlite: SqliteStatements, row: store.AuditRo
  * SEAL_WAIT_MAX_MS for transactions still running. `svc audit verify` and the tests call it.
  * Returns how many entries were chained.
  */
-export async function sealProject(db: Db, projectId: string, now: () => string): Promise<number> {
+export async function sealProject(db: Db, ledger: AuditLedgerSource, projectId: string, now: () => string): Promise<number> {
   let sealed = await sealQueued(db, projectId, now);
   if (db.dialect === 'postgres') sealed += await sealPendingAfter(db, await store.newTransactionId(db.kysely), now);
-  return sealed;
+  // After the entries' wait above, every movement committed before the call has ended too.
+  return sealed + (await sealLedger(db, ledger, now, linkHash, GENESIS_HASH));
 }
 
 /**
@@ -104,11 +106,11 @@ async function chainHeadIn(db: Db, trx: Transaction, projectId: string): Promise
 }
 
 /** Seals everything waiting, once, without waiting for running transactions (the periodic job). */
-export async function sealAll(db: Db, now: () => string): Promise<number> {
+export async function sealAll(db: Db, ledger: AuditLedgerSource, now: () => string): Promise<number> {
   let sealed = 0;
   for (const projectId of await store.projectsWithUnsealed(db.kysely, 1000)) sealed += await sealQueued(db, projectId, now);
   if (db.dialect === 'postgres') sealed += (await sealPending(db, now)).sealed;
-  return sealed;
+  return sealed + (await sealLedger(db, ledger, now, linkHash, GENESIS_HASH));
 }
 
 /** How long an explicit seal waits for transactions that were running when it was called. */
@@ -261,7 +263,7 @@ export interface VerifyReport {
  * deleted from under its link, a link whose `prev_hash` is not its predecessor's hash, a missing
  * link (a gap in `seq`), or an entry that is in the log but neither chained nor queued for sealing.
  */
-export async function verifyProject(db: Db, projectId: string): Promise<VerifyReport> {
+export async function verifyProject(db: Db, ledger: AuditLedgerSource, projectId: string): Promise<VerifyReport> {
   const checkpoint = (await store.findCheckpoint(db.kysely, projectId)) ?? null;
   let prevHash = checkpoint?.hash ?? GENESIS_HASH;
   let lastSeq = checkpoint?.seq ?? 0;
@@ -274,9 +276,15 @@ export async function verifyProject(db: Db, projectId: string): Promise<VerifyRe
     head: checked === 0 ? null : { seq: lastSeq, hash: prevHash },
     broken,
   });
+  // The movements found linked, and (after a retention checkpoint) the time of the oldest entry
+  // still chained: older movements' links may have been removed, never their ledger rows.
+  const movements = new Set<string>();
+  let since: string | undefined;
   for (;;) {
-    const page = await store.linksWithEntries(db.kysely, projectId, lastSeq, VERIFY_PAGE_SIZE);
-    for (const { link, entry } of page) {
+    const page = await linksWithAllEntries(db.kysely, ledger, projectId, lastSeq, VERIFY_PAGE_SIZE);
+    for (const { link, entry, movement } of page) {
+      if (checkpoint !== null && checked === 0) since = entry?.created_at;
+      if (movement) movements.add(link.entry_id);
       const at = { seq: link.seq, entry_id: link.entry_id };
       if (link.seq !== lastSeq + 1) {
         return report({ problem: 'link_missing', ...at, message: `links ${lastSeq + 1} to ${link.seq - 1} are missing from the chain` });
@@ -309,6 +317,15 @@ export async function verifyProject(db: Db, projectId: string): Promise<VerifyRe
       message: `entry ${unchained.id} is in the log but was never chained`,
     });
   }
+  const movement = await findUnchainedMovement(db.kysely, ledger, projectId, movements, since);
+  if (movement !== undefined) {
+    return report({
+      problem: 'entry_unchained',
+      seq: null,
+      entry_id: movement,
+      message: `movement ${movement} is in the ledger, sealed, but not in the chain`,
+    });
+  }
   return report(null);
 }
 
@@ -329,7 +346,13 @@ export interface RetentionResult {
  * from its hash. Each batch recomputes its links first and stops at one that does not hold.
  * Unsealed entries are never removed (they are sealed first, at the head of the chain).
  */
-export async function removeExpiredPrefix(db: Db, projectId: string, cutoff: string, now: string): Promise<RetentionResult> {
+export async function removeExpiredPrefix(
+  db: Db,
+  ledger: AuditLedgerSource,
+  projectId: string,
+  cutoff: string,
+  now: string,
+): Promise<RetentionResult> {
   let removed = 0;
   for (let batch = 0; batch < RETENTION_BATCHES_PER_PROJECT_MAX; batch += 1) {
     const outcome = await inTransaction(db, async (trx) => {
@@ -338,7 +361,7 @@ export async function removeExpiredPrefix(db: Db, projectId: string, cutoff: str
       let lastSeq = checkpoint?.seq ?? 0;
       const entryIds: string[] = [];
       let stoppedAt: number | undefined;
-      for (const { link, entry } of await store.linksWithEntries(trx, projectId, lastSeq, RETENTION_BATCH_MAX)) {
+      for (const { link, entry } of await linksWithAllEntries(trx, ledger, projectId, lastSeq, RETENTION_BATCH_MAX)) {
         if (entry !== undefined && entry.created_at >= cutoff) break;
         const holds =
           link.seq === lastSeq + 1 && link.prev_hash === prevHash && entry !== undefined && linkHash(prevHash, entry) === link.hash;

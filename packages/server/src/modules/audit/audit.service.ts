@@ -7,12 +7,22 @@ import { newId } from '../../lib/ids.js';
 import { type AuditAction, isAuditAction } from './audit.actions.js';
 import { appendEntries, sealProject, verifyProject, type VerifyReport } from './audit.chain.js';
 import { type AuditActor, type AuditContext, actorColumns, actorFromColumns } from './audit.context.js';
+import { type AuditLedgerSource, mergeNewestFirst, mergeOldestFirst } from './audit.ledger.js';
 import type { AuditEntry, AuditList, ExportAuditQuery, ListAuditQuery } from './audit.schemas.js';
 import * as store from './audit.store.js';
 
 // The audit module's public surface for other modules: the request's context and the action names.
 export { actorColumns, actorFromColumns, type AuditActor, type AuditContext, auditContext, SYSTEM_AUDIT_CONTEXT } from './audit.context.js';
 export type { AuditAction } from './audit.actions.js';
+export {
+  type AuditLedgerSource,
+  ledgerCursorStart,
+  ledgerEntryId,
+  ledgerTransactionId,
+  type LedgerPosition,
+  type PendingMovement,
+} from './audit.ledger.js';
+export type { AuditRow, ExportFilter, ListFilter } from './audit.store.js';
 
 /** A value of an entry's `changes`: small and flat, never a secret. */
 export type AuditValue = string | number | boolean | null;
@@ -32,6 +42,8 @@ export interface AuditRecord {
 export interface AuditServiceOptions {
   readonly db: Db;
   readonly clock: Clock;
+  /** Money movements, read from the ledger (the wallets module's `ledgerAuditSource`). */
+  readonly ledger: AuditLedgerSource;
   /**
    * False writes no entries at all. Only for the benchmark's baseline (a credit without its audit
    * write); never configurable by users.
@@ -56,6 +68,13 @@ export class AuditService {
   readonly #db: Db;
   readonly #clock: Clock;
   readonly #recording: boolean;
+  readonly #ledger: AuditLedgerSource;
+  /** Entries recorded after the response (`recordLater`), not written yet. */
+  #later: store.AuditRow[] = [];
+  /** The write of `#later` under way, if any. */
+  #draining: Promise<void> | undefined;
+  /** Why the last write of `#later` failed, while it stays queued. */
+  #drainError: Error | undefined;
   /** Refusals already recorded in the transaction that refused them, so `recordingRefusals` does not record them twice. */
   readonly #recorded = new WeakSet<object>();
 
@@ -63,6 +82,12 @@ export class AuditService {
     this.#db = options.db;
     this.#clock = options.clock;
     this.#recording = options.recording ?? true;
+    this.#ledger = options.ledger;
+  }
+
+  /** The ledger's movements as entries (the chain's sealing and verification read them too). */
+  get ledger(): AuditLedgerSource {
+    return this.#ledger;
   }
 
   /** False only in the benchmark's baseline; the ledger's one-statement writes check it. */
@@ -92,6 +117,53 @@ export class AuditService {
   async recordAlone(context: AuditContext, record: AuditRecord): Promise<void> {
     if (!this.#recording) return;
     await inTransaction(this.#db, (trx) => appendEntries(this.#db, trx, [this.row(context, record)]));
+  }
+
+  /**
+   * Records entries after the caller's response, off its write path: queued now, written together
+   * in a transaction of their own on a later turn of the event loop (the ledger's refusals, docs/adr/0019-audit-reads-the-ledger.md).
+   * Reads of the log (`list`, `get`, `exportLines`, `seal`) wait for what is queued first, so a
+   * client that reads the log after its refused request finds the refusal.
+   */
+  recordLater(context: AuditContext, records: readonly AuditRecord[]): void {
+    if (!this.#recording || records.length === 0) return;
+    for (const record of records) this.#later.push(this.row(context, record));
+    this.#scheduleDrain();
+  }
+
+  /**
+   * Waits until every entry queued by `recordLater` is written (reads, shutdown, tests). Throws
+   * the write's error when the database could not take them (they stay queued for the next try).
+   */
+  async settled(): Promise<void> {
+    if (this.#later.length > 0) this.#scheduleDrain();
+    while (this.#draining !== undefined) await this.#draining;
+    if (this.#later.length > 0 && this.#drainError !== undefined) throw this.#drainError;
+  }
+
+  #scheduleDrain(): void {
+    this.#draining ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#drain());
+  }
+
+  /** Writes what is queued, in one transaction per pass; never rejects (nobody may be waiting). */
+  async #drain(): Promise<void> {
+    try {
+      while (this.#later.length > 0) {
+        const rows = this.#later;
+        this.#later = [];
+        try {
+          await inTransaction(this.#db, (trx) => appendEntries(this.#db, trx, rows));
+          this.#drainError = undefined;
+        } catch (error) {
+          // Not lost on a passing failure: put back, tried again by the next refusal or read.
+          this.#later = [...rows, ...this.#later];
+          this.#drainError = error instanceof Error ? error : new Error(String(error));
+          return;
+        }
+      }
+    } finally {
+      this.#draining = undefined;
+    }
   }
 
   /**
@@ -139,15 +211,16 @@ export class AuditService {
     if (query.action !== undefined && !isAuditAction(query.action)) {
       throw new ApiError('parameter_invalid', `Unknown audit action "${query.action}".`, { param: 'action' });
     }
+    await this.settled();
     let after: store.AuditRow | undefined;
     if (query.starting_after !== undefined) {
-      after = await store.findEntry(this.#db.kysely, projectId, query.starting_after);
+      after = await this.#find(projectId, query.starting_after);
       if (after === undefined) {
         throw new ApiError('resource_missing', `No audit log entry ${query.starting_after} to start after.`, { param: 'starting_after' });
       }
     }
     const limit = query.limit ?? LIST_LIMIT_DEFAULT;
-    const rows = await store.listEntries(this.#db.kysely, projectId, {
+    const filter: store.ListFilter = {
       action: query.action,
       actorId: query.actor_id,
       resourceId: query.resource_id,
@@ -155,12 +228,18 @@ export class AuditService {
       until: normalizedTime(query.until, 'until'),
       after,
       limit: limit + 1,
-    });
+    };
+    const [entries, movements] = await Promise.all([
+      store.listEntries(this.#db.kysely, projectId, filter),
+      this.#ledger.list(projectId, filter).then((rows) => this.#withLinks(projectId, rows)),
+    ]);
+    const rows = mergeNewestFirst(entries, movements, limit + 1);
     return { object: 'list', data: rows.slice(0, limit).map(toAuditEntry), has_more: rows.length > limit };
   }
 
   async get(projectId: string, entryId: string): Promise<AuditEntry> {
-    const row = await store.findEntry(this.#db.kysely, projectId, entryId);
+    await this.settled();
+    const row = await this.#find(projectId, entryId);
     if (row === undefined) throw new ApiError('resource_missing', `No audit log entry ${entryId}.`, { param: 'id' });
     return toAuditEntry(row);
   }
@@ -173,10 +252,19 @@ export class AuditService {
     const since = normalizedTime(query.since, 'since');
     const until = normalizedTime(query.until, 'until');
     const db = this.#db.kysely;
+    const ledger = this.#ledger;
+    const withLinks = (rows: store.AuditRow[]) => this.#withLinks(projectId, rows);
+    const settled = () => this.settled();
     return (async function* pages() {
+      await settled();
       let after: store.AuditRow | undefined;
       for (;;) {
-        const rows = await store.exportPage(db, projectId, { since, until, after, limit: EXPORT_PAGE_SIZE });
+        const filter = { since, until, after, limit: EXPORT_PAGE_SIZE };
+        const [entries, movements] = await Promise.all([
+          store.exportPage(db, projectId, filter),
+          ledger.exportPage(projectId, filter).then(withLinks),
+        ]);
+        const rows = mergeOldestFirst(entries, movements, EXPORT_PAGE_SIZE);
         if (rows.length > 0) yield rows.map((row) => `${JSON.stringify(toAuditEntry(row))}\n`).join('');
         if (rows.length < EXPORT_PAGE_SIZE) return;
         after = rows[rows.length - 1];
@@ -184,18 +272,37 @@ export class AuditService {
     })();
   }
 
+  /** An entry of `audit_log`, or else a movement read from the ledger. */
+  async #find(projectId: string, entryId: string): Promise<store.AuditRowWithLink | undefined> {
+    const entry = await store.findEntry(this.#db.kysely, projectId, entryId);
+    if (entry !== undefined) return entry;
+    const movement = await this.#ledger.find(projectId, entryId);
+    return movement === undefined ? undefined : (await this.#withLinks(projectId, [movement]))[0];
+  }
+
+  /** Movements read from the ledger with their links of the chain (null until sealed). */
+  async #withLinks(projectId: string, rows: store.AuditRow[]): Promise<store.AuditRowWithLink[]> {
+    const links = await store.linksOf(
+      this.#db.kysely,
+      projectId,
+      rows.map((row) => row.id),
+    );
+    return rows.map((row) => ({ ...row, hash: links.get(row.id)?.hash ?? null, prev_hash: links.get(row.id)?.prev_hash ?? null }));
+  }
+
   /**
    * Chains the project's unsealed entries now, and on PostgreSQL every project's entries committed
    * before the call (waiting up to 10 s for transactions still running); returns how many.
    */
   async seal(projectId: string): Promise<number> {
-    return sealProject(this.#db, projectId, () => isoTime(this.#clock.now()));
+    await this.settled();
+    return sealProject(this.#db, this.#ledger, projectId, () => isoTime(this.#clock.now()));
   }
 
   /** Seals what is waiting, then recomputes the whole chain (`svc audit verify`). */
   async verify(projectId: string): Promise<VerifyReport> {
     await this.seal(projectId);
-    return verifyProject(this.#db, projectId);
+    return verifyProject(this.#db, this.#ledger, projectId);
   }
 }
 

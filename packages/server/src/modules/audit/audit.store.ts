@@ -122,12 +122,16 @@ export async function findEntry(db: Executor, projectId: string, entryId: string
     .executeTakeFirst();
 }
 
+export interface ExportFilter {
+  readonly since: string | undefined;
+  readonly until: string | undefined;
+  /** Rows after this one in oldest-first order. */
+  readonly after: Pick<AuditRow, 'created_at' | 'id'> | undefined;
+  readonly limit: number;
+}
+
 /** A page of the export: oldest first, after the cursor. */
-export async function exportPage(
-  db: Executor,
-  projectId: string,
-  filter: { since: string | undefined; until: string | undefined; after: Pick<AuditRow, 'created_at' | 'id'> | undefined; limit: number },
-): Promise<AuditRowWithLink[]> {
+export async function exportPage(db: Executor, projectId: string, filter: ExportFilter): Promise<AuditRowWithLink[]> {
   let query = db
     .selectFrom('audit_log as a')
     .leftJoin('audit_chain as c', 'c.entry_id', 'a.id')
@@ -140,6 +144,24 @@ export async function exportPage(
     query = query.where((eb) => eb(eb.refTuple('a.created_at', 'a.id'), '>', eb.tuple(after.created_at, after.id)));
   }
   return query.orderBy('a.created_at', 'asc').orderBy('a.id', 'asc').limit(filter.limit).execute();
+}
+
+/** The links of entries that are not rows of `audit_log` (movements read from the ledger), by entry id. */
+export async function linksOf(
+  db: Executor,
+  projectId: string,
+  entryIds: readonly string[],
+): Promise<Map<string, Pick<ChainLink, 'hash' | 'prev_hash'>>> {
+  const links = new Map<string, Pick<ChainLink, 'hash' | 'prev_hash'>>();
+  if (entryIds.length === 0) return links;
+  const rows = await db
+    .selectFrom('audit_chain')
+    .select(['entry_id', 'hash', 'prev_hash'])
+    .where('project_id', '=', projectId)
+    .where('entry_id', 'in', entryIds)
+    .execute();
+  for (const row of rows) links.set(row.entry_id, { hash: row.hash, prev_hash: row.prev_hash });
+  return links;
 }
 
 /** Projects with entries waiting to be sealed (across projects: the sealer serves them all). */

@@ -2,8 +2,10 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { runCli } from '../../cli.js';
+import type { Database } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { randomBase62 } from '../../lib/ids.js';
@@ -17,6 +19,7 @@ import type { AuditEntry } from './audit.schemas.js';
 import { type AuditReader, auditReader } from './audit.testing.js';
 
 const HOUR_MS = 60 * 60 * 1000;
+const MOVEMENT_ACTIONS = ['wallet.credit', 'wallet.debit', 'wallet.transfer'];
 
 describeEachDialect('audit log', (dialect) => {
   // A local receiver for the webhook tests: the manual retry makes a real request to it.
@@ -56,8 +59,10 @@ describeEachDialect('audit log', (dialect) => {
     const entry = entries[0]!;
     expect(entry).toMatchObject({ object: 'audit_log', request_id: response.headers['request-id'], ...expected });
     expect(entry.id).toMatch(/^aud_[0-9a-z]{9}[0-9A-Za-z]{22}$/);
-    expect(entry.ip).toBe('127.0.0.1');
-    expect(entry.user_agent).toBe('lightMyRequest');
+    // A money movement is read from the ledger, which keeps no IP or user agent (docs/adr/0019-audit-reads-the-ledger.md).
+    const movement = entry.outcome === 'success' && MOVEMENT_ACTIONS.includes(entry.action);
+    expect(entry.ip).toBe(movement ? null : '127.0.0.1');
+    expect(entry.user_agent).toBe(movement ? null : 'lightMyRequest');
     return entry;
   }
   const byKey = () => ({ type: 'secret_key' as const, id: keyId });
@@ -489,22 +494,107 @@ describeEachDialect('audit log', (dialect) => {
     // Every entry is sealed: hash and prev_hash link up in chain order.
     expect(all.every((entry) => entry.hash !== null && entry.prev_hash !== null)).toBe(true);
 
-    const victim = all.find((entry) => entry.action === 'wallet.credit')!;
-    const link = await service.db.kysely
-      .selectFrom('audit_chain')
-      .select('seq')
-      .where('entry_id', '=', victim.id)
-      .executeTakeFirstOrThrow();
+    const linkOf = async (entryId: string) =>
+      (await service.db.kysely.selectFrom('audit_chain').select('seq').where('entry_id', '=', entryId).executeTakeFirstOrThrow()).seq;
+    const victim = all.find((entry) => entry.action === 'user.signup')!;
     await service.db.kysely.updateTable('audit_log').set({ changes: '{"amount":999999}' }).where('id', '=', victim.id).execute();
     const broken = await service.audit.verify(projectId);
     expect(broken.ok).toBe(false);
-    expect(broken.broken).toMatchObject({ problem: 'entry_altered', entry_id: victim.id, seq: link.seq });
+    expect(broken.broken).toMatchObject({ problem: 'entry_altered', entry_id: victim.id, seq: await linkOf(victim.id) });
     await service.db.kysely
       .updateTable('audit_log')
       .set({ changes: JSON.stringify(victim.changes) })
       .where('id', '=', victim.id)
       .execute();
     expect((await service.audit.verify(projectId)).ok).toBe(true);
+
+    // A credit is read from the ledger and chained like an entry: a changed amount breaks its link.
+    const credit = all.find((entry) => entry.action === 'wallet.credit')!;
+    const transactionId = credit.changes['transaction_id'] as string;
+    await tamperingLedger(async (db) => {
+      await db.updateTable('ledger_transactions').set({ amount: 999_999 }).where('id', '=', transactionId).execute();
+    });
+    expect((await service.audit.verify(projectId)).broken).toMatchObject({
+      problem: 'entry_altered',
+      entry_id: credit.id,
+      seq: await linkOf(credit.id),
+    });
+    await tamperingLedger(async (db) => {
+      await db
+        .updateTable('ledger_transactions')
+        .set({ amount: credit.changes['amount'] as number })
+        .where('id', '=', transactionId)
+        .execute();
+    });
+    expect((await service.audit.verify(projectId)).ok).toBe(true);
+    // A movement's link deleted: the chain has a gap, found as such.
+    const link = await service.db.kysely.selectFrom('audit_chain').selectAll().where('entry_id', '=', credit.id).executeTakeFirstOrThrow();
+    await service.db.kysely.deleteFrom('audit_chain').where('entry_id', '=', credit.id).execute();
+    expect((await service.audit.verify(projectId)).ok).toBe(false);
+    await service.db.kysely.insertInto('audit_chain').values(link).execute();
+    expect((await service.audit.verify(projectId)).ok).toBe(true);
+  });
+
+  /** Runs `change` with the ledger's append-only triggers lifted (a test of tampering only). */
+  async function tamperingLedger(change: (db: Kysely<Database>) => Promise<void>): Promise<void> {
+    const db = ctx().service.db.kysely;
+    if (dialect === 'postgres') {
+      await sql`alter table ledger_transactions disable trigger ledger_transactions_append_only`.execute(db);
+      try {
+        await change(db);
+      } finally {
+        await sql`alter table ledger_transactions enable trigger ledger_transactions_append_only`.execute(db);
+      }
+      return;
+    }
+    await sql`drop trigger ledger_transactions_no_update`.execute(db);
+    try {
+      await change(db);
+    } finally {
+      await sql
+        .raw(
+          'create trigger ledger_transactions_no_update before update on ledger_transactions ' +
+            "begin select raise(abort, 'ledger_transactions is append-only'); end",
+        )
+        .execute(db);
+    }
+  }
+
+  it('shows the credits, transfers and refusals of a wallet from the ledger; a credit writes no audit row', async () => {
+    const { service, projectId } = ctx();
+    const userId = await createUser(service, projectId);
+    const [walletId, otherId] = await Promise.all(
+      [1, 2].map(async () => (await post('/v1/wallets', { user_id: userId, currency: 'USD' })).json<{ id: string }>().id),
+    );
+    const rows = () => service.db.kysely.selectFrom('audit_log').select('id').execute();
+    const before = (await rows()).length;
+    const credit = await post(`/v1/wallets/${walletId!}/credits`, { amount: 50 });
+    expect(credit.statusCode).toBe(201);
+    // The money path wrote no audit row: the ledger is the record.
+    expect(await rows()).toHaveLength(before);
+    const transfer = await post('/v1/wallets/transfer', { from_wallet_id: walletId, to_wallet_id: otherId, amount: 20 });
+    expect(transfer.statusCode).toBe(201);
+    const refused = await post(`/v1/wallets/${walletId!}/debits`, { amount: 1000 });
+    expect(refused.statusCode).toBe(422);
+
+    const entries = await audit.all({ resource_id: walletId! });
+    const actor = byKey();
+    expect(entries.map((entry) => [entry.action, entry.outcome, entry.actor, entry.request_id])).toEqual([
+      ['wallet.debit', 'insufficient_credits', actor, refused.headers['request-id']],
+      ['wallet.transfer', 'success', actor, transfer.headers['request-id']],
+      ['wallet.credit', 'success', actor, credit.headers['request-id']],
+      ['wallet.create', 'success', actor, expect.any(String)],
+    ]);
+    expect(entries[1]!.changes).toMatchObject({ from_balance_before: 50, from_balance_after: 30, to_balance_after: 20 });
+    // The refusal is the only row written, after the response.
+    expect(await rows()).toHaveLength(before + 1);
+    // One entry per movement, by its id and through the filters; sealed into the chain after commit.
+    expect((await call({ method: 'GET', url: `/v1/audit-logs/${entries[2]!.id}`, headers: ctx().auth })).json()).toEqual(entries[2]);
+    expect((await audit.all({ resource_id: walletId!, action: 'wallet.credit' })).map((entry) => entry.id)).toEqual([entries[2]!.id]);
+    expect(await audit.all({ resource_id: walletId!, actor_id: 'key_nobody' })).toEqual([]);
+    expect(await service.audit.verify(projectId)).toMatchObject({ ok: true, broken: null });
+    const sealed = await audit.all({ resource_id: walletId! });
+    expect(sealed.every((entry) => entry.hash !== null)).toBe(true);
   });
 
   it('finds an entry deleted from under the chain, and one written around it', async () => {

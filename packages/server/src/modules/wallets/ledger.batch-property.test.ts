@@ -1,3 +1,8 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -8,7 +13,9 @@ import { createTestDatabase, describeEachDialect, testConfig, type TestDatabase 
 import { useTestService } from '../../test/service.js';
 import { verifyLedger } from './ledger.verify.js';
 import {
+  createUser,
   errorCode,
+  expectStatus,
   ledgerViolations,
   modelBalances,
   SOUND_LEDGER,
@@ -16,7 +23,7 @@ import {
   type WalletsClient,
   walletsWithBalances,
 } from './wallets.fixtures.js';
-import type { Batch, Transaction, Transfer } from './wallets.schemas.js';
+import type { Batch, Transaction, Transfer, Wallet } from './wallets.schemas.js';
 
 /**
  * Random requests sent all at once: single credits, debits and transfers mixed with batches,
@@ -50,7 +57,12 @@ const REFUSALS = new Set(['insufficient_credits', 'same_wallet', 'currency_misma
 
 type Movement = Transaction | Transfer;
 
-async function checkProperty(clients: readonly WalletsClient[], db: Db, projectId: string): Promise<void> {
+async function checkProperty(
+  clients: readonly WalletsClient[],
+  db: Db,
+  projectId: string,
+  afterRun: () => Promise<void> = async () => undefined,
+): Promise<void> {
   const [client] = clients as [WalletsClient];
   await fc.assert(
     fc.asyncProperty(
@@ -108,6 +120,7 @@ async function checkProperty(clients: readonly WalletsClient[], db: Db, projectI
         expect(await Promise.all(wallets.map((id) => client.balance(id)))).toEqual(model);
         expect(await ledgerViolations(db, projectId)).toEqual(SOUND_LEDGER);
         expect((await verifyLedger(db, { projectId })).sound).toBe(true);
+        await afterRun();
       },
     ),
     { numRuns: 15 },
@@ -152,4 +165,141 @@ describe.skipIf(inject('postgresAdminUrl') === '')('ledger batches property acro
   it('the same property with requests spread over both instances', async () => {
     await checkProperty(clients, services[0]!.db, projectId);
   }, 120_000);
+});
+
+/** The built CLI (`npm run build` first), as an operator runs it. */
+const SVC = fileURLToPath(new URL('../../../bin/svc.js', import.meta.url));
+
+/**
+ * A WalletsClient over real HTTP, to a `svc serve` in another process. `request` answers with the
+ * parts of an injected response the property reads.
+ */
+function httpWalletsClient(origin: string, secretKey: string, userId: string): WalletsClient {
+  const request: WalletsClient['request'] = async (method, url, payload, headers = {}) => {
+    const response = await fetch(`${origin}${url}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${secretKey}`,
+        ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
+      ...(payload === undefined ? {} : { body: JSON.stringify(payload) }),
+      signal: AbortSignal.timeout(30_000),
+    });
+    const body = await response.text();
+    return {
+      statusCode: response.status,
+      body,
+      headers: { 'request-id': response.headers.get('request-id') ?? undefined },
+      json: () => JSON.parse(body) as unknown,
+    } as unknown as LightMyRequestResponse;
+  };
+  const client: WalletsClient = {
+    userId,
+    request,
+    async createWallet(body = {}) {
+      return expectStatus<Wallet>(await request('POST', '/v1/wallets', { user_id: userId, currency: 'USD', ...body }), 201);
+    },
+    async credit(walletId, amount, body = {}) {
+      return expectStatus<Transaction>(await request('POST', `/v1/wallets/${walletId}/credits`, { amount, ...body }), 201);
+    },
+    async debit(walletId, amount, body = {}) {
+      return expectStatus<Transaction>(await request('POST', `/v1/wallets/${walletId}/debits`, { amount, ...body }), 201);
+    },
+    async transfer(fromWalletId, toWalletId, amount, body = {}) {
+      const response = await request('POST', '/v1/wallets/transfer', {
+        from_wallet_id: fromWalletId,
+        to_wallet_id: toWalletId,
+        amount,
+        ...body,
+      });
+      return expectStatus<Transfer>(response, 201);
+    },
+    async balance(walletId) {
+      return expectStatus<{ credits: number }>(await request('GET', `/v1/wallets/${walletId}/balance`), 200).credits;
+    },
+  };
+  return client;
+}
+
+/** `svc serve` in a process of its own on a free loopback port, ready once /healthz answers (within 30 s). */
+async function startServeProcess(env: Record<string, string>): Promise<{ origin: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [SVC, 'serve'], { env: { ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const origin = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`svc serve exited with ${child.exitCode}: ${stderr}`);
+    try {
+      if ((await fetch(`${origin}/healthz`, { signal: AbortSignal.timeout(1000) })).ok) return { origin, child };
+    } catch {
+      // Not listening yet.
+    }
+    if (Date.now() > deadline) throw new Error(`svc serve did not answer on ${origin} within 30 s: ${stderr}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = createNetServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe.skipIf(inject('postgresAdminUrl') === '')('ledger batches property across two OS processes on one PostgreSQL', () => {
+  let database: TestDatabase | undefined;
+  let setup: Service | undefined;
+  const children: ChildProcess[] = [];
+  const clients: WalletsClient[] = [];
+  let projectId = '';
+  let env: Record<string, string> = {};
+
+  beforeAll(async () => {
+    database = await createTestDatabase('postgres');
+    env = {
+      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+      NODE_ENV: 'test',
+      DATA_DIR: tmpdir(),
+      DATABASE_URL: database.url,
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'error',
+      RATE_LIMIT_KEY_PER_SECOND: '0',
+      RATE_LIMIT_IP_PER_SECOND: '0',
+    };
+    // This process migrates the database and makes the project; the two servers only serve it.
+    setup = await createService(testConfig(database.url, { LOG_LEVEL: 'error' }));
+    const { project, secretKey } = await setup.projects.createProject({ name: 'Two processes' });
+    projectId = project.id;
+    const userId = await createUser(setup, projectId);
+    for (const server of await Promise.all([startServeProcess(env), startServeProcess(env)])) {
+      children.push(server.child);
+      clients.push(httpWalletsClient(server.origin, secretKey, userId));
+    }
+  }, 90_000);
+
+  afterAll(async () => {
+    for (const child of children) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+    await setup?.close();
+    await database?.drop();
+  });
+
+  it('the same property with requests spread over two svc serve processes, and svc ledger verify passing after every run', async () => {
+    const verify = async () => {
+      const { stdout } = await promisify(execFile)(process.execPath, [SVC, 'ledger', 'verify', '--project', projectId], {
+        env: { ...env, LOG_LEVEL: 'silent' },
+        timeout: 30_000,
+      });
+      expect(JSON.parse(stdout)).toMatchObject({ sound: true });
+    };
+    await checkProperty(clients, setup!.db, projectId, verify);
+  }, 300_000);
 });

@@ -1,7 +1,7 @@
 import { assert } from '../../lib/assert.js';
 import { ApiError, type ErrorCode, isApiError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
-import { actorColumns, type AuditContext, type AuditRecord, type AuditService } from '../audit/audit.service.js';
+import { actorColumns, type AuditContext } from '../audit/audit.service.js';
 import type { EventData, NewEvent } from '../events/events.service.js';
 import { lowBalanceEvents, walletEvent } from './ledger.events.js';
 import {
@@ -22,8 +22,6 @@ import { BALANCE_MAX, type Transaction, type Transfer } from './wallets.schemas.
 import { refuseOutOfRange, refuseTransfer, refuseUnusable } from './wallets.rules.js';
 import type { WalletRow } from './wallets.store.js';
 
-type AuditRow = ReturnType<AuditService['row']>;
-
 /** What a key already answered, and the fingerprint of the request that made it. */
 interface KeyedAnswer {
   readonly fields: MovementFields;
@@ -38,7 +36,6 @@ export interface PlanInput {
   readonly keyedRefusals: readonly LedgerRefusalRow[];
   /** The time of every movement of the flush. */
   readonly now: string;
-  readonly audit: AuditService;
 }
 
 function walletKey(projectId: string, walletId: string): string {
@@ -66,16 +63,13 @@ export class LedgerPlan {
   readonly entries: NewLedgerEntry[] = [];
   readonly events: NewEvent[] = [];
   readonly refusals: LedgerRefusalRow[] = [];
-  readonly auditRows: AuditRow[] = [];
   readonly #wallets = new Map<string, WalletRow>();
   readonly #keys = new Map<string, KeyedAnswer>();
   readonly #changed = new Set<string>();
   readonly #now: string;
-  readonly #audit: AuditService;
 
   constructor(input: PlanInput) {
     this.#now = input.now;
-    this.#audit = input.audit;
     for (const row of input.wallets) this.#wallets.set(walletKey(row.project_id, row.id), { ...row });
     for (const row of input.keyedTransactions) {
       assert(row.idempotency_key !== null, 'a keyed transaction has its key');
@@ -105,7 +99,6 @@ export class LedgerPlan {
       outcomes.push(outcome);
       if (mark !== undefined && !outcome.ok) {
         mark.undo();
-        if (!outcome.replayed) this.#recordRefusal(batch.projectId, batch.context, newId('txn'), movement, outcome.error);
         return { outcomes, refusedAt: index };
       }
     }
@@ -147,7 +140,6 @@ export class LedgerPlan {
       outcome = { ok: false, replayed: false, error, requestId: context.requestId };
       // An atomic batch's refusal keeps nothing: the whole request is refused, its keys stay free.
       if (atomic) return outcome;
-      this.#recordRefusal(projectId, context, transactionId, movement, error);
       if (key !== undefined && fields !== undefined) {
         this.refusals.push({
           project_id: key.projectId,
@@ -191,13 +183,6 @@ export class LedgerPlan {
     const type = movement.type === 'credit' ? 'wallet.credit.added' : 'wallet.credit.deducted';
     this.events.push(walletEvent(projectId, id, type, data, this.#now));
     if (movement.type === 'debit') this.events.push(...lowBalanceEvents(projectId, id, walletId, wallet, amount, this.#now));
-    this.#recordAudit(context, {
-      projectId,
-      action: movement.type === 'credit' ? 'wallet.credit' : 'wallet.debit',
-      resource: { type: 'wallet', id: walletId },
-      changes: { transaction_id: id, amount, balance_before: before, balance_after: wallet.balance },
-      createdAt: this.#now,
-    });
     return toTransaction({ ...row, balance_after: wallet.balance });
   }
 
@@ -225,21 +210,6 @@ export class LedgerPlan {
       walletEvent(projectId, id, 'wallet.transfer.received', data, this.#now),
       ...lowBalanceEvents(projectId, id, fromWalletId, source, amount, this.#now),
     );
-    this.#recordAudit(context, {
-      projectId,
-      action: 'wallet.transfer',
-      resource: { type: 'wallet', id: fromWalletId },
-      changes: {
-        transaction_id: id,
-        to_wallet_id: toWalletId,
-        amount,
-        from_balance_before: sourceBefore,
-        from_balance_after: source.balance,
-        to_balance_before: targetBefore,
-        to_balance_after: target.balance,
-      },
-      createdAt: this.#now,
-    });
     return transfer;
   }
 
@@ -283,32 +253,11 @@ export class LedgerPlan {
     this.#changed.add(walletKey(projectId, wallet.id));
   }
 
-  #recordAudit(context: AuditContext, record: AuditRecord): void {
-    if (this.#audit.recording) this.auditRows.push(this.#audit.row(context, record));
-  }
-
-  #recordRefusal(projectId: string, context: AuditContext, transactionId: string, movement: MovementRequest, error: ApiError): void {
-    const walletId = movement.type === 'transfer' ? movement.fromWalletId : movement.walletId;
-    const action = movement.type === 'transfer' ? 'wallet.transfer' : movement.type === 'credit' ? 'wallet.credit' : 'wallet.debit';
-    const changes =
-      movement.type === 'transfer'
-        ? { transaction_id: transactionId, to_wallet_id: movement.toWalletId, amount: movement.amount }
-        : { transaction_id: transactionId, amount: movement.amount };
-    this.#recordAudit(context, {
-      projectId,
-      action,
-      resource: { type: 'wallet', id: walletId },
-      changes,
-      outcome: error.code,
-      createdAt: this.#now,
-    });
-  }
-
   /** Balance changes to undo if the atomic batch running now is refused; undefined otherwise. */
   #undo: [WalletRow, number][] | undefined;
 
   #mark(): { undo: () => void; done: () => void } {
-    const lengths = [this.transactions.length, this.entries.length, this.events.length, this.refusals.length, this.auditRows.length];
+    const lengths = [this.transactions.length, this.entries.length, this.events.length, this.refusals.length];
     const changedBefore = new Set(this.#changed);
     const keysBefore = new Set(this.#keys.keys());
     this.#undo = [];
@@ -316,12 +265,11 @@ export class LedgerPlan {
     return {
       undo: () => {
         for (const [wallet, balance] of undoLog.reverse()) wallet.balance = balance;
-        const [transactions, entries, events, refusals, audit] = lengths as [number, number, number, number, number];
+        const [transactions, entries, events, refusals] = lengths as [number, number, number, number];
         this.transactions.length = transactions;
         this.entries.length = entries;
         this.events.length = events;
         this.refusals.length = refusals;
-        this.auditRows.length = audit;
         for (const key of [...this.#changed]) if (!changedBefore.has(key)) this.#changed.delete(key);
         for (const key of [...this.#keys.keys()]) if (!keysBefore.has(key)) this.#keys.delete(key);
         this.#undo = undefined;

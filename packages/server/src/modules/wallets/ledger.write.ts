@@ -1,10 +1,11 @@
 import type { Db } from '../../db/database.js';
 import { inTransaction, isUniqueViolation, type Transaction as DbTransaction } from '../../db/transaction.js';
 import { type Clock, isoTime } from '../../lib/clock.js';
-import type { AuditService } from '../audit/audit.service.js';
+import { newId } from '../../lib/ids.js';
+import type { AuditRecord, AuditService } from '../audit/audit.service.js';
 import { recordEvents } from '../events/events.service.js';
 import { GroupCommit } from './group-commit.js';
-import type { BatchOutcome, LedgerBatch } from './ledger.movements.js';
+import type { BatchOutcome, LedgerBatch, MovementRequest } from './ledger.movements.js';
 import { LedgerPlan, movementKey } from './ledger.plan.js';
 import { type LedgerKey, type LedgerStatements, ledgerStatements, type WalletRef } from './ledger.statements.js';
 
@@ -36,10 +37,12 @@ export interface LedgerWriterOptions {
  * 2. looks up every idempotency key they carry (transactions made under it, refusals stored with it),
  * 3. applies the movements in memory, in order, against the locked balances (`LedgerPlan`): the
  *    rules decide each outcome before anything is written,
- * 4. writes the balances, the transactions, their entries, the keyed refusals, the outbox events
- *    (through the events module) and the audit entries, one statement each for the whole flush.
+ * 4. writes the balances, the transactions, their entries, the keyed refusals and the outbox events
+ *    (through the events module), one statement each for the whole flush.
  *
- * Everything commits together or not at all.
+ * Everything commits together or not at all. The audit log writes nothing here: it reads the
+ * movements from the ledger, and the refusals are recorded after the answer, off this transaction
+ * (docs/adr/0019-audit-reads-the-ledger.md).
  */
 export class LedgerWriter {
   readonly #db: Db;
@@ -62,8 +65,28 @@ export class LedgerWriter {
   }
 
   /** Applies one request's movements; one outcome each, in order. */
-  apply(batch: LedgerBatch): Promise<BatchOutcome> {
-    return this.#groupCommit.run(batch);
+  async apply(batch: LedgerBatch): Promise<BatchOutcome> {
+    const outcome = await this.#groupCommit.run(batch);
+    if (outcome.outcomes.some((one) => !one.ok)) this.#recordRefusals(batch, outcome);
+    return outcome;
+  }
+
+  /**
+   * The batch's refusals, for the audit log after the answer (`recordLater`): each refused
+   * movement once, or an atomic batch's one refusal; not the replays of a key's stored refusal,
+   * nor a key reused for another movement (it changes nothing, like the other idempotency
+   * conflicts), which were never recorded.
+   */
+  #recordRefusals(batch: LedgerBatch, { outcomes, refusedAt }: BatchOutcome): void {
+    const createdAt = isoTime(this.#clock.now());
+    const records: AuditRecord[] = [];
+    for (const [index, outcome] of outcomes.entries()) {
+      if (outcome.ok || outcome.replayed) continue;
+      if (batch.atomic ? index !== refusedAt : outcome.error.code === 'idempotency_key_reused') continue;
+      const movement = batch.movements[index];
+      if (movement !== undefined) records.push(refusalRecord(batch.projectId, movement, outcome.error.code, createdAt));
+    }
+    this.#audit.recordLater(batch.context, records);
   }
 
   async #flush(batches: readonly LedgerBatch[]): Promise<BatchOutcome[]> {
@@ -96,7 +119,6 @@ export class LedgerWriter {
       keyedTransactions: await statements.findKeyedTransactions(trx, keyList),
       keyedRefusals: await statements.findKeyedRefusals(trx, keyList),
       now: isoTime(this.#clock.now()),
-      audit: this.#audit,
     });
     const outcomes = batches.map((batch) => plan.apply(batch));
     await statements.writeBalances(trx, plan.balanceWrites());
@@ -104,7 +126,30 @@ export class LedgerWriter {
     await statements.insertEntries(trx, plan.entries);
     await statements.insertRefusals(trx, plan.refusals);
     await recordEvents(trx, plan.events);
-    await this.#audit.recordRows(trx, plan.auditRows);
     return outcomes;
   }
+}
+
+/** A refused movement's audit entry: what was asked, and the refusal's code as the outcome. */
+function refusalRecord(projectId: string, movement: MovementRequest, code: string, createdAt: string): AuditRecord {
+  // The id the movement's transaction would have had; none was written.
+  const transactionId = newId('txn');
+  if (movement.type === 'transfer') {
+    return {
+      projectId,
+      action: 'wallet.transfer',
+      resource: { type: 'wallet', id: movement.fromWalletId },
+      changes: { transaction_id: transactionId, to_wallet_id: movement.toWalletId, amount: movement.amount },
+      outcome: code,
+      createdAt,
+    };
+  }
+  return {
+    projectId,
+    action: movement.type === 'credit' ? 'wallet.credit' : 'wallet.debit',
+    resource: { type: 'wallet', id: movement.walletId },
+    changes: { transaction_id: transactionId, amount: movement.amount },
+    outcome: code,
+    createdAt,
+  };
 }

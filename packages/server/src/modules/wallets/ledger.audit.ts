@@ -1,0 +1,233 @@
+import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
+import type { Db } from '../../db/database.js';
+import type { Database } from '../../db/schema.js';
+import { canonicalJson } from '../../lib/crypto.js';
+import {
+  type AuditLedgerSource,
+  type AuditRow,
+  type ExportFilter,
+  type LedgerPosition,
+  ledgerCursorStart,
+  ledgerEntryId,
+  ledgerTransactionId,
+  type ListFilter,
+  type PendingMovement,
+} from '../audit/audit.service.js';
+
+type Executor = Kysely<Database>;
+
+/** The ledger's types the audit log shows, and their actions. */
+const ACTIONS = { credit: 'wallet.credit', debit: 'wallet.debit', transfer: 'wallet.transfer' } as const;
+type AuditedType = keyof typeof ACTIONS;
+const AUDITED_TYPES = Object.keys(ACTIONS) as AuditedType[];
+
+/** A movement as the audit log reads it: the transaction and its wallets' balances after it. */
+interface MovementRow {
+  id: string;
+  project_id: string;
+  type: AuditedType;
+  amount: number;
+  wallet_id: string | null;
+  from_wallet_id: string | null;
+  to_wallet_id: string | null;
+  created_at: string;
+  actor_type: string;
+  actor_id: string | null;
+  actor_user_id: string | null;
+  request_id: string | null;
+  /** The wallet's (a transfer's source's) balance after the movement. */
+  balance_after: number | null;
+  /** A transfer's target's balance after it. */
+  to_balance_after: number | null;
+}
+
+/**
+ * The ledger as the audit log's source of money movements (docs/adr/0019-audit-reads-the-ledger.md):
+ * each credit, debit and transfer is an entry `wallet.credit`, `wallet.debit` or `wallet.transfer`
+ * about its wallet (a transfer's source), outcome `success`, with the actor and request id the
+ * transaction stores and the balances its entries record; the entry's id is the transaction's with
+ * the prefix `aud_`. No IP or user agent: the ledger does not keep them (the request id leads to
+ * the request). Transactions written before migration 0025 have rows of `audit_log` and are not
+ * read here.
+ */
+export function ledgerAuditSource(db: Db): AuditLedgerSource {
+  const postgres = db.dialect === 'postgres';
+  // SQLite: the last rowid written before migration 0025; it never changes.
+  let start: Promise<number> | undefined;
+  const audited = async (query: MovementQuery): Promise<MovementQuery> => {
+    if (postgres) return query.where(sql<boolean>`t.txid is not null`);
+    start ??= ledgerCursorStart(db.kysely);
+    return query.where(sql<boolean>`t.rowid > ${await start}`);
+  };
+  return {
+    async list(projectId, filter: ListFilter) {
+      const types = typesOf(filter.action);
+      if (types.length === 0) return [];
+      let query = await audited(movements(db.kysely, projectId, types));
+      if (filter.actorId !== undefined) query = query.where('t.actor_id', '=', filter.actorId);
+      if (filter.resourceId !== undefined) {
+        const walletId = filter.resourceId;
+        // The wallet's own entries (its history's index), then the movements about it.
+        query = query
+          .where('t.id', 'in', (eb) =>
+            eb
+              .selectFrom('ledger_entries as w')
+              .select('w.transaction_id')
+              .where('w.project_id', '=', projectId)
+              .where('w.account_id', '=', walletId),
+          )
+          .where((eb) => eb.fn.coalesce('t.wallet_id', 't.from_wallet_id'), '=', walletId);
+      }
+      query = timeRange(query, filter.since, filter.until);
+      const after = filter.after;
+      if (after !== undefined) {
+        query = query.where((eb) =>
+          eb(eb.refTuple('t.created_at', 't.id'), '<', eb.tuple(after.created_at, ledgerTransactionId(after.id))),
+        );
+      }
+      const rows = await query.orderBy('t.created_at', 'desc').orderBy('t.id', 'desc').limit(filter.limit).execute();
+      return rows.map(toAuditRow);
+    },
+    async exportPage(projectId, filter: ExportFilter) {
+      let query = timeRange(await audited(movements(db.kysely, projectId, AUDITED_TYPES)), filter.since, filter.until);
+      const after = filter.after;
+      if (after !== undefined) {
+        query = query.where((eb) =>
+          eb(eb.refTuple('t.created_at', 't.id'), '>', eb.tuple(after.created_at, ledgerTransactionId(after.id))),
+        );
+      }
+      const rows = await query.orderBy('t.created_at', 'asc').orderBy('t.id', 'asc').limit(filter.limit).execute();
+      return rows.map(toAuditRow);
+    },
+    async find(projectId, entryId) {
+      if (!entryId.startsWith('aud_')) return undefined;
+      const query = await audited(movements(db.kysely, projectId, AUDITED_TYPES));
+      const row = await query.where('t.id', '=', ledgerTransactionId(entryId)).executeTakeFirst();
+      return row === undefined ? undefined : toAuditRow(row);
+    },
+    async entries(executor, projectId, entryIds) {
+      if (entryIds.length === 0) return [];
+      const rows = await movements(executor, projectId, AUDITED_TYPES).where('t.id', 'in', entryIds.map(ledgerTransactionId)).execute();
+      return rows.map(toAuditRow);
+    },
+    async pending(trx, after, running, limit): Promise<PendingMovement[]> {
+      if (postgres) {
+        const rows = await movementsOfAllProjects(trx)
+          .select(sql<number>`t.txid`.as('position'))
+          .where(sql<boolean>`(t.txid, t.id) > (${after.txid}, ${after.id})`)
+          .where(sql<boolean>`t.txid < ${running ?? 0}`)
+          .orderBy(sql`t.txid`)
+          .orderBy('t.id')
+          .limit(limit)
+          .execute();
+        return rows.map(({ position, ...row }) => ({ position: { txid: position, id: row.id }, row: toAuditRow(row) }));
+      }
+      const rows = await movementsOfAllProjects(trx)
+        .select(sql<number>`t.rowid`.as('position'))
+        .where(sql<boolean>`t.rowid > ${after.txid}`)
+        .orderBy(sql`t.rowid`)
+        .limit(limit)
+        .execute();
+      return rows.map(({ position, ...row }) => ({ position: { txid: position, id: '' }, row: toAuditRow(row) }));
+    },
+    async sealedIds(executor, projectId, upTo: LedgerPosition, since) {
+      let query = movements(executor, projectId, AUDITED_TYPES);
+      query = postgres
+        ? query.where(sql<boolean>`t.txid is not null and (t.txid, t.id) <= (${upTo.txid}, ${upTo.id})`)
+        : (await audited(query)).where(sql<boolean>`t.rowid <= ${upTo.txid}`);
+      if (since !== undefined) query = query.where('t.created_at', '>=', since);
+      const rows = await query.orderBy('t.created_at').orderBy('t.id').execute();
+      return rows.map((row) => ledgerEntryId(row.id));
+    },
+  };
+}
+
+type MovementQuery = SelectQueryBuilder<
+  Database & { t: Database['ledger_transactions']; e: Database['ledger_entries']; r: Database['ledger_entries'] },
+  't' | 'e' | 'r',
+  MovementRow
+>;
+
+/** A project's movements of the given types, each with its wallets' entries (their balances after it). */
+function movements(db: Executor, projectId: string, types: readonly AuditedType[]): MovementQuery {
+  return movementsOfAllProjects(db).where('t.project_id', '=', projectId).where('t.type', 'in', types);
+}
+
+function movementsOfAllProjects(db: Executor) {
+  return db
+    .selectFrom('ledger_transactions as t')
+    .leftJoin('ledger_entries as e', (join) =>
+      join.onRef('e.transaction_id', '=', 't.id').on((eb) => eb('e.account_id', '=', eb.fn.coalesce('t.wallet_id', 't.from_wallet_id'))),
+    )
+    .leftJoin('ledger_entries as r', (join) => join.onRef('r.transaction_id', '=', 't.id').onRef('r.account_id', '=', 't.to_wallet_id'))
+    .select([
+      't.id',
+      't.project_id',
+      sql<AuditedType>`t.type`.as('type'),
+      't.amount',
+      't.wallet_id',
+      't.from_wallet_id',
+      't.to_wallet_id',
+      't.created_at',
+      't.actor_type',
+      't.actor_id',
+      't.actor_user_id',
+      't.request_id',
+      'e.balance_after as balance_after',
+      'r.balance_after as to_balance_after',
+    ])
+    .where('t.type', 'in', AUDITED_TYPES);
+}
+
+function typesOf(action: string | undefined): AuditedType[] {
+  if (action === undefined) return AUDITED_TYPES;
+  return AUDITED_TYPES.filter((type) => ACTIONS[type] === action);
+}
+
+function timeRange(query: MovementQuery, since: string | undefined, until: string | undefined): MovementQuery {
+  let out = query;
+  if (since !== undefined) out = out.where('t.created_at', '>=', since);
+  if (until !== undefined) out = out.where('t.created_at', '<', until);
+  return out;
+}
+
+/** The movement as the entry the audit log showed before it read the ledger: same action, resource and changes. */
+function toAuditRow(row: MovementRow): AuditRow {
+  const amount = row.amount;
+  const after = row.balance_after;
+  let resourceId: string | null;
+  let changes: Record<string, string | number | null>;
+  if (row.type === 'transfer') {
+    const toAfter = row.to_balance_after;
+    resourceId = row.from_wallet_id;
+    changes = {
+      transaction_id: row.id,
+      to_wallet_id: row.to_wallet_id,
+      amount,
+      from_balance_before: after === null ? null : after + amount,
+      from_balance_after: after,
+      to_balance_before: toAfter === null ? null : toAfter - amount,
+      to_balance_after: toAfter,
+    };
+  } else {
+    resourceId = row.wallet_id;
+    const delta = row.type === 'credit' ? amount : -amount;
+    changes = { transaction_id: row.id, amount, balance_before: after === null ? null : after - delta, balance_after: after };
+  }
+  return {
+    id: ledgerEntryId(row.id),
+    project_id: row.project_id,
+    created_at: row.created_at,
+    action: ACTIONS[row.type],
+    actor_type: row.actor_type,
+    actor_id: row.actor_id,
+    actor_user_id: row.actor_user_id,
+    resource_type: 'wallet',
+    resource_id: resourceId,
+    request_id: row.request_id,
+    ip: null,
+    user_agent: null,
+    outcome: 'success',
+    changes: canonicalJson(changes),
+  };
+}
