@@ -15,11 +15,13 @@ import * as sessions from '../modules/sessions/sessions.store.js';
 import { foldStats } from '../modules/stats/stats.fold.js';
 import * as stats from '../modules/stats/stats.store.js';
 import * as users from '../modules/users/users.store.js';
+import { ledgerAuditSource } from '../modules/wallets/ledger.audit.js';
 import * as ledger from '../modules/wallets/ledger.store.js';
 import * as wallets from '../modules/wallets/wallets.store.js';
 import * as webhooks from '../modules/webhooks/webhooks.store.js';
 import { systemClock } from '../lib/clock.js';
 import { useTestService } from '../test/service.js';
+import type { Db } from './database.js';
 import type { Database } from './schema.js';
 
 /** The tables that grow with a project's traffic: no list or statistics read may scan them. */
@@ -179,6 +181,18 @@ describe.skipIf(inject('postgresAdminUrl') === '')('list and statistics reads us
       wallets: (rec) => wallets.listWallets(rec, projectId, { userId: undefined, ...page }),
       'wallets ?user_id=': (rec) => wallets.listWallets(rec, projectId, { userId: `${projectId}-u3`, ...page }),
       'wallet history': (rec) => ledger.listWalletHistory(rec, projectId, `${projectId}-w3`, { beforeSeq: undefined, limit: 21 }),
+      'audit log ?resource_id=, money movements': (rec) =>
+        ledgerAuditSource({ kysely: rec, dialect: 'postgres' } as Db)
+          .list(projectId, {
+            resourceId: `${projectId}-w3`,
+            limit: 21,
+            action: undefined,
+            actorId: undefined,
+            since: undefined,
+            until: undefined,
+            after: undefined,
+          })
+          .catch(() => []),
       'wallet balance ?at=': (rec) =>
         ledger.findWalletBalanceAt(rec, projectId, `${projectId}-w3`, '2026-06-15T00:00:00.000Z').then(() => undefined),
       'webhook deliveries': (rec) => webhooks.listDeliveries(rec, projectId, `${projectId}-h1`, { status: undefined, ...page }),

@@ -65,18 +65,17 @@ export function ledgerAuditSource(db: Db): AuditLedgerSource {
       if (types.length === 0) return [];
       let query = await audited(movements(db.kysely, projectId, types));
       if (filter.actorId !== undefined) query = query.where('t.actor_id', '=', filter.actorId);
+      // A wallet's movements: its own entries (the movement's `e`), newest first on their index
+      // by time (ledger_entries_account_time_idx, migration 0027), so a page reads `limit` of
+      // them, however long the wallet's history.
       if (filter.resourceId !== undefined) {
-        const walletId = filter.resourceId;
-        // The wallet's own entries (its history's index), then the movements about it.
         query = query
-          .where('t.id', 'in', (eb) =>
-            eb
-              .selectFrom('ledger_entries as w')
-              .select('w.transaction_id')
-              .where('w.project_id', '=', projectId)
-              .where('w.account_id', '=', walletId),
-          )
-          .where((eb) => eb.fn.coalesce('t.wallet_id', 't.from_wallet_id'), '=', walletId);
+          .where('e.project_id', '=', projectId)
+          .where('e.account_id', '=', filter.resourceId)
+          .where('e.balance_after', 'is not', null);
+        if (filter.since !== undefined) query = query.where('e.created_at', '>=', filter.since);
+        if (filter.until !== undefined) query = query.where('e.created_at', '<', filter.until);
+        if (filter.after !== undefined) query = query.where('e.created_at', '<=', filter.after.created_at);
       }
       query = timeRange(query, filter.since, filter.until);
       const after = filter.after;
@@ -85,7 +84,8 @@ export function ledgerAuditSource(db: Db): AuditLedgerSource {
           eb(eb.refTuple('t.created_at', 't.id'), '<', eb.tuple(after.created_at, ledgerTransactionId(after.id))),
         );
       }
-      const rows = await query.orderBy('t.created_at', 'desc').orderBy('t.id', 'desc').limit(filter.limit).execute();
+      const ordered = filter.resourceId !== undefined ? query.orderBy('e.created_at', 'desc') : query.orderBy('t.created_at', 'desc');
+      const rows = await ordered.orderBy('t.id', 'desc').limit(filter.limit).execute();
       return rows.map(toAuditRow);
     },
     async exportPage(projectId, filter: ExportFilter) {
