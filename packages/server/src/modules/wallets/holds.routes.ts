@@ -51,10 +51,15 @@ export function holdsRoutes(holds: HoldsService, ledger: LedgerService): RouteMo
       },
     );
 
-    app.post(
+    app.post<{ Params: { id: string } }>(
       '/v1/holds/:id/capture',
       {
         config: { credential: 'secret', idempotency: { retention: 'forever' } },
+        // The body is optional (capture all): no body reads as `{}`.
+        preValidation: (request, _reply, done) => {
+          request.body ??= {};
+          done();
+        },
         schema: {
           operationId: 'captureHold',
           errors: ['resource_missing', 'hold_not_pending', 'wallet_frozen', 'wallet_closed'],
@@ -66,8 +71,8 @@ export function holdsRoutes(holds: HoldsService, ledger: LedgerService): RouteMo
           response: { 200: HoldSchema },
         },
       },
-      async (request: WithParams, reply) => {
-        const body = (request.body ?? {}) as CaptureHoldBody;
+      async (request, reply) => {
+        const body = request.body as CaptureHoldBody;
         const outcome = await ledger.capture(requireSecretKey(request).projectId, request.params.id, body, auditContext(request));
         return sendOutcome(reply, outcome, 200);
       },
