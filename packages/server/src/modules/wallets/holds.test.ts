@@ -239,4 +239,18 @@ describeEachDialect('holds and grants', (dialect) => {
     expect(await wallet(id)).toMatchObject({ balance: 85, available: 85 });
     await expectSound();
   });
+
+  it('counts expired credits out of the credits in circulation (GET /v1/stats/overview)', async () => {
+    const { id } = await client.createWallet();
+    await client.credit(id, 40, { expires_at: in5s() });
+    clock.advance(5000);
+    await settle();
+    const overview = expectStatus<{ credits_in_circulation: number }>(await client.request('GET', '/v1/stats/overview'), 200);
+    const balances = await current()
+      .service.db.kysely.selectFrom('wallets')
+      .select('balance')
+      .where('project_id', '=', current().projectId)
+      .execute();
+    expect(overview.credits_in_circulation).toBe(balances.reduce((sum, row) => sum + row.balance, 0));
+  });
 });
