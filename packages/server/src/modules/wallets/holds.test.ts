@@ -53,7 +53,8 @@ describeEachDialect('holds and grants', (dialect) => {
       const captured = expectStatus<Hold>(await capture(created.id, { amount: 45 }), 200);
       expect(captured).toMatchObject({ status: 'captured', captured_amount: 45 });
       const debit = expectStatus<Transaction>(await client.request('GET', `/v1/transactions/${captured.transaction_id ?? ''}`), 200);
-      expect(debit).toMatchObject({ type: 'debit', amount: 45, balance_after: 55 });
+      expect(debit).toMatchObject({ type: 'debit', amount: 45, balance_after: 55, actor: { type: 'secret_key' } });
+      expect(debit.request_id).toMatch(/^req_/);
       expect(debit.sources).toHaveLength(1);
       expect(await wallet(id)).toMatchObject({ balance: 55, available: 55 });
       expect(errorCode(await capture(created.id))).toBe('hold_not_pending');

@@ -2,6 +2,7 @@ import type { WalletHoldsTable } from '../../db/schema.js';
 import { assert } from '../../lib/assert.js';
 import { ApiError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
+import { type AuditContext, SYSTEM_AUDIT_CONTEXT } from '../audit/audit.service.js';
 import type { NewEvent } from '../events/events.service.js';
 import type { GrantBook } from './ledger.grants.js';
 import type { MovementRequest } from './ledger.movements.js';
@@ -23,6 +24,8 @@ export interface PlanCore {
   /** Records a movement out of the wallet (a debit or an expiry) with its entries and money event. */
   takeFromWallet(input: {
     projectId: string;
+    /** Who made it: the capture's caller, or the system for an expiry. */
+    context: AuditContext;
     transactionId: string;
     type: 'debit' | 'expiry';
     wallet: WalletRow;
@@ -104,7 +107,7 @@ export class HoldPlanner {
     return hold;
   }
 
-  capture(projectId: string, movement: MovementRequest & { type: 'capture' }): Hold {
+  capture(projectId: string, context: AuditContext, movement: MovementRequest & { type: 'capture' }): Hold {
     const core = this.#core;
     const { hold, wallet } = this.#pending(projectId, movement.holdId);
     refuseUnusable(wallet, wallet.id);
@@ -119,6 +122,7 @@ export class HoldPlanner {
     const transactionId = newId('txn');
     core.takeFromWallet({
       projectId,
+      context,
       transactionId,
       type: 'debit',
       wallet,
@@ -160,6 +164,7 @@ export class HoldPlanner {
       const transactionId = newId('txn');
       core.takeFromWallet({
         projectId,
+        context: SYSTEM_AUDIT_CONTEXT,
         transactionId,
         type: 'expiry',
         wallet,

@@ -1,7 +1,7 @@
 import { assert } from '../../lib/assert.js';
 import { ApiError, isApiError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
-import { type AuditContext, type AuditRecord, type AuditService, SYSTEM_AUDIT_CONTEXT } from '../audit/audit.service.js';
+import { type AuditContext, type AuditRecord, type AuditService } from '../audit/audit.service.js';
 import type { EventData, NewEvent } from '../events/events.service.js';
 import { lowBalanceEvents, walletEvent } from './ledger.events.js';
 import { GrantBook, type GrantRow } from './ledger.grants.js';
@@ -118,7 +118,7 @@ export class LedgerPlan implements PlanCore {
     const { projectId, transactionId: id, wallet, amount } = input;
     this.setBalance(projectId, wallet, wallet.balance - amount);
     const row: LedgerTransactionRow = {
-      ...rowBase({ projectId, context: SYSTEM_AUDIT_CONTEXT, id, currency: wallet.currency, now: this.#now }),
+      ...rowBase({ projectId, context: input.context, id, currency: wallet.currency, now: this.#now }),
       type: input.type,
       amount,
       description: input.description,
@@ -225,7 +225,7 @@ export class LedgerPlan implements PlanCore {
       case 'hold':
         return this.holds.hold(projectId, movement);
       case 'capture':
-        return this.holds.capture(projectId, movement);
+        return this.holds.capture(projectId, context, movement);
       case 'void':
         return this.holds.void(projectId, movement);
       case 'settle':
