@@ -7,6 +7,10 @@
 // After each dialect's run the ledger's invariants are read from the database; a broken one fails
 // the run.
 //
+// Holds (issue 21): hold_capture_spread sends, on each connection, a hold of 1 and then the capture
+// of that hold, again and again; a pair costs two requests, and the target is a hold plus its capture
+// <= 2.2 x a debit (debit_spread) of the same run.
+//
 // Knobs besides the runner's: BENCH_LEDGER_DIALECTS (default "sqlite,postgres"), BENCH_LEDGER_CASES
 // (default all, e.g. "credit_spread,credit_hot"), BENCH_SQLITE_SYNCHRONOUS ("full", the service's
 // default, or "normal"), BENCH_PGBENCH=off to skip pgbench.
@@ -39,6 +43,8 @@ const CASES = {
   debit_hot: { op: 'debit', wallet: 'hot', key: false },
   transfer_spread: { op: 'transfer', wallet: 'spread', key: false },
   transfer_hot: { op: 'transfer', wallet: 'hot', key: false },
+  // POST /v1/wallets/{id}/holds then POST /v1/holds/{id}/capture, alternately on each connection.
+  hold_capture_spread: { op: 'hold_capture', wallet: 'spread', key: false },
   // POST /v1/wallets/batch: BATCH_SIZE credits over the first BATCH_WALLETS wallets per request.
   credit_batch: { op: 'batch', wallet: 'spread', key: false },
 };
@@ -48,6 +54,8 @@ const BATCH_WALLETS = 50;
 const BATCH_CONNECTIONS = 4;
 const BATCH_OVER_SINGLE_TARGET = 10;
 const BATCH_PGBENCH_FACTOR_TARGET = 5;
+/** A hold plus its capture costs at most this many debits. */
+const HOLD_CAPTURE_OVER_DEBIT_TARGET = 2.2;
 
 export const scenario = {
   name: 'ledger',
@@ -194,6 +202,27 @@ function ledgerRequests(spec, wallets) {
       amount: 1,
     })),
   });
+  if (spec.op === 'hold_capture') {
+    // Two requests per connection in turn: the hold, then the capture of the hold it answered.
+    return {
+      method: 'POST',
+      requests: [
+        {
+          setupRequest(request) {
+            return { ...request, path: `/v1/wallets/${pick()}/holds`, body: '{"amount":1}' };
+          },
+          onResponse(status, body, context) {
+            context.holdId = status === 201 ? JSON.parse(body).id : 'hld_missing';
+          },
+        },
+        {
+          setupRequest(request, context) {
+            return { ...request, path: `/v1/holds/${context.holdId}/capture`, body: '{}' };
+          },
+        },
+      ],
+    };
+  }
   const build = () => {
     if (spec.op === 'batch') return { path: '/v1/wallets/batch', body: batchBody };
     if (spec.op === 'transfer') {
@@ -255,6 +284,16 @@ function targetLines(measured, pgbench) {
       const value = ratio(batch.credits_per_s, pgbench.req_per_s);
       lines.push(
         `TARGET ${verdict(value, BATCH_PGBENCH_FACTOR_TARGET)}  PostgreSQL batched credits ${batch.credits_per_s}/s = ${value} x pgbench TPC-B ${pgbench.req_per_s} TPS (target >= ${BATCH_PGBENCH_FACTOR_TARGET})`,
+      );
+    }
+    const pairs = measured[dialect].hold_capture_spread;
+    const debit = measured[dialect].debit_spread;
+    if (pairs !== undefined && debit !== undefined) {
+      // Requests alternate hold, capture: a pair is two of them.
+      const pairsPerSecond = pairs.req_per_s / 2;
+      const value = pairsPerSecond > 0 ? Number((debit.req_per_s / pairsPerSecond).toFixed(4)) : null;
+      lines.push(
+        `TARGET ${value === null ? 'n/a' : value <= HOLD_CAPTURE_OVER_DEBIT_TARGET ? 'PASS' : 'FAIL'}  ${dialect} hold + capture costs ${value} x a debit: ${pairsPerSecond} pairs/s vs ${debit.req_per_s} debits/s (server CPU ${pairs.server_cpu_us_per_req} us/request vs ${debit.server_cpu_us_per_req} us/debit; target <= ${HOLD_CAPTURE_OVER_DEBIT_TARGET})`,
       );
     }
     for (const [hot, spread] of [

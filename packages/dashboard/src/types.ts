@@ -56,6 +56,8 @@ export interface Wallet {
   user_id: string;
   currency: string;
   balance: number;
+  /** The balance less pending holds: what debits, transfers and holds may take. */
+  available: number;
   status: 'active' | 'frozen' | 'closed';
   metadata: Record<string, string>;
   low_balance_threshold: number | null;
@@ -64,11 +66,34 @@ export interface Wallet {
 
 export interface Transaction {
   id: string;
-  type: 'credit' | 'debit' | 'transfer_in' | 'transfer_out';
+  type: 'credit' | 'debit' | 'expiry' | 'transfer_in' | 'transfer_out';
   amount: number;
   balance_after: number | null;
   description: string | null;
   counterparty_wallet_id?: string;
+  created_at: string;
+}
+
+export interface Hold {
+  id: string;
+  wallet_id: string;
+  amount: number;
+  captured_amount: number;
+  status: 'pending' | 'captured' | 'voided' | 'expired';
+  description: string | null;
+  transaction_id: string | null;
+  expires_at: string;
+  created_at: string;
+}
+
+export interface Grant {
+  id: string;
+  wallet_id: string;
+  amount: number;
+  remaining: number;
+  priority: number;
+  expires_at: string | null;
+  status: 'active' | 'depleted' | 'expired';
   created_at: string;
 }
 

@@ -11,6 +11,8 @@ export type {
   Balance,
   ErrorResponse,
   Event,
+  Grant,
+  Hold,
   Identity,
   Invitation,
   IssuedSession,
@@ -50,6 +52,10 @@ export type AddCreditsParams = RequestBody<'POST /v1/wallets/{id}/credits'>;
 export type DeductCreditsParams = RequestBody<'POST /v1/wallets/{id}/debits'>;
 export type TransferParams = RequestBody<'POST /v1/wallets/transfer'>;
 export type ListWalletTransactionsParams = QueryParams<'GET /v1/wallets/{id}/transactions'>;
+export type CreateHoldParams = RequestBody<'POST /v1/wallets/{id}/holds'>;
+export type CaptureHoldParams = RequestBody<'POST /v1/holds/{id}/capture'>;
+export type ListHoldsParams = QueryParams<'GET /v1/wallets/{id}/holds'>;
+export type ListGrantsParams = QueryParams<'GET /v1/wallets/{id}/grants'>;
 export type SessionBalanceParams = QueryParams<'GET /v1/wallet/balance'>;
 export type SessionBalance = ResponseBody<'GET /v1/wallet/balance'>;
 

@@ -41,6 +41,26 @@ export interface WalletBalanceLowEventData {
   readonly currency: string;
 }
 
+/** `wallet.hold.created`, `.captured`, `.voided`, `.expired`: the hold after the change. */
+export interface WalletHoldEventData {
+  readonly hold_id: string;
+  readonly wallet_id: string;
+  readonly amount: number;
+  readonly captured_amount: number;
+  readonly status: 'pending' | 'captured' | 'voided' | 'expired';
+  /** The debit a capture made; null otherwise. */
+  readonly transaction_id: string | null;
+  readonly expires_at: string;
+}
+
+/** `wallet.credit.expired`: what was left of a grant left the wallet. */
+export interface WalletCreditExpiredEventData {
+  readonly wallet_id: string;
+  readonly grant_id: string;
+  readonly amount: number;
+  readonly balance: number;
+}
+
 /** `user.mfa.enabled`, `user.mfa.disabled`: `by` is `administrator` for a reset with the secret key. */
 export interface UserMfaEventData {
   readonly user_id: string;
@@ -127,6 +147,11 @@ export type WebhookEvent =
   | Envelope<'wallet.transfer.sent', WalletTransferEventData>
   | Envelope<'wallet.transfer.received', WalletTransferEventData>
   | Envelope<'wallet.balance.low', WalletBalanceLowEventData>
+  | Envelope<'wallet.hold.created', WalletHoldEventData>
+  | Envelope<'wallet.hold.captured', WalletHoldEventData>
+  | Envelope<'wallet.hold.voided', WalletHoldEventData>
+  | Envelope<'wallet.hold.expired', WalletHoldEventData>
+  | Envelope<'wallet.credit.expired', WalletCreditExpiredEventData>
   | Envelope<'user.created', UserEventData>
   | Envelope<'user.updated', UserEventData>
   | Envelope<'user.deleted', UserEventData>

@@ -47,6 +47,39 @@ describe('SvcClient against the real server', () => {
     expect(await client().project.update({ webauthn: null })).toMatchObject({ webauthn: null });
   });
 
+  it('wallets: holds (create, capture, void, get, list) and grants', async () => {
+    const svc = client();
+    const { user } = await newUser();
+    const wallet = await svc.wallets.create({ user_id: user.id, currency: 'USD' });
+    const promo = await svc.wallets.addCredits(wallet.id, {
+      amount: 50,
+      priority: 10,
+      expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+    });
+    await svc.wallets.addCredits(wallet.id, { amount: 50 });
+    const hold = await svc.wallets.createHold(wallet.id, { amount: 60, description: 'Job 7' });
+    expect(hold).toMatchObject({ object: 'hold', status: 'pending', amount: 60, captured_amount: 0 });
+    expect(await svc.wallets.getBalance(wallet.id)).toEqual({ credits: 100, currency: 'USD', available: 40 });
+    const captured = await svc.wallets.captureHold(hold.id, { amount: 55 });
+    expect(captured).toMatchObject({ status: 'captured', captured_amount: 55 });
+    const debit = await svc.wallets.getTransaction(captured.transaction_id ?? '');
+    expect(debit).toMatchObject({
+      type: 'debit',
+      amount: 55,
+      sources: [{ grant_id: promo.sources[0]?.grant_id, amount: 50 }, { amount: 5 }],
+    });
+    const other = await svc.wallets.createHold(wallet.id, { amount: 5 });
+    expect(await svc.wallets.voidHold(other.id)).toMatchObject({ status: 'voided' });
+    expect(await svc.wallets.getHold(other.id)).toMatchObject({ status: 'voided' });
+    await expect(svc.wallets.voidHold(other.id)).rejects.toMatchObject({ status: 409, code: 'hold_not_pending' });
+    expect((await svc.wallets.holds(wallet.id, { status: 'captured' })).data.map((item) => item.id)).toEqual([hold.id]);
+    const grants = await svc.wallets.grants(wallet.id);
+    expect(grants.data.map((grant) => [grant.amount, grant.remaining, grant.status])).toEqual([
+      [50, 45, 'active'],
+      [50, 0, 'depleted'],
+    ]);
+  });
+
   it('wallets: create, get, list, update, credits, debits, balance, transfer, transactions, getTransaction, freeze, unfreeze, close', async () => {
     const svc = client();
     const { user } = await newUser();
@@ -76,7 +109,7 @@ describe('SvcClient against the real server', () => {
     const debit = await svc.wallets.deductCredits(wallet.id, { amount: 30, description: 'Usage' });
     expect(debit).toMatchObject({ type: 'debit', amount: 30, balance_after: 70 });
     expect(debit.idempotency_key).toMatch(/^sdk_[0-9a-f-]{36}$/);
-    expect(await svc.wallets.getBalance(wallet.id)).toEqual({ credits: 70, currency: 'USD' });
+    expect(await svc.wallets.getBalance(wallet.id)).toEqual({ credits: 70, currency: 'USD', available: 70 });
     // In the past: as of the credit (the debit too, when both fell in the same millisecond), and before the wallet's first movement.
     const asOfCredit = await svc.wallets.getBalanceAt(wallet.id, new Date(credit.created_at));
     expect(asOfCredit).toEqual({ credits: debit.created_at === credit.created_at ? 70 : 100, currency: 'USD', at: credit.created_at });
@@ -363,7 +396,7 @@ describe('SvcClient against the real server', () => {
 
     const me = new SvcSessionClient({ sessionToken: login.session, baseUrl: ctx().baseUrl, onResponse: record });
     const balance = await me.wallet.getBalance();
-    expect(balance.balance).toEqual({ credits: 70, currency: 'USD' });
+    expect(balance.balance).toEqual({ credits: 70, currency: 'USD', available: 70 });
     expect(balance.transactions.map((item) => item.amount)).toEqual([70]);
     expect((await me.wallet.getBalance({ wallet_id: wallet.id })).balance.credits).toBe(70);
     expect(await me.users.me()).toMatchObject({ id: user.id, email });

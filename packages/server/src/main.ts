@@ -33,6 +33,8 @@ import { walletBalanceRoutes } from './modules/users/wallet-balance.routes.js';
 import { ledgerAuditSource } from './modules/wallets/ledger.audit.js';
 import { LedgerService } from './modules/wallets/ledger.service.js';
 import { walletsRoutes } from './modules/wallets/wallets.routes.js';
+import { holdsRoutes } from './modules/wallets/holds.routes.js';
+import { HoldsService, ledgerExpiryJob } from './modules/wallets/holds.service.js';
 import { WalletsService } from './modules/wallets/wallets.service.js';
 import { createWebhooks, type Webhooks, type WebhooksOptions } from './modules/webhooks/webhooks.module.js';
 import { atMostEvery, OUTAGE_WARNING_INTERVAL_MS } from './lib/at-most-every.js';
@@ -172,6 +174,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       [
         projectsRoutes(projects),
         walletsRoutes(wallets, ledger),
+        holdsRoutes(new HoldsService({ db, clock }), ledger),
         ...authModule.routes,
         ...oauthModule.routes,
         ...organizations.routes,
@@ -187,6 +190,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     );
     const jobs = [
       idempotencyCleanupJob(db, clock),
+      ledgerExpiryJob({ db, clock, ledger }),
       ...webhooks.jobs,
       ...authModule.jobs,
       ...oauthModule.jobs,

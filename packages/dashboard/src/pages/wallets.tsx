@@ -5,6 +5,7 @@ import { balanceSeries, formatCredits, formatDateTime, formatDelta, formatRelati
 import { navigate } from '../router.js';
 import type { List } from '../api.js';
 import type { Transaction, Wallet } from '../types.js';
+import { GrantsPanel, HoldsPanel } from './wallet-holds.js';
 import { Dialog, Empty, ErrorBox, Link, Loaded, Page, Pager, SearchBox, StatusBadge, useAction, usePagedList, useResource } from '../ui.js';
 
 export function WalletsPage() {
@@ -95,6 +96,13 @@ export function WalletPage(props: { id: string }) {
               {formatCredits(data.balance)} <span className="muted">{data.currency}</span>
             </p>
             <dl className="facts">
+              <dt>Available</dt>
+              <dd data-testid="wallet-available">
+                {formatCredits(data.available)} {data.currency}
+                {data.available === data.balance ? null : (
+                  <span className="muted"> ({formatCredits(data.balance - data.available)} held)</span>
+                )}
+              </dd>
               <dt>User</dt>
               <dd>
                 <Link to={`/users/${data.user_id}`}>{data.user_id}</Link>
@@ -142,6 +150,16 @@ export function WalletPage(props: { id: string }) {
               />
             )}
           </section>
+        )}
+      </Loaded>
+
+      <Loaded resource={wallet}>
+        {(data) => (
+          // Keyed by the balances, so a credit or debit made on this page lists the grants and holds anew.
+          <div key={`${data.balance}:${data.available}`}>
+            <HoldsPanel walletId={data.id} currency={data.currency} />
+            <GrantsPanel walletId={data.id} currency={data.currency} />
+          </div>
         )}
       </Loaded>
 

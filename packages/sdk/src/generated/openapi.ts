@@ -46,6 +46,8 @@ export interface Wallet {
   user_id: string;
   currency: string;
   balance: number;
+  /** What debits, transfers and new holds may take: the balance less pending holds and expired grants not yet removed. */
+  available: number;
   status: 'active' | 'frozen' | 'closed';
   metadata: Record<string, string>;
   low_balance_threshold: number | null;
@@ -57,7 +59,7 @@ export interface WalletTransaction {
   /** Begins with `txn_`. */
   id: string;
   object: 'transaction';
-  type: 'credit' | 'debit' | 'transfer_out' | 'transfer_in';
+  type: 'credit' | 'debit' | 'expiry' | 'transfer_out' | 'transfer_in';
   wallet_id: string;
   /** Credits, a whole number from 1 to 10^12. */
   amount: number;
@@ -92,6 +94,13 @@ export interface WalletTransaction {
         type: 'anonymous';
       };
   request_id: string | null;
+  /** Debits, transfers and expiries: the grants drawn on, in order; credits: the grant made; [] before grants existed. */
+  sources: Array<{
+    /** Begins with `grt_`. */
+    grant_id: string;
+    /** Credits, a whole number from 1 to 10^12. */
+    amount: number;
+  }>;
   /** The other wallet of a transfer; transfers only. */
   counterparty_wallet_id?: string;
 }
@@ -100,7 +109,7 @@ export interface Transaction {
   /** Begins with `txn_`. */
   id: string;
   object: 'transaction';
-  type: 'credit' | 'debit';
+  type: 'credit' | 'debit' | 'expiry';
   wallet_id: string;
   /** Credits, a whole number from 1 to 10^12. */
   amount: number;
@@ -135,6 +144,13 @@ export interface Transaction {
         type: 'anonymous';
       };
   request_id: string | null;
+  /** Debits, transfers and expiries: the grants drawn on, in order; credits: the grant made; [] before grants existed. */
+  sources: Array<{
+    /** Begins with `grt_`. */
+    grant_id: string;
+    /** Credits, a whole number from 1 to 10^12. */
+    amount: number;
+  }>;
 }
 
 export interface Transfer {
@@ -173,6 +189,45 @@ export interface Transfer {
         type: 'anonymous';
       };
   request_id: string | null;
+  /** Debits, transfers and expiries: the grants drawn on, in order; credits: the grant made; [] before grants existed. */
+  sources: Array<{
+    /** Begins with `grt_`. */
+    grant_id: string;
+    /** Credits, a whole number from 1 to 10^12. */
+    amount: number;
+  }>;
+}
+
+export interface Hold {
+  /** Begins with `hld_`. */
+  id: string;
+  object: 'hold';
+  wallet_id: string;
+  /** Credits, a whole number from 1 to 10^12. */
+  amount: number;
+  captured_amount: number;
+  status: 'pending' | 'captured' | 'voided' | 'expired';
+  description: string | null;
+  metadata: Record<string, string>;
+  /** The debit its capture made; null until captured. */
+  transaction_id: string | null;
+  expires_at: string;
+  created_at: string;
+}
+
+export interface Grant {
+  /** Begins with `grt_`. */
+  id: string;
+  object: 'grant';
+  wallet_id: string;
+  amount: number;
+  remaining: number;
+  /** Lower is spent first. */
+  priority: number;
+  /** Null: never expires. */
+  expires_at: string | null;
+  status: 'active' | 'depleted' | 'expired';
+  created_at: string;
 }
 
 export interface User {
@@ -409,6 +464,8 @@ export interface Passkey {
 export interface Balance {
   credits: number;
   currency: string;
+  /** The credits less pending holds and expired grants. Always present, but for a balance asked `?at=` a past time. */
+  available?: number;
   /** Present when the balance was asked `?at=` a past time: that time, normalized. */
   at?: string;
 }
@@ -775,6 +832,10 @@ export interface Operations {
       idempotency_key?: string;
       /** Free-form key/value pairs. Up to 50 keys of 1 to 40 characters, each a string of at most 500 characters. */
       metadata?: Record<string, string>;
+      /** The grant's priority, 0 to 100 (default 50): lower is spent first. */
+      priority?: number;
+      /** When what is left of the grant expires; a future time. Default: never. */
+      expires_at?: string;
     };
     status: 201;
     response: Transaction;
@@ -834,21 +895,29 @@ export interface Operations {
     status: 201;
     response: Transfer;
   };
-  /** Apply up to 1,000 credits, debits and transfers, each on its own or all or nothing */
+  /** Apply up to 1,000 credits, debits, transfers, holds, captures and voids, each on its own or all or nothing */
   'POST /v1/wallets/batch': {
     path: Record<string, never>;
     query: Record<string, never>;
     body: {
       operations: Array<{
-        type: 'credit' | 'debit' | 'transfer';
-        /** Credits and debits: the wallet. */
+        type: 'credit' | 'debit' | 'transfer' | 'hold' | 'capture' | 'void';
+        /** Credits, debits and holds: the wallet. */
         wallet_id?: string;
         /** Transfers: the wallet the credits leave. */
         from_wallet_id?: string;
         /** Transfers: the wallet the credits go to. */
         to_wallet_id?: string;
-        /** Credits, a whole number from 1 to 10^12. */
-        amount: number;
+        /** Captures and voids: the hold, `hld_…`. */
+        hold_id?: string;
+        /** Credits; every type but `void` (optional on `capture`: default all). */
+        amount?: number;
+        /** The grant's priority, 0 to 100 (default 50): lower is spent first. */
+        priority?: number;
+        /** When what is left of the grant expires; a future time. Default: never. */
+        expires_at?: string;
+        /** Holds: seconds until the hold expires (default 604,800, 7 days). */
+        expires_in?: number;
         description?: string;
         /** Free-form key/value pairs. Up to 50 keys of 1 to 40 characters, each a string of at most 500 characters. */
         metadata?: Record<string, string>;
@@ -866,6 +935,7 @@ export interface Operations {
         status: number;
         transaction?: Transaction;
         transfer?: Transfer;
+        hold?: Hold;
         error?: {
           type: string;
           code: string;
@@ -886,6 +956,100 @@ export interface Operations {
     body: undefined;
     status: 200;
     response: Transaction | Transfer;
+  };
+  /** A wallet's holds, newest first */
+  'GET /v1/wallets/{id}/holds': {
+    path: {
+      /** Begins with `wlt_`. */
+      id: string;
+    };
+    query: {
+      limit?: number;
+      starting_after?: string;
+      status?: 'pending' | 'captured' | 'voided' | 'expired';
+    };
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'list';
+      data: Hold[];
+      has_more: boolean;
+    };
+  };
+  /** Reserve credits: they leave `available` until captured, voided or expired */
+  'POST /v1/wallets/{id}/holds': {
+    path: {
+      /** Begins with `wlt_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      /** Credits, a whole number from 1 to 10^12. */
+      amount: number;
+      description?: string;
+      /** Seconds until the hold expires and releases its credits (default 604800, 7 days). */
+      expires_in?: number;
+      /** Free-form key/value pairs. Up to 50 keys of 1 to 40 characters, each a string of at most 500 characters. */
+      metadata?: Record<string, string>;
+      /** Same as the `Idempotency-Key` header; send one or the other, or the same in both. */
+      idempotency_key?: string;
+    };
+    status: 201;
+    response: Hold;
+  };
+  /** Debit all or part of a pending hold; the rest is released */
+  'POST /v1/holds/{id}/capture': {
+    path: {
+      /** Begins with `hld_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      /** At most the hold; default all of it. */
+      amount?: number;
+    };
+    status: 200;
+    response: Hold;
+  };
+  /** Release a pending hold */
+  'POST /v1/holds/{id}/void': {
+    path: {
+      /** Begins with `hld_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: Hold;
+  };
+  /** Retrieve a hold */
+  'GET /v1/holds/{id}': {
+    path: {
+      /** Begins with `hld_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: Hold;
+  };
+  /** A wallet's grants (its credits by priority and expiry), newest first */
+  'GET /v1/wallets/{id}/grants': {
+    path: {
+      /** Begins with `wlt_`. */
+      id: string;
+    };
+    query: {
+      limit?: number;
+      starting_after?: string;
+    };
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'list';
+      data: Grant[];
+      has_more: boolean;
+    };
   };
   /** Sign up with email and password; sends the verification email */
   'POST /v1/auth/signup': {
@@ -2474,10 +2638,22 @@ export const operations = {
   listWalletTransactions: { method: 'GET', path: '/v1/wallets/{id}/transactions', credential: 'secret', body: 'none', list: true },
   /** `POST /v1/wallets/transfer`: Move credits between two wallets */
   transferCredits: { method: 'POST', path: '/v1/wallets/transfer', credential: 'secret', body: 'json', list: false },
-  /** `POST /v1/wallets/batch`: Apply up to 1,000 credits, debits and transfers, each on its own or all or nothing */
+  /** `POST /v1/wallets/batch`: Apply up to 1,000 credits, debits, transfers, holds, captures and voids, each on its own or all or nothing */
   batchWalletOperations: { method: 'POST', path: '/v1/wallets/batch', credential: 'secret', body: 'json', list: false },
   /** `GET /v1/transactions/{id}`: Retrieve a credit, debit or transfer */
   getTransaction: { method: 'GET', path: '/v1/transactions/{id}', credential: 'secret', body: 'none', list: false },
+  /** `GET /v1/wallets/{id}/holds`: A wallet's holds, newest first */
+  listHolds: { method: 'GET', path: '/v1/wallets/{id}/holds', credential: 'secret', body: 'none', list: true },
+  /** `POST /v1/wallets/{id}/holds`: Reserve credits: they leave `available` until captured, voided or expired */
+  createHold: { method: 'POST', path: '/v1/wallets/{id}/holds', credential: 'secret', body: 'json', list: false },
+  /** `POST /v1/holds/{id}/capture`: Debit all or part of a pending hold; the rest is released */
+  captureHold: { method: 'POST', path: '/v1/holds/{id}/capture', credential: 'secret', body: 'json', list: false },
+  /** `POST /v1/holds/{id}/void`: Release a pending hold */
+  voidHold: { method: 'POST', path: '/v1/holds/{id}/void', credential: 'secret', body: 'none', list: false },
+  /** `GET /v1/holds/{id}`: Retrieve a hold */
+  getHold: { method: 'GET', path: '/v1/holds/{id}', credential: 'secret', body: 'none', list: false },
+  /** `GET /v1/wallets/{id}/grants`: A wallet's grants (its credits by priority and expiry), newest first */
+  listGrants: { method: 'GET', path: '/v1/wallets/{id}/grants', credential: 'secret', body: 'none', list: true },
   /** `POST /v1/auth/signup`: Sign up with email and password; sends the verification email */
   signUp: { method: 'POST', path: '/v1/auth/signup', credential: 'secret', body: 'json', list: false },
   /** `POST /v1/auth/login`: Log in with email and password */

@@ -4,6 +4,12 @@ import type { RequestOptions } from '../transport.js';
 import type {
   AddCreditsParams,
   Balance,
+  CaptureHoldParams,
+  CreateHoldParams,
+  Grant,
+  Hold,
+  ListGrantsParams,
+  ListHoldsParams,
   CreateWalletParams,
   DeductCreditsParams,
   ListWalletsParams,
@@ -70,7 +76,7 @@ export class Wallets {
     return this.#api.call('POST /v1/wallets/{id}/debits', { path: { id }, body: params }, options);
   }
 
-  /** `{ credits, currency }`. */
+  /** `{ credits, currency, available }`: `available` is the balance less pending holds. */
   getBalance(id: string, options?: RequestOptions): Promise<Balance> {
     return this.#api.call('GET /v1/wallets/{id}/balance', { path: { id } }, options);
   }
@@ -89,6 +95,38 @@ export class Wallets {
   /** The wallet's ledger, newest first; transfers appear as `transfer_out` / `transfer_in`. */
   transactions(id: string, params: ListWalletTransactionsParams = {}, options?: RequestOptions): PagedList<WalletTransaction> {
     return this.#api.list('GET /v1/wallets/{id}/transactions', { path: { id }, query: params }, options, byId);
+  }
+
+  /**
+   * `POST /v1/wallets/{id}/holds` → 201 hold `pending`: the credits leave `available` (not the
+   * balance) until captured, voided or expired; more than `available` → 422 `insufficient_credits`.
+   */
+  createHold(id: string, params: CreateHoldParams, options?: RequestOptions): Promise<Hold> {
+    return this.#api.call('POST /v1/wallets/{id}/holds', { path: { id }, body: params }, options);
+  }
+
+  /** `POST /v1/holds/{id}/capture`: debits `amount` (default all) and releases the rest; not pending → 409 `hold_not_pending`. */
+  captureHold(holdId: string, params: CaptureHoldParams = {}, options?: RequestOptions): Promise<Hold> {
+    return this.#api.call('POST /v1/holds/{id}/capture', { path: { id: holdId }, body: params }, options);
+  }
+
+  /** `POST /v1/holds/{id}/void`: releases a pending hold. */
+  voidHold(holdId: string, options?: RequestOptions): Promise<Hold> {
+    return this.#api.call('POST /v1/holds/{id}/void', { path: { id: holdId } }, options);
+  }
+
+  getHold(holdId: string, options?: RequestOptions): Promise<Hold> {
+    return this.#api.call('GET /v1/holds/{id}', { path: { id: holdId } }, options);
+  }
+
+  /** A wallet's holds, newest first; `status` narrows to `pending`, `captured`, `voided` or `expired`. */
+  holds(id: string, params: ListHoldsParams = {}, options?: RequestOptions): PagedList<Hold> {
+    return this.#api.list('GET /v1/wallets/{id}/holds', { path: { id }, query: params }, options, byId);
+  }
+
+  /** A wallet's grants (every credit, with its priority, expiry and what is left), newest first. */
+  grants(id: string, params: ListGrantsParams = {}, options?: RequestOptions): PagedList<Grant> {
+    return this.#api.list('GET /v1/wallets/{id}/grants', { path: { id }, query: params }, options, byId);
   }
 
   /** `GET /v1/transactions/{id}`: a credit, a debit (`object: "transaction"`) or a transfer (`object: "transfer"`). */

@@ -13,6 +13,8 @@ export interface Database {
   ledger_transactions: LedgerTransactionsTable;
   ledger_entries: LedgerEntriesTable;
   ledger_refusals: LedgerRefusalsTable;
+  wallet_grants: WalletGrantsTable;
+  wallet_holds: WalletHoldsTable;
   events: EventsTable;
   users: UsersTable;
   roles: RolesTable;
@@ -118,6 +120,8 @@ export interface WalletsTable {
   currency: string;
   /** Credits; always the sum of the wallet's ledger entries, 0 to 2^53 - 1 (a CHECK constraint). */
   balance: number;
+  /** The sum of the wallet's pending holds, expired or not yet (migration 0023); kept by the ledger's write path. */
+  held: number;
   status: WalletStatus;
   /** JSON object of string → string. */
   metadata: string;
@@ -126,7 +130,7 @@ export interface WalletsTable {
   updated_at: string;
 }
 
-export type LedgerTransactionType = 'credit' | 'debit' | 'transfer';
+export type LedgerTransactionType = 'credit' | 'debit' | 'transfer' | 'expiry';
 
 /** One movement of credits. Append-only: never updated or deleted (database triggers refuse it). */
 export interface LedgerTransactionsTable {
@@ -159,6 +163,58 @@ export interface LedgerTransactionsTable {
   actor_user_id: string | null;
   /** The request that made it; null before migration 0021 and for the service's own movements. */
   request_id: string | null;
+  /** JSON `[{grant_id, amount}]`: the grants drawn on (debits, transfers, expiries) or made (credits); null before migration 0023. */
+  sources: string | null;
+  /** A credit's grant: its priority and expiry (null: never); null on other types. */
+  priority: number | null;
+  expires_at: string | null;
+}
+
+/**
+ * A grant: the credits of one credit or one part of a received transfer, spent by priority, then
+ * earliest expiry, then age (docs/adr/0018-holds-and-grants.md). `remaining` includes `held`.
+ */
+export interface WalletGrantsTable {
+  id: string;
+  project_id: string;
+  wallet_id: string;
+  /** The credit or transfer that made it; null for the grants migration 0023 made of older balances. */
+  transaction_id: string | null;
+  amount: number;
+  remaining: number;
+  /** The part of `remaining` reserved by pending holds. */
+  held: number;
+  /** What left the wallet when it expired. */
+  expired: number;
+  priority: number;
+  expires_at: string | null;
+  created_at: string;
+}
+
+export type HoldStatus = 'pending' | 'captured' | 'voided' | 'expired';
+
+/** A reservation of credits: `available` excludes it until it is captured, voided or expired. */
+export interface WalletHoldsTable {
+  id: string;
+  project_id: string;
+  wallet_id: string;
+  amount: number;
+  captured_amount: number;
+  /** Stored `pending` until the write path settles it; past `expires_at` it reads `expired`. */
+  status: HoldStatus;
+  /** JSON `[{grant_id, amount}]`: the grants it reserved. */
+  sources: string;
+  description: string | null;
+  /** JSON object of string → string. */
+  metadata: string;
+  idempotency_key: string | null;
+  /** The wallet id: hold keys share the per-wallet namespace of credits and debits. */
+  idempotency_scope: string;
+  /** The debit its capture made. */
+  transaction_id: string | null;
+  expires_at: string;
+  created_at: string;
+  updated_at: string;
 }
 
 /**

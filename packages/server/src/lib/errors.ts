@@ -77,6 +77,10 @@ export const ERROR_CATALOG = {
   wallet_closed: { status: 409, description: 'The wallet is closed for good.' },
   wallet_not_empty: { status: 409, description: 'A wallet can be closed only at a balance of 0.' },
   balance_limit_exceeded: { status: 422, description: 'The balance would exceed 9,007,199,254,740,991 credits.' },
+  hold_not_pending: {
+    status: 409,
+    description: 'The hold is captured, voided or expired (past its `expires_at`); only a pending hold can be captured or voided.',
+  },
 
   // Users and authentication.
   email_taken: { status: 409, description: 'A user with this email already exists in the project.' },

@@ -36,7 +36,25 @@ export function randomBase62(length: number): string {
 export const ID_RANDOM_LENGTH = 22;
 
 export type IdPrefix =
-  'usr' | 'wlt' | 'txn' | 'evt' | 'we' | 'del' | 'org' | 'inv' | 'prj' | 'key' | 'req' | 'aud' | 'ent' | 'eml' | 'ssoc' | 'pk' | 'pkc';
+  | 'usr'
+  | 'wlt'
+  | 'txn'
+  | 'evt'
+  | 'we'
+  | 'del'
+  | 'org'
+  | 'inv'
+  | 'prj'
+  | 'key'
+  | 'req'
+  | 'aud'
+  | 'ent'
+  | 'eml'
+  | 'ssoc'
+  | 'pk'
+  | 'pkc'
+  | 'hld'
+  | 'grt';
 
 /**
  * Records appended at the rate of requests: ledger transactions, events, webhook deliveries and

@@ -21,6 +21,7 @@ import * as passkeys from './0019_passkeys.js';
 import * as webhookOperations from './0020_webhook_operations.js';
 import * as ledgerOnePath from './0021_ledger_one_path.js';
 import * as readAggregates from './0022_read_aggregates.js';
+import * as holdsGrants from './0023_holds_grants.js';
 import * as auditReadsLedger from './0025_audit_reads_ledger.js';
 import * as balanceAt from './0027_balance_at.js';
 
@@ -51,6 +52,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0020_webhook_operations': webhookOperations,
   '0021_ledger_one_path': ledgerOnePath,
   '0022_read_aggregates': readAggregates,
+  '0023_holds_grants': holdsGrants,
   '0025_audit_reads_ledger': auditReadsLedger,
   '0027_balance_at': balanceAt,
 };

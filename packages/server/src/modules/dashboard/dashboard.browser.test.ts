@@ -251,6 +251,18 @@ describe.skipIf(chromiumMissing && !required)('the operator dashboard in headles
     expect(
       (await test().service.app.inject({ method: 'GET', url: `/v1/wallets/${seeded.walletId}`, headers: test().auth })).json().balance,
     ).toBe(1750);
+    // Every credit is a grant; a hold made elsewhere shows with the credits it takes out of available.
+    await expect.poll(() => page.getByTestId('grants').locator('tbody tr').count()).toBe(2);
+    const hold = await test().service.app.inject({
+      method: 'POST',
+      url: `/v1/wallets/${seeded.walletId}/holds`,
+      headers: test().auth,
+      payload: { amount: 500, description: 'Render job' },
+    });
+    expect(hold.statusCode).toBe(201);
+    await page.reload();
+    await expect.poll(() => page.getByTestId('wallet-available').textContent()).toContain('1,250');
+    await expect.poll(() => page.getByTestId('holds').textContent()).toContain('Render job');
     await shot(page, '06-wallet');
 
     // Users: find by email, revoke the session, see it gone.

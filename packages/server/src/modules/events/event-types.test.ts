@@ -10,6 +10,8 @@ import { expectStatus, schemaErrors, walletsClient } from '../wallets/wallets.fi
 import { eventEnvelopeJson } from './event-log.service.js';
 import { EVENT_CATALOG, EVENT_TYPES } from './event-types.js';
 import { timeStep, totpCode } from '../mfa/totp.js';
+import { settleExpired } from '../wallets/holds.service.js';
+import { systemClock } from '../../lib/clock.js';
 
 /** Every name resolves to one public address; the test sends nothing anywhere. */
 const lookup: DnsLookup = () => Promise.resolve([{ address: '93.184.215.14', family: 4 }]);
@@ -96,6 +98,15 @@ describeEachDialect('GET /v1/event-types and the events the service emits (issue
     await wallets.credit(source.id, 100, { description: 'top-up' });
     await wallets.debit(source.id, 40);
     await wallets.transfer(source.id, target.id, 20);
+    // Holds (captured, voided, expired) and a grant that expires, settled by the expiry job's step.
+    const captured = await post(`/v1/wallets/${source.id}/holds`, { amount: 5 }, 201);
+    await post(`/v1/holds/${String(captured['id'])}/capture`, { amount: 3 }, 200);
+    const voided = await post(`/v1/wallets/${source.id}/holds`, { amount: 5 }, 201);
+    await post(`/v1/holds/${String(voided['id'])}/void`, {}, 200);
+    await post(`/v1/wallets/${source.id}/holds`, { amount: 5, expires_in: 1 }, 201);
+    await wallets.credit(target.id, 5, { expires_at: new Date(Date.now() + 1000).toISOString() });
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await settleExpired({ db: service.db, clock: systemClock, ledger: service.ledger });
     // Users and sessions: sign-up, log-in, log-out.
     const signup = await post('/v1/auth/signup', { email: 'catalog@example.com', password: 'correct horse battery staple 9' }, 201);
     const user = signup['user'] as { id: string };

@@ -40,6 +40,23 @@ const WalletBalanceLowData = data({
   currency: Type.String({ description: "The wallet's currency code." }),
 });
 
+const WalletHoldData = data({
+  hold_id: Id('The hold, `hld_…`.'),
+  wallet_id: WalletId,
+  amount: Type.Integer({ minimum: 1, description: 'The credits the hold reserved.' }),
+  captured_amount: Credits,
+  status: Type.Union([Type.Literal('pending'), Type.Literal('captured'), Type.Literal('voided'), Type.Literal('expired')]),
+  transaction_id: Type.Union([Id('The debit a capture made, `txn_…`.'), Type.Null()]),
+  expires_at: Type.String({ format: 'date-time' }),
+});
+
+const WalletCreditExpiredData = data({
+  wallet_id: WalletId,
+  grant_id: Id('The grant that expired, `grt_…`.'),
+  amount: Type.Integer({ minimum: 1, description: 'The credits that left the wallet.' }),
+  balance: Type.Integer({ description: "The wallet's balance after the expiry." }),
+});
+
 const UserData = data({ user_id: UserId, email: Type.String() });
 
 const SessionCreatedData = data({
@@ -87,6 +104,20 @@ const EVENT_CATALOG_DEFINITIONS = {
   'wallet.balance.low': {
     description: "A debit or transfer took a wallet's balance from at or above its `low_balance_threshold` to below it.",
     data: WalletBalanceLowData,
+  },
+  'wallet.hold.created': {
+    description: 'A hold reserved credits of a wallet: they leave its `available`, not its balance.',
+    data: WalletHoldData,
+  },
+  'wallet.hold.captured': { description: 'A hold was captured: `captured_amount` was debited, the rest released.', data: WalletHoldData },
+  'wallet.hold.voided': { description: 'A hold was voided: its credits are available again.', data: WalletHoldData },
+  'wallet.hold.expired': {
+    description: 'A hold passed its `expires_at` uncaptured: its credits are available again.',
+    data: WalletHoldData,
+  },
+  'wallet.credit.expired': {
+    description: 'A grant expired: what was left of it left the wallet (a transaction of type `expiry`).',
+    data: WalletCreditExpiredData,
   },
   'user.created': { description: 'A user signed up or was created.', data: UserData },
   'user.updated': { description: "A user's profile, role, status or password changed.", data: UserData },

@@ -11,6 +11,7 @@ export function walletRow(id: string, projectId: string, createdAt: string): Dat
     user_id: `usr_${id}`,
     currency: 'USD',
     balance: 0,
+    held: 0,
     status: 'active',
     metadata: '{}',
     low_balance_threshold: null,

@@ -48,11 +48,11 @@ export class StatsService {
     const db = this.#db.kysely;
     const [counts, ledger, events] = await Promise.all([
       store.projectCounts(db, projectId),
-      store.daysSince(db, projectId, 'ledger', ['credit', 'debit'], ''),
+      store.daysSince(db, projectId, 'ledger', ['credit', 'debit', 'expiry'], ''),
       store.daysSince(db, projectId, 'events', ['event'], isoTime(startOfDay(now))),
     ]);
-    // Every balance is the sum of its wallet's credits less its debits (transfers move credits
-    // between wallets of one project), so their sum is the project's credits less its debits.
+    // Every balance is the sum of its wallet's credits less its debits and expiries (transfers move
+    // credits between wallets of one project), so their sum is the project's credits less the rest.
     let circulation = 0n;
     for (const row of ledger) circulation += row.source === 'credit' ? row.amount : -row.amount;
     return {

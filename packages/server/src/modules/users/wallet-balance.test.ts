@@ -40,7 +40,7 @@ describeEachDialect('GET /v1/wallet/balance with a session token', (dialect) => 
     expect(response.statusCode).toBe(200);
     const body = response.json<SessionBalance>();
     expect(Object.keys(body).sort()).toEqual(['balance', 'transactions']);
-    expect(body.balance).toEqual({ credits: (22 * 23) / 2, currency: 'USD' });
+    expect(body.balance).toEqual({ credits: (22 * 23) / 2, currency: 'USD', available: (22 * 23) / 2 });
     expect(body.transactions).toHaveLength(20);
     expect(body.transactions[0]).toMatchObject({ type: 'credit', amount: 22, balance_after: 253 });
 

@@ -1,6 +1,7 @@
 import { canonicalJson, sha256Hex } from '../../lib/crypto.js';
 import { ApiError } from '../../lib/errors.js';
 import type { AuditContext } from '../audit/audit.service.js';
+import type { Hold } from './holds.schemas.js';
 import type { Transaction, Transfer } from './wallets.schemas.js';
 
 /**
@@ -12,12 +13,47 @@ import type { Transaction, Transfer } from './wallets.schemas.js';
 /** One movement as asked: a single route's body, or one operation of `POST /v1/wallets/batch`. */
 export type MovementRequest =
   | {
-      readonly type: 'credit' | 'debit';
+      readonly type: 'credit';
       readonly walletId: string;
       readonly amount: number;
       readonly description: string | null;
       readonly metadata: Readonly<Record<string, string>>;
       readonly idempotencyKey: string | undefined;
+      /** The grant's priority (0 to 100, lower spent first) and expiry (null: never). */
+      readonly priority: number;
+      readonly expiresAt: string | null;
+    }
+  | {
+      readonly type: 'debit';
+      readonly walletId: string;
+      readonly amount: number;
+      readonly description: string | null;
+      readonly metadata: Readonly<Record<string, string>>;
+      readonly idempotencyKey: string | undefined;
+    }
+  | {
+      /** Reserves credits until captured, voided or `expiresInSeconds` have passed. */
+      readonly type: 'hold';
+      readonly walletId: string;
+      readonly amount: number;
+      readonly description: string | null;
+      readonly metadata: Readonly<Record<string, string>>;
+      readonly idempotencyKey: string | undefined;
+      readonly expiresInSeconds: number;
+    }
+  | {
+      /** Debits `amount` (undefined: all) of a pending hold and releases the rest. */
+      readonly type: 'capture';
+      readonly holdId: string;
+      readonly amount: number | undefined;
+      readonly idempotencyKey?: undefined;
+    }
+  | { readonly type: 'void'; readonly holdId: string; readonly idempotencyKey?: undefined }
+  | {
+      /** Locks the wallet and settles what time expired on it (holds and grants), nothing else (the expiry job). */
+      readonly type: 'settle';
+      readonly walletId: string;
+      readonly idempotencyKey?: undefined;
     }
   | {
       readonly type: 'transfer';
@@ -44,8 +80,11 @@ export interface LedgerBatch {
  * to request `requestId`).
  */
 export type MovementOutcome =
-  | { readonly ok: true; readonly replayed: boolean; readonly value: Transaction | Transfer }
+  | { readonly ok: true; readonly replayed: boolean; readonly value: LedgerValue }
   | { readonly ok: false; readonly replayed: boolean; readonly error: ApiError; readonly requestId: string | null };
+
+/** What a movement made: a transaction, a transfer, a hold, or (settle) nothing but the settlement. */
+export type LedgerValue = Transaction | Transfer | Hold | { readonly object: 'settlement' };
 
 /** A batch's outcomes; for an atomic batch that was refused, the index of the movement that was. */
 export interface BatchOutcome {
@@ -61,7 +100,7 @@ export type MovementFields = Readonly<Record<string, string>>;
  * single route replays inside a batch and the other way round. A missing description and null are
  * the same, and so are no metadata and `{}`: the ledger stores them alike.
  */
-export function movementFields(movement: MovementRequest): MovementFields {
+export function movementFields(movement: KeyedMovement): MovementFields {
   const values: Record<string, unknown> = { type: movement.type, amount: movement.amount };
   if (movement.type === 'transfer') {
     values['from_wallet_id'] = movement.fromWalletId;
@@ -71,6 +110,10 @@ export function movementFields(movement: MovementRequest): MovementFields {
   }
   if (movement.description !== null) values['description'] = movement.description;
   if (Object.keys(movement.metadata).length > 0) values['metadata'] = movement.metadata;
+  // The default priority and no expiry are left out, so keys stored before grants existed still match.
+  if (movement.type === 'credit' && movement.priority !== GRANT_PRIORITY_DEFAULT) values['priority'] = movement.priority;
+  if (movement.type === 'credit' && movement.expiresAt !== null) values['expires_at'] = movement.expiresAt;
+  if (movement.type === 'hold') values['expires_in'] = movement.expiresInSeconds;
   const fields: Record<string, string> = {};
   for (const [name, value] of Object.entries(values)) fields[name] = sha256Hex(canonicalJson(value));
   return fields;
@@ -80,8 +123,20 @@ export function fieldsHash(fields: MovementFields): string {
   return sha256Hex(canonicalJson(fields));
 }
 
-/** Where a ledger key is unique: per wallet for credits and debits, per project for transfers (docs/api.md section 1). */
-export function keyScope(movement: MovementRequest): string {
+/** The movements that take a ledger idempotency key; captures and voids are keyed by their hold. */
+export type KeyedMovement = Extract<MovementRequest, { type: 'credit' | 'debit' | 'transfer' | 'hold' }>;
+
+export const GRANT_PRIORITY_DEFAULT = 50;
+
+export function isKeyed(movement: MovementRequest): movement is KeyedMovement {
+  return movement.type === 'credit' || movement.type === 'debit' || movement.type === 'transfer' || movement.type === 'hold';
+}
+
+/**
+ * Where a ledger key is unique: per wallet for credits, debits and holds, per project for transfers
+ * (docs/api.md section 1).
+ */
+export function keyScope(movement: KeyedMovement): string {
   return movement.type === 'transfer' ? '' : movement.walletId;
 }
 

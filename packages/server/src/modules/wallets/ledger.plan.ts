@@ -1,39 +1,42 @@
 import { assert } from '../../lib/assert.js';
-import { ApiError, type ErrorCode, isApiError } from '../../lib/errors.js';
+import { ApiError, isApiError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
-import { actorColumns, type AuditContext } from '../audit/audit.service.js';
+import type { AuditContext } from '../audit/audit.service.js';
 import type { EventData, NewEvent } from '../events/events.service.js';
 import { lowBalanceEvents, walletEvent } from './ledger.events.js';
+import { GrantBook, type GrantRow } from './ledger.grants.js';
 import {
   type BatchOutcome,
   fieldsHash,
+  isKeyed,
   keyReused,
   keyScope,
   type LedgerBatch,
-  type MovementFields,
+  type LedgerValue,
   type MovementOutcome,
   type MovementRequest,
   movementFields,
 } from './ledger.movements.js';
+import { HoldPlanner, type HoldRow, type PlanCore, refuseUnavailable } from './ledger.plan-holds.js';
 import type { BalanceWrite, LedgerKey, LedgerRefusalRow } from './ledger.statements.js';
+import { type KeyedAnswer, keyedAnswers, ledgerEntry, ledgerKeyText, rowBase, transactionRow } from './ledger.plan-rows.js';
 import { issuanceAccountId, type LedgerTransactionRow, type NewLedgerEntry, type TransactionWithBalance } from './ledger.store.js';
-import { movementOfRow, toTransaction, toTransfer } from './ledger.views.js';
+import { toTransaction, toTransfer } from './ledger.views.js';
 import { BALANCE_MAX, type Transaction, type Transfer } from './wallets.schemas.js';
 import { refuseOutOfRange, refuseTransfer, refuseUnusable } from './wallets.rules.js';
 import type { WalletRow } from './wallets.store.js';
-
-/** What a key already answered, and the fingerprint of the request that made it. */
-interface KeyedAnswer {
-  readonly fields: MovementFields;
-  readonly hash: string;
-  readonly outcome: MovementOutcome;
-}
 
 export interface PlanInput {
   /** The batch's wallets, locked. */
   readonly wallets: readonly WalletRow[];
   readonly keyedTransactions: readonly TransactionWithBalance[];
   readonly keyedRefusals: readonly LedgerRefusalRow[];
+  /** Holds made under the batch's keys. */
+  readonly keyedHolds: readonly HoldRow[];
+  /** The holds the batch names and the pending holds of its wallets that expired. */
+  readonly holds: readonly HoldRow[];
+  /** The grants the batch may draw on, reserve, release or expire (ledger.write.ts loads them). */
+  readonly grants: readonly GrantRow[];
   /** The time of every movement of the flush. */
   readonly now: string;
 }
@@ -42,23 +45,20 @@ function walletKey(projectId: string, walletId: string): string {
   return `${projectId} ${walletId}`;
 }
 
-function ledgerKeyText(key: LedgerKey): string {
-  return `${key.projectId}\n${key.scope}\n${key.key}`;
-}
-
 /** The key of a movement, if it carries one. */
 export function movementKey(projectId: string, movement: MovementRequest): LedgerKey | undefined {
-  return movement.idempotencyKey === undefined ? undefined : { projectId, scope: keyScope(movement), key: movement.idempotencyKey };
+  if (!isKeyed(movement) || movement.idempotencyKey === undefined) return undefined;
+  return { projectId, scope: keyScope(movement), key: movement.idempotencyKey };
 }
 
 /**
  * The ledger's rules applied in memory to the locked wallets: every movement of a flush, in order,
  * decided before anything is written, and the rows that record them collected for one write each
- * (ledger.write.ts). A refusal writes no ledger row (only its key, when it has one, and its audit
- * entry), so nothing needs rolling back in the database; an atomic batch that is refused is undone
- * here, in memory.
+ * (ledger.write.ts). A refusal writes no ledger row (only its key, when it has one; the audit log
+ * records it after the answer), so nothing needs rolling back in the database; an atomic batch that
+ * is refused is undone here, in memory.
  */
-export class LedgerPlan {
+export class LedgerPlan implements PlanCore {
   readonly transactions: LedgerTransactionRow[] = [];
   readonly entries: NewLedgerEntry[] = [];
   readonly events: NewEvent[] = [];
@@ -67,27 +67,76 @@ export class LedgerPlan {
   readonly #keys = new Map<string, KeyedAnswer>();
   readonly #changed = new Set<string>();
   readonly #now: string;
+  readonly grants: GrantBook;
+  readonly holds: HoldPlanner;
 
   constructor(input: PlanInput) {
     this.#now = input.now;
+    this.grants = new GrantBook(input.grants, (undo) => this.onChange(undo));
+    this.holds = new HoldPlanner(this, input.holds);
     for (const row of input.wallets) this.#wallets.set(walletKey(row.project_id, row.id), { ...row });
-    for (const row of input.keyedTransactions) {
-      assert(row.idempotency_key !== null, 'a keyed transaction has its key');
-      const fields = movementFields(movementOfRow(row));
-      const value = row.type === 'transfer' ? toTransfer(row) : toTransaction(row);
-      const key = { projectId: row.project_id, scope: row.idempotency_scope, key: row.idempotency_key };
-      this.#keys.set(ledgerKeyText(key), { fields, hash: fieldsHash(fields), outcome: { ok: true, replayed: true, value } });
+    for (const [key, answer] of keyedAnswers(input)) this.#keys.set(key, answer);
+  }
+
+  /** Before any movement: what time expired on the locked wallets is settled (never undone). */
+  settleExpired(): void {
+    for (const wallet of this.#wallets.values()) this.holds.settle(wallet.project_id, wallet);
+  }
+
+  get now(): string {
+    return this.#now;
+  }
+
+  wallet(projectId: string, walletId: string): WalletRow | undefined {
+    return this.#wallets.get(walletKey(projectId, walletId));
+  }
+
+  pushEvent(event: NewEvent): void {
+    this.events.push(event);
+  }
+
+  onChange(undo: () => void): void {
+    this.#undo?.push(undo);
+  }
+
+  setHeld(projectId: string, wallet: WalletRow, held: number): void {
+    assert(held >= 0 && held <= wallet.balance, `the held credits of wallet ${wallet.id} stay within its balance`);
+    const before = wallet.held;
+    this.#undo?.push(() => (wallet.held = before));
+    wallet.held = held;
+    this.#changed.add(walletKey(projectId, wallet.id));
+  }
+
+  takeFromWallet(input: Parameters<PlanCore['takeFromWallet']>[0]): Transaction {
+    const { projectId, transactionId: id, wallet, amount } = input;
+    this.setBalance(projectId, wallet, wallet.balance - amount);
+    const row: LedgerTransactionRow = {
+      ...rowBase({ projectId, context: input.context, id, currency: wallet.currency, now: this.#now }),
+      type: input.type,
+      amount,
+      description: input.description,
+      metadata: JSON.stringify(input.metadata),
+      idempotency_key: input.idempotencyKey,
+      idempotency_scope: wallet.id,
+      wallet_id: wallet.id,
+      sources: JSON.stringify(input.sources),
+    };
+    this.transactions.push(row);
+    this.entries.push(
+      ledgerEntry(this.#now, projectId, id, wallet.id, -amount, wallet.balance),
+      ledgerEntry(this.#now, projectId, id, issuanceAccountId(wallet.currency), amount, null),
+    );
+    if (input.type === 'expiry') {
+      const [source] = input.sources;
+      assert(source !== undefined && input.sources.length === 1, 'an expiry removes one grant');
+      const data = { wallet_id: wallet.id, grant_id: source.grant_id, amount, balance: wallet.balance };
+      this.events.push(walletEvent(projectId, id, 'wallet.credit.expired', data, this.#now));
+    } else {
+      const data = { wallet_id: wallet.id, transaction_id: id, amount, balance: wallet.balance, description: input.description };
+      this.events.push(walletEvent(projectId, id, 'wallet.credit.deducted', data, this.#now));
+      this.events.push(...lowBalanceEvents(projectId, id, wallet.id, wallet, amount, this.#now));
     }
-    for (const row of input.keyedRefusals) {
-      const error = new ApiError(row.code as ErrorCode, row.message, row.param === null ? {} : { param: row.param });
-      const key = { projectId: row.project_id, scope: row.idempotency_scope, key: row.idempotency_key };
-      const fields = JSON.parse(row.request_fields) as MovementFields;
-      this.#keys.set(ledgerKeyText(key), {
-        fields,
-        hash: row.request_hash,
-        outcome: { ok: false, replayed: true, error, requestId: row.request_id },
-      });
-    }
+    return toTransaction({ ...row, balance_after: wallet.balance });
   }
 
   /** Applies one request's movements in order; an atomic one is undone whole at its first refusal. */
@@ -112,13 +161,13 @@ export class LedgerPlan {
       const row = this.#wallets.get(key);
       assert(row !== undefined, 'a changed wallet was locked');
       assert(row.balance >= 0 && row.balance <= BALANCE_MAX, `the balance of wallet ${row.id} is in range`);
-      return { projectId: row.project_id, walletId: row.id, balance: row.balance, updatedAt: this.#now };
+      return { projectId: row.project_id, walletId: row.id, balance: row.balance, held: row.held, updatedAt: this.#now };
     });
   }
 
   #applyOne(projectId: string, context: AuditContext, movement: MovementRequest, atomic: boolean): MovementOutcome {
     const key = movementKey(projectId, movement);
-    const fields = key === undefined ? undefined : movementFields(movement);
+    const fields = key === undefined || !isKeyed(movement) ? undefined : movementFields(movement);
     if (key !== undefined && fields !== undefined) {
       const known = this.#keys.get(ledgerKeyText(key));
       if (known !== undefined) {
@@ -130,11 +179,7 @@ export class LedgerPlan {
     const transactionId = newId('txn');
     let outcome: MovementOutcome;
     try {
-      const value =
-        movement.type === 'transfer'
-          ? this.#transfer(projectId, context, transactionId, movement)
-          : this.#move(projectId, context, transactionId, movement);
-      outcome = { ok: true, replayed: false, value };
+      outcome = { ok: true, replayed: false, value: this.#dispatch(projectId, context, transactionId, movement) };
     } catch (error) {
       if (!isApiError(error) || error.status >= 500) throw error;
       outcome = { ok: false, replayed: false, error, requestId: context.requestId };
@@ -159,19 +204,53 @@ export class LedgerPlan {
     return outcome;
   }
 
+  #dispatch(projectId: string, context: AuditContext, id: string, movement: MovementRequest): LedgerValue {
+    switch (movement.type) {
+      case 'credit':
+      case 'debit':
+        return this.#move(projectId, context, id, movement);
+      case 'transfer':
+        return this.#transfer(projectId, context, id, movement);
+      case 'hold':
+        return this.holds.hold(projectId, movement);
+      case 'capture':
+        return this.holds.capture(projectId, context, movement);
+      case 'void':
+        return this.holds.void(projectId, movement);
+      case 'settle':
+        // Settled when the plan was made; what is left is the wallet's grants.
+        return { object: 'settlement' };
+    }
+  }
+
   #move(projectId: string, context: AuditContext, id: string, movement: MovementRequest & { type: 'credit' | 'debit' }): Transaction {
     const { walletId, amount } = movement;
     const wallet = this.#wallets.get(walletKey(projectId, walletId));
     refuseUnusable(wallet, walletId);
     const delta = movement.type === 'credit' ? amount : -amount;
     refuseOutOfRange(wallet, delta);
+    if (movement.type === 'debit') refuseUnavailable(wallet, amount);
     const before = wallet.balance;
-    this.#setBalance(projectId, wallet, before + delta);
-    const row = this.#transactionRow(projectId, context, id, movement, wallet.currency);
+    const sources =
+      movement.type === 'credit'
+        ? [
+            this.grants.create({
+              projectId,
+              walletId,
+              transactionId: id,
+              amount,
+              priority: movement.priority,
+              expiresAt: movement.expiresAt,
+              now: this.#now,
+            }),
+          ]
+        : this.grants.draw(projectId, walletId, amount, { now: this.#now, reserve: false });
+    this.setBalance(projectId, wallet, before + delta);
+    const row = transactionRow({ projectId, context, id, currency: wallet.currency, now: this.#now }, movement, sources);
     this.transactions.push(row);
     this.entries.push(
-      this.#entry(projectId, id, walletId, delta, wallet.balance),
-      this.#entry(projectId, id, issuanceAccountId(wallet.currency), -delta, null),
+      ledgerEntry(this.#now, projectId, id, walletId, delta, wallet.balance),
+      ledgerEntry(this.#now, projectId, id, issuanceAccountId(wallet.currency), -delta, null),
     );
     const data: EventData<'wallet.credit.added'> = {
       wallet_id: walletId,
@@ -194,14 +273,30 @@ export class LedgerPlan {
     const target = this.#wallets.get(walletKey(projectId, toWalletId));
     refuseTransfer(source, target, { fromWalletId, toWalletId, amount });
     assert(target !== undefined, 'a checked transfer has its target');
+    refuseUnavailable(source, amount);
     const [sourceBefore, targetBefore] = [source.balance, target.balance];
-    this.#setBalance(projectId, source, sourceBefore - amount);
-    this.#setBalance(projectId, target, targetBefore + amount);
-    const row = this.#transactionRow(projectId, context, id, movement, source.currency);
+    // The credits keep their grants' terms in the receiving wallet (docs/adr/0018-holds-and-grants.md).
+    const sources = this.grants.draw(projectId, fromWalletId, amount, { now: this.#now, reserve: false });
+    for (const part of sources) {
+      const drawn = this.grants.get(part.grant_id);
+      assert(drawn !== undefined, 'a drawn grant is known');
+      this.grants.create({
+        projectId,
+        walletId: toWalletId,
+        transactionId: id,
+        amount: part.amount,
+        priority: drawn.priority,
+        expiresAt: drawn.expires_at,
+        now: this.#now,
+      });
+    }
+    this.setBalance(projectId, source, sourceBefore - amount);
+    this.setBalance(projectId, target, targetBefore + amount);
+    const row = transactionRow({ projectId, context, id, currency: source.currency, now: this.#now }, movement, sources);
     this.transactions.push(row);
     this.entries.push(
-      this.#entry(projectId, id, fromWalletId, -amount, source.balance),
-      this.#entry(projectId, id, toWalletId, amount, target.balance),
+      ledgerEntry(this.#now, projectId, id, fromWalletId, -amount, source.balance),
+      ledgerEntry(this.#now, projectId, id, toWalletId, amount, target.balance),
     );
     const transfer = toTransfer(row);
     const data = { transfer_id: id, from: fromWalletId, to: toWalletId, amount, status: transfer.status };
@@ -213,48 +308,16 @@ export class LedgerPlan {
     return transfer;
   }
 
-  #transactionRow(projectId: string, context: AuditContext, id: string, movement: MovementRequest, currency: string): LedgerTransactionRow {
-    const actor = actorColumns(context.actor);
-    const transfer = movement.type === 'transfer';
-    return {
-      id,
-      project_id: projectId,
-      type: movement.type,
-      currency,
-      amount: movement.amount,
-      description: movement.description,
-      metadata: JSON.stringify(movement.metadata),
-      idempotency_key: movement.idempotencyKey ?? null,
-      idempotency_scope: keyScope(movement),
-      wallet_id: transfer ? null : movement.walletId,
-      from_wallet_id: transfer ? movement.fromWalletId : null,
-      to_wallet_id: transfer ? movement.toWalletId : null,
-      created_at: this.#now,
-      ...actor,
-      request_id: context.requestId,
-    };
-  }
-
-  #entry(projectId: string, transactionId: string, accountId: string, amount: number, balanceAfter: number | null): NewLedgerEntry {
-    return {
-      project_id: projectId,
-      transaction_id: transactionId,
-      account_id: accountId,
-      amount,
-      balance_after: balanceAfter,
-      created_at: this.#now,
-    };
-  }
-
-  #setBalance(projectId: string, wallet: WalletRow, balance: number): void {
+  setBalance(projectId: string, wallet: WalletRow, balance: number): void {
     assert(balance >= 0 && balance <= BALANCE_MAX, `the balance of wallet ${wallet.id} stays in range`);
-    this.#undo?.push([wallet, wallet.balance]);
+    const before = wallet.balance;
+    this.#undo?.push(() => (wallet.balance = before));
     wallet.balance = balance;
     this.#changed.add(walletKey(projectId, wallet.id));
   }
 
-  /** Balance changes to undo if the atomic batch running now is refused; undefined otherwise. */
-  #undo: [WalletRow, number][] | undefined;
+  /** Changes to undo (newest last) if the atomic batch running now is refused; undefined otherwise. */
+  #undo: (() => void)[] | undefined;
 
   #mark(): { undo: () => void; done: () => void } {
     const lengths = [this.transactions.length, this.entries.length, this.events.length, this.refusals.length];
@@ -264,7 +327,7 @@ export class LedgerPlan {
     const undoLog = this.#undo;
     return {
       undo: () => {
-        for (const [wallet, balance] of undoLog.reverse()) wallet.balance = balance;
+        for (const undo of undoLog.reverse()) undo();
         const [transactions, entries, events, refusals] = lengths as [number, number, number, number];
         this.transactions.length = transactions;
         this.entries.length = entries;

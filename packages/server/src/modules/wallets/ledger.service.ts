@@ -7,8 +7,11 @@ import type { BatchOutcome, MovementOutcome, MovementRequest } from './ledger.mo
 import * as ledger from './ledger.store.js';
 import { toTransaction, toTransfer, toWalletTransaction } from './ledger.views.js';
 import { LedgerWriter } from './ledger.write.js';
+import { GRANT_PRIORITY_DEFAULT } from './ledger.movements.js';
+import { type CaptureHoldBody, type CreateHoldBody, HOLD_EXPIRES_IN_SECONDS_DEFAULT } from './holds.schemas.js';
 import type {
   Balance,
+  CreditBody,
   ListTransactionsQuery,
   MovementBody,
   Transaction,
@@ -53,9 +56,46 @@ export class LedgerService {
     this.#writer = new LedgerWriter(options);
   }
 
-  /** Adds credits, with the counter-entry on the issuance account. */
-  async credit(projectId: string, walletId: string, input: MovementBody, options: LedgerRequestOptions): Promise<MovementOutcome> {
-    return this.#one(projectId, options, { type: 'credit', walletId, ...movementOf(input, options) });
+  /** Adds credits as a grant (`priority`, `expires_at`), with the counter-entry on the issuance account. */
+  async credit(projectId: string, walletId: string, input: CreditBody, options: LedgerRequestOptions): Promise<MovementOutcome> {
+    const expiresAt = this.creditExpiry(input.expires_at, 'expires_at');
+    const priority = input.priority ?? GRANT_PRIORITY_DEFAULT;
+    return this.#one(projectId, options, { type: 'credit', walletId, ...movementOf(input, options), priority, expiresAt });
+  }
+
+  /**
+   * A credit's `expires_at` as stored (ISO 8601 UTC with milliseconds), or null for none; a time not
+   * in the future is a client's mistake (400 `parameter_invalid` naming `param`).
+   */
+  creditExpiry(expiresAt: string | undefined, param: string): string | null {
+    if (expiresAt === undefined) return null;
+    const time = Date.parse(expiresAt);
+    if (Number.isNaN(time) || time <= this.#clock.now().getTime()) {
+      throw new ApiError('parameter_invalid', `${param} must be a time in the future.`, { param });
+    }
+    return new Date(time).toISOString();
+  }
+
+  /** Reserves credits: they leave `available`, not the balance, until captured, voided or expired. */
+  async hold(projectId: string, walletId: string, input: CreateHoldBody, options: LedgerRequestOptions): Promise<MovementOutcome> {
+    const expiresInSeconds = input.expires_in ?? HOLD_EXPIRES_IN_SECONDS_DEFAULT;
+    return this.#one(projectId, options, { type: 'hold', walletId, ...movementOf(input, options), expiresInSeconds });
+  }
+
+  /** Debits all or part of a pending hold and releases the rest. */
+  async capture(projectId: string, holdId: string, input: CaptureHoldBody, context: AuditContext): Promise<MovementOutcome> {
+    return this.#one(projectId, { audit: context }, { type: 'capture', holdId, amount: input.amount });
+  }
+
+  /** Releases a pending hold. */
+  async void(projectId: string, holdId: string, context: AuditContext): Promise<MovementOutcome> {
+    return this.#one(projectId, { audit: context }, { type: 'void', holdId });
+  }
+
+  /** Settles what time expired on the wallets (the expiry job): holds past `expires_at`, expired grants. */
+  async settle(projectId: string, walletIds: readonly string[], context: AuditContext): Promise<void> {
+    const movements = walletIds.map((walletId) => ({ type: 'settle', walletId }) as const);
+    if (movements.length > 0) await this.#writer.apply({ projectId, context, movements, atomic: false });
   }
 
   /** Takes credits; refuses with `insufficient_credits` (and changes nothing) when the balance is short. */
@@ -70,7 +110,7 @@ export class LedgerService {
 
   /** Up to 1,000 movements of one request, in order; `atomic`: all of them or none (`POST /v1/wallets/batch`). */
   async batch(projectId: string, movements: readonly MovementRequest[], atomic: boolean, context: AuditContext): Promise<BatchOutcome> {
-    for (const movement of movements) assertAmount(movement.amount);
+    for (const movement of movements) assertMovement(movement);
     return this.#writer.apply({ projectId, context, movements, atomic });
   }
 
@@ -124,11 +164,19 @@ export class LedgerService {
   }
 
   async #one(projectId: string, options: LedgerRequestOptions, movement: MovementRequest): Promise<MovementOutcome> {
-    assertAmount(movement.amount);
+    assertMovement(movement);
     const { outcomes } = await this.#writer.apply({ projectId, context: options.audit, movements: [movement], atomic: false });
     const [outcome] = outcomes;
     assert(outcome !== undefined && outcomes.length === 1, 'a batch of one has one outcome');
     return outcome;
+  }
+}
+
+function assertMovement(movement: MovementRequest): void {
+  if (movement.type === 'capture') {
+    if (movement.amount !== undefined) assertAmount(movement.amount);
+  } else if (movement.type !== 'void' && movement.type !== 'settle') {
+    assertAmount(movement.amount);
   }
 }
 

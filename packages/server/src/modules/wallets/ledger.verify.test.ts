@@ -83,6 +83,7 @@ describeEachDialect('svc ledger verify', (dialect) => {
       'transactions_not_summing_to_zero',
       'transactions_with_fewer_than_two_entries',
       'money_events_missing_or_extra',
+      'grants_not_summing_to_balance',
     ]);
     expect(report.checks.balances_not_sum_of_entries.examples).toEqual([wallets[1]]);
     expect(report.checks.transactions_not_summing_to_zero.examples).toEqual([debit.id]);
@@ -92,5 +93,21 @@ describeEachDialect('svc ledger verify', (dialect) => {
     expect(cli.code).toBe(1);
     for (const check of broken) expect(cli.stderr).toContain(`ledger invariant broken: ${check}`);
     expect(cli.stderr).not.toContain('idempotency_keys_applied_twice');
+  });
+
+  it('names broken grant and hold invariants: grants not summing to the balance, held not the pending holds, negative available (issue 21)', async () => {
+    const k = current().service.db.kysely;
+    const wallet = (await client.createWallet()).id;
+    await client.credit(wallet, 50);
+    expect((await client.request('POST', `/v1/wallets/${wallet}/holds`, { amount: 20 })).statusCode).toBe(201);
+    const examples = async () => {
+      const report = await verifyLedger(current().service.db, { projectId: current().projectId });
+      return LEDGER_CHECKS.filter((check) => report.checks[check].examples.includes(wallet));
+    };
+    expect(await examples()).toEqual([]);
+    await sql`update wallet_grants set remaining = remaining - 1 where wallet_id = ${wallet}`.execute(k);
+    expect(await examples()).toEqual(['grants_not_summing_to_balance']);
+    await sql`update wallets set held = 60 where id = ${wallet}`.execute(k);
+    expect(await examples()).toEqual(['grants_not_summing_to_balance', 'held_not_sum_of_pending_holds', 'negative_available']);
   });
 });

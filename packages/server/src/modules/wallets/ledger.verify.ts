@@ -2,7 +2,8 @@ import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 
 /**
- * The ledger's invariants (docs/api.md section 4, Wallets), checked against what is stored. Each
+ * The ledger's invariants (docs/api.md section 4, Wallets; holds and grants in
+ * docs/adr/0018-holds-and-grants.md), checked against what is stored. Each
  * check is one SQL statement that returns the offending rows (at most `EXAMPLES_MAX` of them, plus
  * their count), so a sound ledger returns nothing; comparisons stay in SQL, where sums above 2^53
  * are exact. Used by `svc ledger verify` and by the ledger's property tests.
@@ -16,6 +17,9 @@ export const LEDGER_CHECKS = [
   'negative_balances',
   'idempotency_keys_applied_twice',
   'money_events_missing_or_extra',
+  'grants_not_summing_to_balance',
+  'held_not_sum_of_pending_holds',
+  'negative_available',
 ] as const;
 
 export type LedgerCheck = (typeof LEDGER_CHECKS)[number];
@@ -66,15 +70,34 @@ function checkStatement(check: LedgerCheck, projectId: string | null): RawBuilde
         where ${scoped('t')} and t.idempotency_key is not null
         group by t.project_id, t.idempotency_scope, t.idempotency_key having count(*) > 1`;
     case 'money_events_missing_or_extra':
-      // One event per credit or debit and two per transfer, in the same project (wallet.balance.low aside).
+      // One event per credit, debit or expiry and two per transfer, in the same project (wallet.balance.low aside).
       return sql`select p.project_id as id from (
           select t.project_id, sum(case when t.type = 'transfer' then 2 else 1 end) as expected, 0 as actual
           from ledger_transactions t where ${scoped('t')} group by t.project_id
           union all
           select v.project_id, 0 as expected, count(*) as actual from events v
-          where ${scoped('v')} and v.type in ('wallet.credit.added', 'wallet.credit.deducted', 'wallet.transfer.sent', 'wallet.transfer.received')
+          where ${scoped('v')} and v.type in ('wallet.credit.added', 'wallet.credit.deducted', 'wallet.transfer.sent',
+                                               'wallet.transfer.received', 'wallet.credit.expired')
           group by v.project_id) p
         group by p.project_id having sum(p.expected) <> sum(p.actual)`;
+    case 'grants_not_summing_to_balance':
+      // Every credit is a grant (docs/adr/0018-holds-and-grants.md): a wallet's grants' remaining sum to its balance.
+      return sql`select w.id as id from wallets w
+        left join (select project_id, wallet_id, sum(remaining) as total from wallet_grants g where ${scoped('g')}
+                   group by project_id, wallet_id) s
+          on s.project_id = w.project_id and s.wallet_id = w.id
+        where ${scoped('w')} and w.balance <> coalesce(s.total, 0)`;
+    case 'held_not_sum_of_pending_holds':
+      return sql`select w.id as id from wallets w
+        left join (select project_id, wallet_id, sum(amount) as total from wallet_holds h where ${scoped('h')} and h.status = 'pending'
+                   group by project_id, wallet_id) s
+          on s.project_id = w.project_id and s.wallet_id = w.id
+        where ${scoped('w')} and w.held <> coalesce(s.total, 0)`;
+    case 'negative_available':
+      // available = balance − held never goes below 0; nor does a grant hold more than it has left.
+      return sql`select w.id as id from wallets w where ${scoped('w')} and w.balance - w.held < 0
+        union all
+        select g.id as id from wallet_grants g where ${scoped('g')} and (g.held > g.remaining or g.remaining < 0)`;
   }
 }
 

@@ -1,9 +1,11 @@
 import { assert } from '../../lib/assert.js';
+import type { WalletGrantsTable, WalletHoldsTable } from '../../db/schema.js';
 import type { LedgerTransactionRow, TransactionWithBalance, WalletHistoryRow } from './ledger.store.js';
-import type { Transaction, Transfer, WalletTransaction } from './wallets.schemas.js';
+import type { Source, Transaction, Transfer, WalletTransaction } from './wallets.schemas.js';
+import type { Grant, Hold } from './holds.schemas.js';
 import { parseMetadata } from './metadata.js';
 import { actorFromColumns } from '../audit/audit.service.js';
-import type { MovementRequest } from './ledger.movements.js';
+import { GRANT_PRIORITY_DEFAULT, type KeyedMovement } from './ledger.movements.js';
 
 /** Ledger rows as the API shows them (docs/api.md section 4, Wallets). */
 
@@ -23,6 +25,52 @@ export function toTransaction(row: TransactionWithBalance): Transaction {
     status: 'completed',
     created_at: row.created_at,
     ...madeBy(row),
+  };
+}
+
+/** A hold as the API shows it at `now`: a pending hold past `expires_at` is `expired` before the job settles it. */
+export function toHold(row: WalletHoldsTable, now: string): Hold {
+  return {
+    id: row.id,
+    object: 'hold',
+    wallet_id: row.wallet_id,
+    amount: row.amount,
+    captured_amount: row.captured_amount,
+    status: row.status === 'pending' && row.expires_at <= now ? 'expired' : row.status,
+    description: row.description,
+    metadata: parseMetadata(row.metadata),
+    transaction_id: row.transaction_id,
+    expires_at: row.expires_at,
+    created_at: row.created_at,
+  };
+}
+
+/** A grant at `now`: `expired` from its `expires_at` on (or once expiry removed credits of it), `depleted` when spent. */
+export function toGrant(row: WalletGrantsTable, now: string): Grant {
+  const expired = row.expired > 0 || (row.expires_at !== null && row.expires_at <= now && row.remaining > 0);
+  return {
+    id: row.id,
+    object: 'grant',
+    wallet_id: row.wallet_id,
+    amount: row.amount,
+    remaining: row.remaining,
+    priority: row.priority,
+    expires_at: row.expires_at,
+    status: expired ? 'expired' : row.remaining === 0 ? 'depleted' : 'active',
+    created_at: row.created_at,
+  };
+}
+
+/** The hold a key made, as asked: the fingerprint of its key is rebuilt from it. */
+export function movementOfHold(row: WalletHoldsTable): KeyedMovement {
+  return {
+    type: 'hold',
+    walletId: row.wallet_id,
+    amount: row.amount,
+    description: row.description,
+    metadata: parseMetadata(row.metadata),
+    idempotencyKey: row.idempotency_key ?? undefined,
+    expiresInSeconds: Math.round((Date.parse(row.expires_at) - Date.parse(row.created_at)) / 1000),
   };
 }
 
@@ -66,13 +114,14 @@ export function toWalletTransaction(row: WalletHistoryRow, walletId: string): Wa
   };
 }
 
-/** `actor` and `request_id` of a transaction object. */
-function madeBy(row: LedgerTransactionRow): Pick<Transaction, 'actor' | 'request_id'> {
-  return { actor: actorFromColumns(row), request_id: row.request_id };
+/** `actor`, `request_id` and `sources` of a transaction object. */
+function madeBy(row: LedgerTransactionRow): Pick<Transaction, 'actor' | 'request_id' | 'sources'> {
+  const sources = row.sources === null ? [] : (JSON.parse(row.sources) as Source[]);
+  return { actor: actorFromColumns(row), request_id: row.request_id, sources };
 }
 
 /** The movement a stored transaction made, as asked: the fingerprint of a key is rebuilt from it. */
-export function movementOfRow(row: LedgerTransactionRow): MovementRequest {
+export function movementOfRow(row: LedgerTransactionRow): KeyedMovement {
   const common = {
     amount: row.amount,
     description: row.description,
@@ -83,6 +132,13 @@ export function movementOfRow(row: LedgerTransactionRow): MovementRequest {
     assert(row.from_wallet_id !== null && row.to_wallet_id !== null, `transfer ${row.id} names both wallets`);
     return { type: 'transfer', fromWalletId: row.from_wallet_id, toWalletId: row.to_wallet_id, ...common };
   }
-  assert(row.wallet_id !== null, `${row.type} ${row.id} names its wallet`);
-  return { type: row.type, walletId: row.wallet_id, ...common };
+  assert(row.wallet_id !== null && row.type !== 'expiry', `${row.type} ${row.id} names its wallet and a key`);
+  if (row.type === 'debit') return { type: 'debit', walletId: row.wallet_id, ...common };
+  return {
+    type: 'credit',
+    walletId: row.wallet_id,
+    ...common,
+    priority: row.priority ?? GRANT_PRIORITY_DEFAULT,
+    expiresAt: row.expires_at,
+  };
 }

@@ -8,6 +8,17 @@ import { GroupCommit } from './group-commit.js';
 import type { BatchOutcome, LedgerBatch, MovementRequest } from './ledger.movements.js';
 import { LedgerPlan, movementKey } from './ledger.plan.js';
 import { type LedgerKey, type LedgerStatements, ledgerStatements, type WalletRef } from './ledger.statements.js';
+import {
+  findKeyedHolds,
+  type GrantNeed,
+  type HoldRef,
+  holdWallets,
+  loadGrants,
+  loadHolds,
+  writeGrants,
+  writeHolds,
+} from './ledger.statements-holds.js';
+import { parseSources } from './ledger.plan-holds.js';
 
 /** Movements per flush at the most (a batch of 1,000 always goes whole), so a flush never holds its locks for long. */
 const MOVEMENTS_PER_FLUSH_MAX = 1000;
@@ -33,12 +44,14 @@ export interface LedgerWriterOptions {
  * transfer, single or batched, is a `LedgerBatch` given to `apply`; the batches that arrive together
  * share one database transaction (group commit), which:
  *
- * 1. locks every wallet they name (PostgreSQL: `FOR UPDATE`, in id order),
- * 2. looks up every idempotency key they carry (transactions made under it, refusals stored with it),
- * 3. applies the movements in memory, in order, against the locked balances (`LedgerPlan`): the
- *    rules decide each outcome before anything is written,
- * 4. writes the balances, the transactions, their entries, the keyed refusals and the outbox events
- *    (through the events module), one statement each for the whole flush.
+ * 1. locks every wallet they name, or whose holds they name (PostgreSQL: `FOR UPDATE`, in id order),
+ * 2. looks up every idempotency key they carry (transactions and holds made under it, refusals
+ *    stored with it), the holds they name and the grants they may draw on, reserve or expire,
+ * 3. settles what time expired on those wallets (holds and grants, docs/adr/0018-holds-and-grants.md),
+ *    then applies the movements in memory, in order, against the locked balances (`LedgerPlan`):
+ *    the rules decide each outcome before anything is written,
+ * 4. writes the balances, the transactions, their entries, the grants and holds, the keyed refusals and
+ *    the outbox events (through the events module).
  *
  * Everything commits together or not at all. The audit log writes nothing here: it reads the
  * movements from the ledger, and the refusals are recorded after the answer, off this transaction
@@ -84,7 +97,10 @@ export class LedgerWriter {
       if (outcome.ok || outcome.replayed) continue;
       if (batch.atomic ? index !== refusedAt : outcome.error.code === 'idempotency_key_reused') continue;
       const movement = batch.movements[index];
-      if (movement !== undefined) records.push(refusalRecord(batch.projectId, movement, outcome.error.code, createdAt));
+      // Money movements only: holds are the holds' own record (docs/adr/0018-holds-and-grants.md).
+      if (movement?.type === 'credit' || movement?.type === 'debit' || movement?.type === 'transfer') {
+        records.push(refusalRecord(batch.projectId, movement, outcome.error.code, createdAt));
+      }
     }
     this.#audit.recordLater(batch.context, records);
   }
@@ -103,27 +119,57 @@ export class LedgerWriter {
   async #applyAll(trx: DbTransaction, batches: readonly LedgerBatch[]): Promise<BatchOutcome[]> {
     const wallets = new Map<string, WalletRef>();
     const keys = new Map<string, LedgerKey>();
+    const holds: HoldRef[] = [];
+    // The most each wallet's grants may be drawn on: what its debits, holds and outgoing transfers ask.
+    const needs = new Map<string, GrantNeed>();
+    const need = (projectId: string, walletId: string, amount: number) => {
+      const known = needs.get(`${projectId} ${walletId}`);
+      needs.set(`${projectId} ${walletId}`, { projectId, walletId, amount: (known?.amount ?? 0) + amount });
+    };
     for (const batch of batches) {
       for (const movement of batch.movements) {
+        const { projectId } = batch;
+        if (movement.type === 'capture' || movement.type === 'void') {
+          holds.push({ projectId, holdId: movement.holdId });
+          continue;
+        }
         const named = movement.type === 'transfer' ? [movement.fromWalletId, movement.toWalletId] : [movement.walletId];
-        for (const walletId of named) wallets.set(`${batch.projectId} ${walletId}`, { projectId: batch.projectId, walletId });
-        const key = movementKey(batch.projectId, movement);
+        for (const walletId of named) wallets.set(`${projectId} ${walletId}`, { projectId, walletId });
+        if (movement.type === 'debit' || movement.type === 'hold') need(projectId, movement.walletId, movement.amount);
+        if (movement.type === 'transfer') need(projectId, movement.fromWalletId, movement.amount);
+        const key = movementKey(projectId, movement);
         if (key !== undefined) keys.set(`${key.projectId}\n${key.scope}\n${key.key}`, key);
       }
     }
+    for (const wallet of await holdWallets(trx, holds)) wallets.set(`${wallet.projectId} ${wallet.walletId}`, wallet);
     const statements = this.#statements;
     const locked = await statements.lockWallets(trx, [...wallets.values()]);
+    const lockedRefs = locked.map((row) => ({ projectId: row.project_id, walletId: row.id }));
     const keyList = [...keys.values()];
+    const now = isoTime(this.#clock.now());
+    const holdRows = await loadHolds(trx, { named: holds, wallets: lockedRefs, now });
+    const reserved = holdRows.filter((hold) => hold.status === 'pending').flatMap((hold) => parseSources(hold.sources));
     const plan = new LedgerPlan({
       wallets: locked,
       keyedTransactions: await statements.findKeyedTransactions(trx, keyList),
       keyedRefusals: await statements.findKeyedRefusals(trx, keyList),
-      now: isoTime(this.#clock.now()),
+      keyedHolds: await findKeyedHolds(trx, keyList),
+      holds: holdRows,
+      grants: await loadGrants(trx, {
+        needs: [...needs.values()],
+        wallets: lockedRefs,
+        grantIds: [...new Set(reserved.map((source) => source.grant_id))],
+        now,
+      }),
+      now,
     });
+    plan.settleExpired();
     const outcomes = batches.map((batch) => plan.apply(batch));
     await statements.writeBalances(trx, plan.balanceWrites());
     await statements.insertTransactions(trx, plan.transactions);
     await statements.insertEntries(trx, plan.entries);
+    await writeGrants(trx, { inserts: plan.grants.inserts(), updates: plan.grants.updates() });
+    await writeHolds(trx, { inserts: plan.holds.inserts(), updates: plan.holds.updates() });
     await statements.insertRefusals(trx, plan.refusals);
     await recordEvents(trx, plan.events);
     return outcomes;
@@ -131,7 +177,12 @@ export class LedgerWriter {
 }
 
 /** A refused movement's audit entry: what was asked, and the refusal's code as the outcome. */
-function refusalRecord(projectId: string, movement: MovementRequest, code: string, createdAt: string): AuditRecord {
+function refusalRecord(
+  projectId: string,
+  movement: MovementRequest & { type: 'credit' | 'debit' | 'transfer' },
+  code: string,
+  createdAt: string,
+): AuditRecord {
   // The id the movement's transaction would have had; none was written.
   const transactionId = newId('txn');
   if (movement.type === 'transfer') {

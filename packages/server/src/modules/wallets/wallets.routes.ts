@@ -13,6 +13,7 @@ import {
   type BatchResult,
   BatchSchema,
   CreateWalletBody,
+  CreditBody,
   ListTransactionsQuery,
   ListWalletsQuery,
   MovementBody,
@@ -27,6 +28,8 @@ import {
   WalletTransactionListSchema,
 } from './wallets.schemas.js';
 import type { WalletsService } from './wallets.service.js';
+import { GRANT_PRIORITY_DEFAULT } from './ledger.movements.js';
+import { HOLD_EXPIRES_IN_SECONDS_DEFAULT } from './holds.schemas.js';
 
 const security = [{ secretKey: [] }, { secretKeyHeader: [] }];
 const tags = ['wallets'];
@@ -179,18 +182,17 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
             security,
             summary,
             params: WalletParams,
-            body: MovementBody,
+            body: action === 'credits' ? CreditBody : MovementBody,
             response: { 201: TransactionSchema },
           },
         },
         async (request: WithParams, reply) => {
           const projectId = requireSecretKey(request).projectId;
-          const body = request.body as MovementBody;
           const options = { idempotencyKey: request.idempotencyClaim?.key, audit: auditContext(request) };
           const outcome =
             action === 'credits'
-              ? await ledger.credit(projectId, request.params.id, body, options)
-              : await ledger.debit(projectId, request.params.id, body, options);
+              ? await ledger.credit(projectId, request.params.id, request.body as CreditBody, options)
+              : await ledger.debit(projectId, request.params.id, request.body as MovementBody, options);
           return sendOutcome(reply, outcome);
         },
       );
@@ -245,17 +247,17 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
         config: { credential: 'secret' },
         schema: {
           operationId: 'batchWalletOperations',
-          errors: [...TRANSFER_ERRORS, 'idempotency_key_reused'],
+          errors: [...TRANSFER_ERRORS, 'idempotency_key_reused', 'hold_not_pending'],
           tags,
           security,
-          summary: 'Apply up to 1,000 credits, debits and transfers, each on its own or all or nothing',
+          summary: 'Apply up to 1,000 credits, debits, transfers, holds, captures and voids, each on its own or all or nothing',
           body: BatchBody,
           response: { 200: BatchSchema, 201: BatchSchema },
         },
       },
       async (request, reply) => {
         const body = request.body as BatchBody;
-        const movements = body.operations.map(batchMovement);
+        const movements = body.operations.map((operation, index) => batchMovement(operation, index, ledger));
         const atomic = body.atomic === true;
         const { outcomes, refusedAt } = await ledger.batch(requireSecretKey(request).projectId, movements, atomic, auditContext(request));
         if (refusedAt !== undefined) {
@@ -263,13 +265,19 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
           const movement = movements[refusedAt];
           if (refused !== undefined && !refused.ok && movement !== undefined) {
             const { error } = refused;
-            const field = error.param ?? (movement.type === 'transfer' ? undefined : 'wallet_id');
+            const field =
+              error.param ??
+              (movement.type === 'transfer' || movement.type === 'settle'
+                ? undefined
+                : movement.type === 'capture' || movement.type === 'void'
+                  ? 'hold_id'
+                  : 'wallet_id');
             throw new ApiError(error.code, error.message, {
               param: field === undefined ? `operations[${refusedAt}]` : `operations[${refusedAt}].${field}`,
             });
           }
         }
-        const results = outcomes.map((outcome) => batchResult(outcome, request.id));
+        const results = outcomes.map((outcome, index) => batchResult(outcome, request.id, movements[index]));
         return reply
           .code(atomic ? 201 : 200)
           .type(JSON_TYPE)
@@ -300,9 +308,9 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
  * true`) is rebuilt from the ledger: the same transaction, or the same refusal with the id of the
  * request first answered with it, byte for byte what that request got.
  */
-function sendOutcome(reply: FastifyReply, outcome: MovementOutcome): FastifyReply {
+export function sendOutcome(reply: FastifyReply, outcome: MovementOutcome, status = 201): FastifyReply {
   if (outcome.replayed) void reply.header('Idempotent-Replayed', 'true');
-  if (outcome.ok) return reply.code(201).type(JSON_TYPE).send(JSON.stringify(outcome.value));
+  if (outcome.ok) return reply.code(status).type(JSON_TYPE).send(JSON.stringify(outcome.value));
   if (!outcome.replayed) throw outcome.error;
   return reply
     .code(outcome.error.status)
@@ -310,37 +318,74 @@ function sendOutcome(reply: FastifyReply, outcome: MovementOutcome): FastifyRepl
     .send(JSON.stringify(renderError(outcome.error, outcome.requestId ?? reply.request.id)));
 }
 
-/** One operation of a batch as the ledger takes it; which wallet fields a type takes is checked here. */
-function batchMovement(operation: BatchOperation, index: number): MovementRequest {
+/** One operation of a batch as the ledger takes it; which fields a type takes is checked here. */
+function batchMovement(operation: BatchOperation, index: number, ledger: LedgerService): MovementRequest {
   const at = (field: string) => `operations[${index}].${field}`;
-  const common = {
-    amount: operation.amount,
-    description: operation.description ?? null,
-    metadata: operation.metadata ?? {},
-    idempotencyKey: operation.idempotency_key,
+  const allowed: Record<BatchOperation['type'], readonly string[]> = {
+    credit: ['wallet_id', 'amount', 'description', 'metadata', 'idempotency_key', 'priority', 'expires_at'],
+    debit: ['wallet_id', 'amount', 'description', 'metadata', 'idempotency_key'],
+    transfer: ['from_wallet_id', 'to_wallet_id', 'amount', 'description', 'metadata', 'idempotency_key'],
+    hold: ['wallet_id', 'amount', 'description', 'metadata', 'idempotency_key', 'expires_in'],
+    capture: ['hold_id', 'amount'],
+    void: ['hold_id'],
   };
-  const refuse = (present: 'wallet_id' | 'from_wallet_id' | 'to_wallet_id') => {
-    if (operation[present] !== undefined) {
-      throw new ApiError('parameter_unknown', `A ${operation.type} takes no ${present}.`, { param: at(present) });
+  for (const field of Object.keys(operation)) {
+    if (field !== 'type' && !allowed[operation.type].includes(field)) {
+      throw new ApiError('parameter_unknown', `A ${operation.type} takes no ${field}.`, { param: at(field) });
     }
-  };
-  const need = (field: 'wallet_id' | 'from_wallet_id' | 'to_wallet_id'): string => {
+  }
+  const need = <K extends 'wallet_id' | 'from_wallet_id' | 'to_wallet_id' | 'hold_id' | 'amount'>(
+    field: K,
+  ): NonNullable<BatchOperation[K]> => {
     const value = operation[field];
     if (value === undefined) throw new ApiError('parameter_missing', `A ${operation.type} needs ${field}.`, { param: at(field) });
     return value;
   };
-  if (operation.type === 'transfer') {
-    refuse('wallet_id');
-    return { type: 'transfer', fromWalletId: need('from_wallet_id'), toWalletId: need('to_wallet_id'), ...common };
+  if (operation.type === 'capture') return { type: 'capture', holdId: need('hold_id'), amount: operation.amount };
+  if (operation.type === 'void') return { type: 'void', holdId: need('hold_id') };
+  const common = {
+    amount: need('amount'),
+    description: operation.description ?? null,
+    metadata: operation.metadata ?? {},
+    idempotencyKey: operation.idempotency_key,
+  };
+  switch (operation.type) {
+    case 'transfer':
+      return { type: 'transfer', fromWalletId: need('from_wallet_id'), toWalletId: need('to_wallet_id'), ...common };
+    case 'credit':
+      return {
+        type: 'credit',
+        walletId: need('wallet_id'),
+        ...common,
+        priority: operation.priority ?? GRANT_PRIORITY_DEFAULT,
+        expiresAt: ledger.creditExpiry(operation.expires_at, at('expires_at')),
+      };
+    case 'hold':
+      return {
+        type: 'hold',
+        walletId: need('wallet_id'),
+        ...common,
+        expiresInSeconds: operation.expires_in ?? HOLD_EXPIRES_IN_SECONDS_DEFAULT,
+      };
+    case 'debit':
+      return { type: 'debit', walletId: need('wallet_id'), ...common };
   }
-  refuse('from_wallet_id');
-  refuse('to_wallet_id');
-  return { type: operation.type, walletId: need('wallet_id'), ...common };
 }
 
-function batchResult(outcome: MovementOutcome, requestId: string): BatchResult {
+function batchResult(outcome: MovementOutcome, requestId: string, movement: MovementRequest | undefined): BatchResult {
   if (outcome.ok) {
-    return outcome.value.object === 'transfer' ? { status: 201, transfer: outcome.value } : { status: 201, transaction: outcome.value };
+    const { value } = outcome;
+    switch (value.object) {
+      case 'transfer':
+        return { status: 201, transfer: value };
+      case 'transaction':
+        return { status: 201, transaction: value };
+      case 'hold':
+        // A capture or void answers 200 on its single route, a new hold 201.
+        return { status: movement?.type === 'hold' ? 201 : 200, hold: value };
+      case 'settlement':
+        return { status: 200 };
+    }
   }
   return { status: outcome.error.status, error: renderError(outcome.error, outcome.requestId ?? requestId).error };
 }

@@ -1,15 +1,18 @@
-import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { type Static, type TLiteral, type TSchema, Type } from '@sinclair/typebox';
+import { HoldSchema } from './holds.schemas.js';
 import { ListQuery, StrictObject } from '../../lib/schemas.js';
 import { ActorSchema } from '../audit/audit.schemas.js';
 
-/** One operation moves 1 to 10^12 credits (docs/api.md section 1). */
-export const AMOUNT_MAX = 1_000_000_000_000;
-/** 2^53 - 1: no balance goes above it, so every balance is exact in JSON. */
-export const BALANCE_MAX = Number.MAX_SAFE_INTEGER;
-export const METADATA_KEYS_MAX = 50;
-export const METADATA_KEY_LENGTH_MAX = 40;
-export const METADATA_VALUE_LENGTH_MAX = 500;
-export const DESCRIPTION_LENGTH_MAX = 1000;
+import {
+  AMOUNT_MAX,
+  BALANCE_MAX,
+  DESCRIPTION_LENGTH_MAX,
+  METADATA_KEY_LENGTH_MAX,
+  METADATA_KEYS_MAX,
+  METADATA_VALUE_LENGTH_MAX,
+} from './wallets.limits.js';
+
+export { AMOUNT_MAX, BALANCE_MAX, DESCRIPTION_LENGTH_MAX, METADATA_KEY_LENGTH_MAX, METADATA_KEYS_MAX, METADATA_VALUE_LENGTH_MAX };
 const WALLET_ID_LENGTH_MAX = 64;
 
 // ---- Building blocks -------------------------------------------------------------------------
@@ -98,6 +101,27 @@ export const MovementBody = StrictObject({
 });
 export type MovementBody = Static<typeof MovementBody>;
 
+const Priority = Type.Integer({
+  minimum: 0,
+  maximum: 100,
+  description: "The grant's priority, 0 to 100 (default 50): lower is spent first.",
+});
+const ExpiresAt = Type.String({
+  format: 'date-time',
+  description: 'When what is left of the grant expires; a future time. Default: never.',
+});
+
+/** A credit: a movement that makes a grant (docs/adr/0018-holds-and-grants.md). */
+export const CreditBody = StrictObject({
+  amount: Amount,
+  description: Type.Optional(Description),
+  idempotency_key: Type.Optional(IdempotencyKey),
+  metadata: Type.Optional(Metadata),
+  priority: Type.Optional(Priority),
+  expires_at: Type.Optional(ExpiresAt),
+});
+export type CreditBody = Static<typeof CreditBody>;
+
 export const TransferBody = StrictObject({
   from_wallet_id: WalletId,
   to_wallet_id: WalletId,
@@ -116,6 +140,11 @@ export const WalletSchema = Type.Object(
     user_id: Type.String(),
     currency: Type.String(),
     balance: Credits,
+    available: Type.Integer({
+      minimum: 0,
+      maximum: BALANCE_MAX,
+      description: 'What debits, transfers and new holds may take: the balance less pending holds and expired grants not yet removed.',
+    }),
     status: Type.Union([Type.Literal('active'), Type.Literal('frozen'), Type.Literal('closed')]),
     metadata: StringMap,
     low_balance_threshold: Nullable(Credits),
@@ -136,6 +165,13 @@ export const BalanceSchema = Type.Object(
   {
     credits: Credits,
     currency: Type.String(),
+    available: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: BALANCE_MAX,
+        description: 'The credits less pending holds and expired grants. Always present, but for a balance asked `?at=` a past time.',
+      }),
+    ),
     at: Type.Optional(
       Type.String({ format: 'date-time', description: 'Present when the balance was asked `?at=` a past time: that time, normalized.' }),
     ),
@@ -143,6 +179,13 @@ export const BalanceSchema = Type.Object(
   { $id: 'Balance' },
 );
 export type Balance = Static<typeof BalanceSchema>;
+
+/** A grant a movement drew on (debits, captures, transfers, expiries) or made (credits). */
+export const SourceSchema = Type.Object({ grant_id: Type.String({ description: 'Begins with `grt_`.' }), amount: Amount });
+export type Source = Static<typeof SourceSchema>;
+const Sources = Type.Array(SourceSchema, {
+  description: 'Debits, transfers and expiries: the grants drawn on, in order; credits: the grant made; [] before grants existed.',
+});
 
 /** Who made a transaction: the audit log's actor, and the request (docs/api.md section 4). */
 const madeBy = {
@@ -165,13 +208,17 @@ function movementFields<T extends TSchema>(type: T) {
     status: Type.Literal('completed'),
     created_at: Time,
     ...madeBy,
+    sources: Sources,
   };
 }
 
 /** A credit or a debit. */
-export const TransactionSchema = Type.Object(movementFields(Type.Union([Type.Literal('credit'), Type.Literal('debit')])), {
-  $id: 'Transaction',
-});
+export const TransactionSchema = Type.Object(
+  movementFields(Type.Union([Type.Literal('credit'), Type.Literal('debit'), Type.Literal('expiry')])),
+  {
+    $id: 'Transaction',
+  },
+);
 export type Transaction = Static<typeof TransactionSchema>;
 
 export const TransferSchema = Type.Object(
@@ -186,6 +233,7 @@ export const TransferSchema = Type.Object(
     idempotency_key: Nullable(Type.String()),
     created_at: Time,
     ...madeBy,
+    sources: Sources,
   },
   { $id: 'Transfer' },
 );
@@ -198,7 +246,13 @@ export type Transfer = Static<typeof TransferSchema>;
 export const WalletTransactionSchema = Type.Object(
   {
     ...movementFields(
-      Type.Union([Type.Literal('credit'), Type.Literal('debit'), Type.Literal('transfer_out'), Type.Literal('transfer_in')]),
+      Type.Union([
+        Type.Literal('credit'),
+        Type.Literal('debit'),
+        Type.Literal('expiry'),
+        Type.Literal('transfer_out'),
+        Type.Literal('transfer_in'),
+      ]),
     ),
     counterparty_wallet_id: Type.Optional(Type.String({ description: 'The other wallet of a transfer; transfers only.' })),
   },
@@ -225,11 +279,28 @@ function batchWalletId(description: string) {
  * (`operations[3].amount`); which wallet fields a type takes is checked by the route.
  */
 const BatchOperation = StrictObject({
-  type: Type.Union([Type.Literal('credit'), Type.Literal('debit'), Type.Literal('transfer')]),
-  wallet_id: Type.Optional(batchWalletId('Credits and debits: the wallet.')),
+  type: Type.Union(
+    ['credit', 'debit', 'transfer', 'hold', 'capture', 'void'].map((type) => Type.Literal(type)) as [
+      TLiteral<'credit'>,
+      TLiteral<'debit'>,
+      TLiteral<'transfer'>,
+      TLiteral<'hold'>,
+      TLiteral<'capture'>,
+      TLiteral<'void'>,
+    ],
+  ),
+  wallet_id: Type.Optional(batchWalletId('Credits, debits and holds: the wallet.')),
   from_wallet_id: Type.Optional(batchWalletId('Transfers: the wallet the credits leave.')),
   to_wallet_id: Type.Optional(batchWalletId('Transfers: the wallet the credits go to.')),
-  amount: Amount,
+  hold_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Captures and voids: the hold, `hld_…`.' })),
+  amount: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: AMOUNT_MAX, description: 'Credits; every type but `void` (optional on `capture`: default all).' }),
+  ),
+  priority: Type.Optional(Priority),
+  expires_at: Type.Optional(ExpiresAt),
+  expires_in: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 2_592_000, description: 'Holds: seconds until the hold expires (default 604,800, 7 days).' }),
+  ),
   description: Type.Optional(Description),
   metadata: Type.Optional(Metadata),
   idempotency_key: Type.Optional(
@@ -261,6 +332,7 @@ export const BatchResultSchema = Type.Object({
   status: Type.Integer({ description: 'What the single route would have answered: 201, 404, 409, 422…' }),
   transaction: Type.Optional(TransactionSchema),
   transfer: Type.Optional(TransferSchema),
+  hold: Type.Optional(HoldSchema),
   error: Type.Optional(BatchError),
 });
 export type BatchResult = Static<typeof BatchResultSchema>;

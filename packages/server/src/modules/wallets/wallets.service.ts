@@ -18,6 +18,7 @@ import {
 import { parseMetadata, withoutEmptyValues } from './metadata.js';
 import { walletClosed, walletMissing } from './wallets.rules.js';
 import * as store from './wallets.store.js';
+import { availableOf } from './ledger.available.js';
 
 export interface WalletsServiceOptions {
   readonly db: Db;
@@ -63,6 +64,7 @@ export class WalletsService {
         user_id: input.user_id,
         currency: input.currency,
         balance: 0,
+        held: 0,
         status: 'active',
         metadata: JSON.stringify(withoutEmptyValues(input.metadata ?? {})),
         low_balance_threshold: input.low_balance_threshold ?? null,
@@ -78,7 +80,15 @@ export class WalletsService {
   }
 
   async get(projectId: string, walletId: string): Promise<Wallet> {
-    return toWallet(await this.#find(this.#db.kysely, projectId, walletId));
+    const [wallet] = await this.#views(projectId, [await this.#find(this.#db.kysely, projectId, walletId)]);
+    assert(wallet !== undefined, 'one row, one wallet');
+    return wallet;
+  }
+
+  /** Wallets as the API shows them, `available` as of now (ledger.available.ts). */
+  async #views(projectId: string, rows: readonly store.WalletRow[]): Promise<Wallet[]> {
+    const available = await availableOf(this.#db.kysely, projectId, rows, isoTime(this.#clock.now()));
+    return rows.map((row) => ({ ...toWallet(row), available: available.get(row.id) ?? row.balance - row.held }));
   }
 
   /** The user's oldest active wallet, or undefined (`GET /wallet/balance` without `wallet_id`). */
@@ -89,7 +99,8 @@ export class WalletsService {
 
   async getBalance(projectId: string, walletId: string): Promise<Balance> {
     const row = await this.#find(this.#db.kysely, projectId, walletId);
-    return { credits: row.balance, currency: row.currency };
+    const available = await availableOf(this.#db.kysely, projectId, [row], isoTime(this.#clock.now()));
+    return { credits: row.balance, currency: row.currency, available: available.get(row.id) ?? row.balance - row.held };
   }
 
   async list(projectId: string, query: ListWalletsQuery): Promise<WalletList> {
@@ -103,7 +114,7 @@ export class WalletsService {
     }
     // One row more than asked tells whether there is a next page.
     const rows = await store.listWallets(this.#db.kysely, projectId, { userId: query.user_id, after, limit: limit + 1 });
-    return { object: 'list', data: rows.slice(0, limit).map(toWallet), has_more: rows.length > limit };
+    return { object: 'list', data: await this.#views(projectId, rows.slice(0, limit)), has_more: rows.length > limit };
   }
 
   /** Merges metadata (a key set to "" is removed) and sets or clears the low-balance threshold. */
@@ -195,7 +206,7 @@ export class WalletsService {
     change: (trx: DbTransaction, current: store.WalletRow) => Promise<{ wallet: Wallet; changes: Readonly<Record<string, AuditValue>> }>,
   ): Promise<Wallet> {
     const record = { projectId, action, resource: { type: 'wallet', id: walletId } } as const;
-    return this.#audit.recordingRefusals(context, record, () =>
+    const wallet = await this.#audit.recordingRefusals(context, record, () =>
       inTransaction(this.#db, async (trx) => {
         const current = await this.#find(trx, projectId, walletId, rowLockFor(this.#db.dialect));
         const { wallet, changes } = await change(trx, current);
@@ -203,6 +214,13 @@ export class WalletsService {
         return wallet;
       }),
     );
+    const available = await availableOf(
+      this.#db.kysely,
+      projectId,
+      [{ ...wallet, held: wallet.balance - wallet.available }],
+      isoTime(this.#clock.now()),
+    );
+    return { ...wallet, available: available.get(wallet.id) ?? wallet.available };
   }
 
   async #find(db: DbTransaction, projectId: string, walletId: string, lock: store.RowLock = 'none'): Promise<store.WalletRow> {
@@ -230,6 +248,8 @@ export function toWallet(row: store.WalletRow): Wallet {
     user_id: row.user_id,
     currency: row.currency,
     balance: row.balance,
+    // Without unsettled expiries; reads that show it correct it (ledger.available.ts).
+    available: row.balance - row.held,
     status: row.status,
     metadata: parseMetadata(row.metadata),
     low_balance_threshold: row.low_balance_threshold,

@@ -70,7 +70,7 @@ export async function listWallets(db: Executor, projectId: string, filter: ListW
 
 /** The user's oldest active wallet (index wallets_project_user_created_idx); a fixed, prepared text. */
 const FIND_OLDEST_ACTIVE_WALLET = fixedQuery<WalletRow>(
-  `select id, project_id, user_id, currency, balance, status, metadata, low_balance_threshold, created_at, updated_at
+  `select id, project_id, user_id, currency, balance, held, status, metadata, low_balance_threshold, created_at, updated_at
    from wallets where project_id = ? and user_id = ? and status = 'active'
    order by created_at asc, id asc limit 1`,
 );

@@ -46,6 +46,7 @@ describeEachDialect('wallets', (dialect) => {
         'user_id',
         'currency',
         'balance',
+        'available',
         'status',
         'metadata',
         'low_balance_threshold',
@@ -133,7 +134,11 @@ describeEachDialect('wallets', (dialect) => {
     it('returns the balance as {credits, currency}', async () => {
       const wallet = await client.createWallet({ currency: 'EUR' });
       await client.credit(wallet.id, 7);
-      expect(expectStatus(await client.request('GET', `/v1/wallets/${wallet.id}/balance`), 200)).toEqual({ credits: 7, currency: 'EUR' });
+      expect(expectStatus(await client.request('GET', `/v1/wallets/${wallet.id}/balance`), 200)).toEqual({
+        credits: 7,
+        currency: 'EUR',
+        available: 7,
+      });
       const foreign = await otherProject.createWallet();
       expect((await client.request('GET', `/v1/wallets/${foreign.id}/balance`)).statusCode).toBe(404);
     });

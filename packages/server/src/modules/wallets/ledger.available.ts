@@ -1,0 +1,46 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import { parseSources } from './ledger.plan-holds.js';
+import type { WalletRow } from './wallets.store.js';
+
+/**
+ * `available` as a read sees it at `now` (docs/adr/0018-holds-and-grants.md): balance − held, where
+ * what the write path has not settled yet counts as settled. A pending hold past `expires_at`
+ * holds nothing (its reservations on unexpired grants are available again); an expired grant's
+ * credits not reserved by a pending hold are not available. Two index reads for any number of
+ * wallets, both usually empty.
+ */
+export async function availableOf(
+  db: Kysely<Database>,
+  projectId: string,
+  wallets: readonly Pick<WalletRow, 'id' | 'balance' | 'held'>[],
+  now: string,
+): Promise<Map<string, number>> {
+  const available = new Map(wallets.map((wallet) => [wallet.id, wallet.balance - wallet.held]));
+  if (wallets.length === 0) return available;
+  const ids = wallets.map((wallet) => wallet.id);
+  const expiredGrants = await db
+    .selectFrom('wallet_grants')
+    .select(['id', 'wallet_id', 'remaining', 'held'])
+    .where('project_id', '=', projectId)
+    .where('wallet_id', 'in', ids)
+    .where('remaining', '>', 0)
+    .where('expires_at', 'is not', null)
+    .where('expires_at', '<=', now)
+    .execute();
+  const expiredHolds = await db
+    .selectFrom('wallet_holds')
+    .select(['wallet_id', 'sources'])
+    .where('project_id', '=', projectId)
+    .where('wallet_id', 'in', ids)
+    .where('status', '=', 'pending')
+    .where('expires_at', '<=', now)
+    .execute();
+  const add = (walletId: string, amount: number) => available.set(walletId, (available.get(walletId) ?? 0) + amount);
+  const expiredGrantIds = new Set(expiredGrants.map((grant) => grant.id));
+  for (const grant of expiredGrants) add(grant.wallet_id, -(grant.remaining - grant.held));
+  for (const hold of expiredHolds) {
+    for (const source of parseSources(hold.sources)) if (!expiredGrantIds.has(source.grant_id)) add(hold.wallet_id, source.amount);
+  }
+  return available;
+}

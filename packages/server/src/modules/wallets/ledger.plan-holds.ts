@@ -1,0 +1,245 @@
+import type { WalletHoldsTable } from '../../db/schema.js';
+import { assert } from '../../lib/assert.js';
+import { ApiError } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
+import { type AuditContext, SYSTEM_AUDIT_CONTEXT } from '../audit/audit.service.js';
+import type { NewEvent } from '../events/events.service.js';
+import type { GrantBook } from './ledger.grants.js';
+import type { MovementRequest } from './ledger.movements.js';
+import { toHold } from './ledger.views.js';
+import type { Hold } from './holds.schemas.js';
+import type { Source, Transaction } from './wallets.schemas.js';
+import { refuseUnusable } from './wallets.rules.js';
+import type { WalletRow } from './wallets.store.js';
+
+export type HoldRow = WalletHoldsTable;
+
+/** What the hold planner needs of the plan (ledger.plan.ts): its wallets, clock and records. */
+export interface PlanCore {
+  readonly now: string;
+  readonly grants: GrantBook;
+  wallet(projectId: string, walletId: string): WalletRow | undefined;
+  setBalance(projectId: string, wallet: WalletRow, balance: number): void;
+  setHeld(projectId: string, wallet: WalletRow, held: number): void;
+  /** Records a movement out of the wallet (a debit or an expiry) with its entries and money event. */
+  takeFromWallet(input: {
+    projectId: string;
+    /** Who made it: the capture's caller, or the system for an expiry. */
+    context: AuditContext;
+    transactionId: string;
+    type: 'debit' | 'expiry';
+    wallet: WalletRow;
+    amount: number;
+    sources: readonly Source[];
+    description: string | null;
+    metadata: Readonly<Record<string, string>>;
+    idempotencyKey: string | null;
+  }): Transaction;
+  pushEvent(event: NewEvent): void;
+  /** Called with a function that undoes a change, while an atomic batch runs. */
+  onChange(undo: () => void): void;
+}
+
+function holdNotPending(hold: HoldRow, now: string): ApiError {
+  const status = hold.status === 'pending' && hold.expires_at <= now ? 'expired' : hold.status;
+  return new ApiError('hold_not_pending', `Hold ${hold.id} is ${status}; only a pending hold can be captured or voided.`);
+}
+
+/**
+ * Holds on the ledger's one write path (docs/adr/0018-holds-and-grants.md): a hold reserves grants
+ * (their `held`) and raises the wallet's `held`, so `available` = balance − held; a capture debits
+ * from what it reserved and releases the rest; a void or an expiry releases all of it. Hold events
+ * carry the hold's id in their idempotency key; hold movements write no audit entries (the ledger
+ * is their record).
+ */
+export class HoldPlanner {
+  readonly #core: PlanCore;
+  readonly #holds = new Map<string, HoldRow>();
+  readonly #inserted = new Set<string>();
+  readonly #changed = new Set<string>();
+
+  constructor(core: PlanCore, rows: readonly HoldRow[]) {
+    this.#core = core;
+    for (const row of rows) this.#holds.set(row.id, { ...row });
+  }
+
+  inserts(): HoldRow[] {
+    return [...this.#inserted].map((id) => this.#required(id));
+  }
+
+  updates(): HoldRow[] {
+    return [...this.#changed].filter((id) => !this.#inserted.has(id)).map((id) => this.#required(id));
+  }
+
+  hold(projectId: string, movement: MovementRequest & { type: 'hold' }): Hold {
+    const core = this.#core;
+    const wallet = core.wallet(projectId, movement.walletId);
+    refuseUnusable(wallet, movement.walletId);
+    refuseUnavailable(wallet, movement.amount);
+    const sources = core.grants.draw(projectId, wallet.id, movement.amount, { now: core.now, reserve: true });
+    core.setHeld(projectId, wallet, wallet.held + movement.amount);
+    const expiresAt = new Date(Date.parse(core.now) + movement.expiresInSeconds * 1000).toISOString();
+    const row: HoldRow = {
+      id: newId('hld'),
+      project_id: projectId,
+      wallet_id: wallet.id,
+      amount: movement.amount,
+      captured_amount: 0,
+      status: 'pending',
+      sources: JSON.stringify(sources),
+      description: movement.description,
+      metadata: JSON.stringify(movement.metadata),
+      idempotency_key: movement.idempotencyKey ?? null,
+      idempotency_scope: wallet.id,
+      transaction_id: null,
+      expires_at: expiresAt,
+      created_at: core.now,
+      updated_at: core.now,
+    };
+    this.#holds.set(row.id, row);
+    this.#inserted.add(row.id);
+    core.onChange(() => {
+      this.#holds.delete(row.id);
+      this.#inserted.delete(row.id);
+    });
+    const hold = toHold(row, core.now);
+    core.pushEvent(holdEvent(projectId, 'wallet.hold.created', hold, core.now));
+    return hold;
+  }
+
+  capture(projectId: string, context: AuditContext, movement: MovementRequest & { type: 'capture' }): Hold {
+    const core = this.#core;
+    const { hold, wallet } = this.#pending(projectId, movement.holdId);
+    refuseUnusable(wallet, wallet.id);
+    const amount = movement.amount ?? hold.amount;
+    if (amount > hold.amount) {
+      throw new ApiError('parameter_invalid', `Hold ${hold.id} holds ${hold.amount} credits; ${amount} cannot be captured.`, {
+        param: 'amount',
+      });
+    }
+    const spent = core.grants.settleReservation(parseSources(hold.sources), amount);
+    core.setHeld(projectId, wallet, wallet.held - hold.amount);
+    const transactionId = newId('txn');
+    core.takeFromWallet({
+      projectId,
+      context,
+      transactionId,
+      type: 'debit',
+      wallet,
+      amount,
+      sources: spent,
+      description: hold.description,
+      metadata: {},
+      idempotencyKey: null,
+    });
+    const captured = this.#end(hold, { status: 'captured', captured_amount: amount, transaction_id: transactionId });
+    core.pushEvent(holdEvent(projectId, 'wallet.hold.captured', captured, core.now));
+    return captured;
+  }
+
+  void(projectId: string, movement: MovementRequest & { type: 'void' }): Hold {
+    const { hold, wallet } = this.#pending(projectId, movement.holdId);
+    this.#release(projectId, hold, wallet);
+    const voided = this.#end(hold, { status: 'voided' });
+    this.#core.pushEvent(holdEvent(projectId, 'wallet.hold.voided', voided, this.#core.now));
+    return voided;
+  }
+
+  /**
+   * What time expired on a locked wallet, settled before any movement of the flush: its holds past
+   * `expires_at` release their grants (`wallet.hold.expired`), then its expired grants' free credits
+   * leave it as `expiry` transactions (`wallet.credit.expired`).
+   */
+  settle(projectId: string, wallet: WalletRow): void {
+    const core = this.#core;
+    for (const hold of this.#holds.values()) {
+      if (hold.project_id !== projectId || hold.wallet_id !== wallet.id || hold.status !== 'pending' || hold.expires_at > core.now)
+        continue;
+      this.#release(projectId, hold, wallet);
+      const expired = this.#end(hold, { status: 'expired' });
+      core.pushEvent(holdEvent(projectId, 'wallet.hold.expired', expired, core.now));
+    }
+    for (const grant of core.grants.expiredFree(projectId, wallet.id, core.now)) {
+      const amount = core.grants.expire(grant);
+      const transactionId = newId('txn');
+      core.takeFromWallet({
+        projectId,
+        context: SYSTEM_AUDIT_CONTEXT,
+        transactionId,
+        type: 'expiry',
+        wallet,
+        amount,
+        sources: [{ grant_id: grant.id, amount }],
+        description: null,
+        metadata: {},
+        idempotencyKey: null,
+      });
+    }
+  }
+
+  #pending(projectId: string, holdId: string): { hold: HoldRow; wallet: WalletRow } {
+    const hold = this.#holds.get(holdId);
+    if (hold?.project_id !== projectId) throw new ApiError('resource_missing', `No hold ${holdId}.`);
+    if (hold.status !== 'pending' || hold.expires_at <= this.#core.now) throw holdNotPending(hold, this.#core.now);
+    const wallet = this.#core.wallet(projectId, hold.wallet_id);
+    assert(wallet !== undefined, `the wallet of hold ${hold.id} is locked`);
+    return { hold, wallet };
+  }
+
+  #release(projectId: string, hold: HoldRow, wallet: WalletRow): void {
+    this.#core.grants.settleReservation(parseSources(hold.sources), 0);
+    this.#core.setHeld(projectId, wallet, wallet.held - hold.amount);
+  }
+
+  #end(hold: HoldRow, changes: Partial<Pick<HoldRow, 'status' | 'captured_amount' | 'transaction_id'>>): Hold {
+    const before = {
+      status: hold.status,
+      captured_amount: hold.captured_amount,
+      transaction_id: hold.transaction_id,
+      updated_at: hold.updated_at,
+    };
+    Object.assign(hold, changes, { updated_at: this.#core.now });
+    this.#changed.add(hold.id);
+    this.#core.onChange(() => Object.assign(hold, before));
+    return toHold(hold, this.#core.now);
+  }
+
+  #required(holdId: string): HoldRow {
+    const row = this.#holds.get(holdId);
+    assert(row !== undefined, `hold ${holdId} is known`);
+    return row;
+  }
+}
+
+/** 422 `insufficient_credits` when the wallet's available credits (balance − held) fall short. */
+export function refuseUnavailable(wallet: WalletRow, amount: number): void {
+  const available = wallet.balance - wallet.held;
+  if (available < amount) {
+    const held = wallet.held > 0 ? ` (${wallet.balance} less ${wallet.held} held)` : '';
+    throw new ApiError('insufficient_credits', `Wallet ${wallet.id} has ${available} credits available${held}; ${amount} requested.`, {
+      param: 'amount',
+    });
+  }
+}
+
+export function parseSources(text: string | null): Source[] {
+  return text === null ? [] : (JSON.parse(text) as Source[]);
+}
+
+function holdEvent(
+  projectId: string,
+  type: 'wallet.hold.created' | 'wallet.hold.captured' | 'wallet.hold.voided' | 'wallet.hold.expired',
+  hold: Hold,
+  createdAt: string,
+): NewEvent {
+  const data = {
+    hold_id: hold.id,
+    wallet_id: hold.wallet_id,
+    amount: hold.amount,
+    captured_amount: hold.captured_amount,
+    status: hold.status,
+    transaction_id: hold.transaction_id,
+    expires_at: hold.expires_at,
+  };
+  return { projectId, type, data, createdAt, idempotencyKey: `${hold.id}.${type}` };
+}

@@ -1,0 +1,174 @@
+import { sql } from 'kysely';
+import type { Transaction as DbTransaction } from '../../db/transaction.js';
+import type { GrantRow } from './ledger.grants.js';
+import type { HoldRow } from './ledger.plan-holds.js';
+import type { LedgerKey, WalletRef } from './ledger.statements.js';
+
+/**
+ * The write path's statements for holds and grants (docs/adr/0018-holds-and-grants.md), the same
+ * on both dialects. They run inside the flush's transaction, after its wallets are locked (except
+ * `holdWallets`, which finds which wallets to lock: a hold never changes wallet).
+ */
+
+export interface HoldRef {
+  readonly projectId: string;
+  readonly holdId: string;
+}
+
+/** The wallets of the named holds (missing holds are left out). */
+export async function holdWallets(trx: DbTransaction, holds: readonly HoldRef[]): Promise<WalletRef[]> {
+  if (holds.length === 0) return [];
+  const rows = await trx
+    .selectFrom('wallet_holds')
+    .select(['project_id', 'wallet_id'])
+    .where((eb) =>
+      eb(
+        eb.refTuple('project_id', 'id'),
+        'in',
+        holds.map((hold) => eb.tuple(hold.projectId, hold.holdId)),
+      ),
+    )
+    .execute();
+  return rows.map((row) => ({ projectId: row.project_id, walletId: row.wallet_id }));
+}
+
+/** Holds made under the given keys. */
+export async function findKeyedHolds(trx: DbTransaction, keys: readonly LedgerKey[]): Promise<HoldRow[]> {
+  if (keys.length === 0) return [];
+  return trx
+    .selectFrom('wallet_holds')
+    .selectAll()
+    .where((eb) =>
+      eb(
+        eb.refTuple('project_id', 'idempotency_scope', 'idempotency_key'),
+        'in',
+        keys.map((key) => eb.tuple(key.projectId, key.scope, key.key)),
+      ),
+    )
+    .execute();
+}
+
+/** The named holds, and the pending holds of the locked wallets that `now` has expired. */
+export async function loadHolds(trx: DbTransaction, input: { named: readonly HoldRef[]; wallets: readonly WalletRef[]; now: string }) {
+  const named =
+    input.named.length === 0
+      ? []
+      : await trx
+          .selectFrom('wallet_holds')
+          .selectAll()
+          .where((eb) =>
+            eb(
+              eb.refTuple('project_id', 'id'),
+              'in',
+              input.named.map((hold) => eb.tuple(hold.projectId, hold.holdId)),
+            ),
+          )
+          .execute();
+  const expired =
+    input.wallets.length === 0
+      ? []
+      : await trx
+          .selectFrom('wallet_holds')
+          .selectAll()
+          .where('status', '=', 'pending')
+          .where('expires_at', '<=', input.now)
+          .where((eb) =>
+            eb(
+              eb.refTuple('project_id', 'wallet_id'),
+              'in',
+              input.wallets.map((wallet) => eb.tuple(wallet.projectId, wallet.walletId)),
+            ),
+          )
+          .execute();
+  return [...named, ...expired];
+}
+
+export interface GrantNeed extends WalletRef {
+  /** The most credits the flush's movements may draw on the wallet's grants. */
+  readonly amount: number;
+}
+
+/**
+ * The grants a flush may touch: for each wallet that may draw, its free grants in spending order
+ * up to the first that covers `amount`; the expired grants of the locked wallets with credits left;
+ * and the grants named (reserved by the holds the flush captures, voids or expires).
+ */
+export async function loadGrants(
+  trx: DbTransaction,
+  input: { needs: readonly GrantNeed[]; wallets: readonly WalletRef[]; grantIds: readonly string[]; now: string },
+): Promise<GrantRow[]> {
+  const rows: GrantRow[] = [];
+  for (const need of input.needs) {
+    const result = await sql<GrantRow>`
+      select id, project_id, wallet_id, transaction_id, amount, remaining, held, expired, priority, expires_at, created_at
+      from (
+        select g.*, sum(g.remaining - g.held) over (
+                 order by g.priority, case when g.expires_at is null then 1 else 0 end, g.expires_at, g.created_at, g.id
+                 rows unbounded preceding) as drawn_through
+        from wallet_grants g
+        where g.project_id = ${need.projectId} and g.wallet_id = ${need.walletId} and g.remaining > 0
+          and g.remaining > g.held and (g.expires_at is null or g.expires_at > ${input.now})
+      ) ordered
+      where drawn_through - (remaining - held) < ${need.amount}`.execute(trx);
+    rows.push(...result.rows);
+  }
+  if (input.wallets.length > 0) {
+    rows.push(
+      ...(await trx
+        .selectFrom('wallet_grants')
+        .selectAll()
+        .where('remaining', '>', 0)
+        .where('expires_at', 'is not', null)
+        .where('expires_at', '<=', input.now)
+        .where((eb) =>
+          eb(
+            eb.refTuple('project_id', 'wallet_id'),
+            'in',
+            input.wallets.map((wallet) => eb.tuple(wallet.projectId, wallet.walletId)),
+          ),
+        )
+        .execute()),
+    );
+  }
+  if (input.grantIds.length > 0)
+    rows.push(...(await trx.selectFrom('wallet_grants').selectAll().where('id', 'in', input.grantIds).execute()));
+  return rows;
+}
+
+/** Rows per multi-row INSERT, well below SQLite's limit of 32,766 parameters. */
+const ROWS_PER_INSERT = 500;
+
+export async function writeGrants(
+  trx: DbTransaction,
+  writes: { inserts: readonly GrantRow[]; updates: readonly GrantRow[] },
+): Promise<void> {
+  for (let start = 0; start < writes.inserts.length; start += ROWS_PER_INSERT) {
+    await trx
+      .insertInto('wallet_grants')
+      .values(writes.inserts.slice(start, start + ROWS_PER_INSERT))
+      .execute();
+  }
+  for (const grant of writes.updates) {
+    await trx
+      .updateTable('wallet_grants')
+      .set({ remaining: grant.remaining, held: grant.held, expired: grant.expired })
+      .where('id', '=', grant.id)
+      .execute();
+  }
+}
+
+export async function writeHolds(trx: DbTransaction, writes: { inserts: readonly HoldRow[]; updates: readonly HoldRow[] }): Promise<void> {
+  for (let start = 0; start < writes.inserts.length; start += ROWS_PER_INSERT) {
+    await trx
+      .insertInto('wallet_holds')
+      .values(writes.inserts.slice(start, start + ROWS_PER_INSERT))
+      .execute();
+  }
+  for (const hold of writes.updates) {
+    await trx
+      .updateTable('wallet_holds')
+      .set({ status: hold.status, captured_amount: hold.captured_amount, transaction_id: hold.transaction_id, updated_at: hold.updated_at })
+      .where('id', '=', hold.id)
+      .execute();
+  }
+}
