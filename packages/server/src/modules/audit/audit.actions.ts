@@ -12,6 +12,7 @@ export const AUDIT_ACTIONS = [
   'wallet.credit',
   'wallet.debit',
   'wallet.transfer',
+  'wallet.expiry',
   'user.signup',
   'user.login',
   'user.update',

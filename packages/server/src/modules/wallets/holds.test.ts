@@ -171,6 +171,16 @@ describeEachDialect('holds and grants', (dialect) => {
         .where('data', 'like', `%${id}%`)
         .executeTakeFirstOrThrow();
       expect(JSON.parse(event.data)).toEqual({ wallet_id: id, grant_id: expired?.id, amount: 20, balance: 5 });
+      // The audit log reads it from the ledger, made by the service itself.
+      const audit = await client.request('GET', `/v1/audit-logs?resource_id=${id}&action=wallet.expiry`);
+      expect(expectStatus<{ data: unknown[] }>(audit, 200).data).toMatchObject([
+        {
+          action: 'wallet.expiry',
+          actor: { type: 'system' },
+          outcome: 'success',
+          changes: { amount: 20, balance_before: 25, balance_after: 5 },
+        },
+      ]);
       await expectSound();
     });
 

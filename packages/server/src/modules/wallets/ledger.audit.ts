@@ -17,7 +17,7 @@ import {
 type Executor = Kysely<Database>;
 
 /** The ledger's types the audit log shows, and their actions. */
-const ACTIONS = { credit: 'wallet.credit', debit: 'wallet.debit', transfer: 'wallet.transfer' } as const;
+const ACTIONS = { credit: 'wallet.credit', debit: 'wallet.debit', transfer: 'wallet.transfer', expiry: 'wallet.expiry' } as const;
 type AuditedType = keyof typeof ACTIONS;
 const AUDITED_TYPES = Object.keys(ACTIONS) as AuditedType[];
 
@@ -43,7 +43,8 @@ interface MovementRow {
 
 /**
  * The ledger as the audit log's source of money movements (docs/adr/0019-audit-reads-the-ledger.md):
- * each credit, debit and transfer is an entry `wallet.credit`, `wallet.debit` or `wallet.transfer`
+ * each credit, debit, transfer and grant expiry is an entry `wallet.credit`, `wallet.debit`,
+ * `wallet.transfer` or `wallet.expiry`
  * about its wallet (a transfer's source), outcome `success`, with the actor and request id the
  * transaction stores and the balances its entries record; the entry's id is the transaction's with
  * the prefix `aud_`. No IP or user agent: the ledger does not keep them (the request id leads to
@@ -211,7 +212,7 @@ function toAuditRow(row: MovementRow): AuditRow {
     };
   } else {
     resourceId = row.wallet_id;
-    const delta = row.type === 'credit' ? amount : -amount;
+    const delta = row.type === 'credit' ? amount : -amount; // debits and expiries take credits
     changes = { transaction_id: row.id, amount, balance_before: after === null ? null : after - delta, balance_after: after };
   }
   return {
