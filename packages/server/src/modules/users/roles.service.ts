@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import { inTransaction, isUniqueViolation } from '../../db/transaction.js';
+import { inTransaction, isUniqueViolation, type Transaction } from '../../db/transaction.js';
 import { type Clock, isoTime } from '../../lib/clock.js';
 import { ApiError } from '../../lib/errors.js';
 import type { AuditAction, AuditContext, AuditRecord, AuditService } from '../audit/audit.service.js';
@@ -18,6 +18,9 @@ export const BUILT_IN_ROLES: readonly Role[] = [
 ];
 
 const BUILT_IN_ROLE_KEYS = new Set(BUILT_IN_ROLES.map((role) => role.key));
+
+/** Users a deleted role is taken off per transaction (see `RolesService.delete`). */
+export const ROLE_REMOVAL_USERS_PER_TRANSACTION = 500;
 
 export interface RolesServiceOptions {
   readonly db: Db;
@@ -111,8 +114,13 @@ export class RolesService {
   }
 
   /**
-   * Deletes a custom role and takes it off every user that had it, in one transaction; each such
-   * user gets a `user.updated` event.
+   * Deletes a custom role and takes it off every user that had it; each such user gets a
+   * `user.updated` event. The users are changed in transactions of at most
+   * `ROLE_REMOVAL_USERS_PER_TRANSACTION`, and the role goes last, with the audit entry, in a
+   * transaction of its own: no transaction grows with the project's users, and a deletion cut
+   * short leaves the role in place (some users without it), which the same DELETE run again
+   * finishes. While it runs the role exists, so no user can be left holding a deleted key that a
+   * new role of the same key would give back.
    */
   async delete(projectId: string, key: string, context: AuditContext): Promise<{ key: string; object: 'role'; deleted: true }> {
     const record = roleRecord(projectId, key, 'role.delete');
@@ -122,17 +130,37 @@ export class RolesService {
 
   async #delete(projectId: string, key: string, context: AuditContext, record: AuditRecord): Promise<void> {
     this.#refuseBuiltIn(key);
+    if ((await store.findRole(this.#db.kysely, projectId, key)) === undefined) {
+      throw new ApiError('resource_missing', `No role ${key}.`, { param: 'key' });
+    }
+    let after: store.UserCursor | undefined;
+    do {
+      const from = after;
+      after = await inTransaction(this.#db, (trx) => this.#takeOffUsers(trx, projectId, key, from));
+    } while (after !== undefined);
     await inTransaction(this.#db, async (trx) => {
       if (!(await store.deleteRole(trx, projectId, key))) throw new ApiError('resource_missing', `No role ${key}.`, { param: 'key' });
-      const now = isoTime(this.#clock.now());
-      for (const user of await store.findUsersMaybeWithRole(trx, projectId, key)) {
-        const roles = JSON.parse(user.roles) as string[];
-        if (!roles.includes(key)) continue;
-        await store.updateUser(trx, projectId, user.id, { roles: JSON.stringify(roles.filter((role) => role !== key)), updated_at: now });
-        await recordEvent(trx, { projectId, type: 'user.updated', data: { user_id: user.id, email: user.email }, createdAt: now });
-      }
-      await this.#audit.record(trx, context, { ...record, createdAt: now });
+      await this.#audit.record(trx, context, { ...record, createdAt: isoTime(this.#clock.now()) });
     });
+  }
+
+  /** One page of the deletion: the role off the next users after `after`; where the page ended, or undefined at the end. */
+  async #takeOffUsers(
+    trx: Transaction,
+    projectId: string,
+    key: string,
+    after: store.UserCursor | undefined,
+  ): Promise<store.UserCursor | undefined> {
+    const page = await store.findUsersMaybeWithRole(trx, projectId, key, { after, limit: ROLE_REMOVAL_USERS_PER_TRANSACTION });
+    const now = isoTime(this.#clock.now());
+    for (const user of page) {
+      const roles = JSON.parse(user.roles) as string[];
+      if (!roles.includes(key)) continue;
+      await store.updateUser(trx, projectId, user.id, { roles: JSON.stringify(roles.filter((role) => role !== key)), updated_at: now });
+      await recordEvent(trx, { projectId, type: 'user.updated', data: { user_id: user.id, email: user.email }, createdAt: now });
+    }
+    const last = page.at(-1);
+    return last === undefined || page.length < ROLE_REMOVAL_USERS_PER_TRANSACTION ? undefined : { createdAt: last.created_at, id: last.id };
   }
 
   /** The keys among `keys` that are not roles of the project. */

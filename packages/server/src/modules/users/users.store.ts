@@ -75,12 +75,32 @@ export async function deleteUser(db: Executor, projectId: string, userId: string
   return result.numDeletedRows > 0n;
 }
 
+/** Where a page of users in (created_at, id) order ends: the next page starts after it. */
+export interface UserCursor {
+  readonly createdAt: string;
+  readonly id: string;
+}
+
 /**
- * Users whose role list may name `roleKey`: a text match on the JSON array, so callers check the
- * parsed list (`_` is a LIKE wildcard, and role keys may contain it).
+ * At most `limit` users whose role list may name `roleKey`, after `after` in (created_at, id)
+ * order, the order of the `users_project_created_idx` index the page walks: a text match on the
+ * JSON array, so callers check the parsed list (`_` is a LIKE wildcard, and role keys may contain
+ * it). One page of the clean-up that takes a deleted role off its users.
  */
-export async function findUsersMaybeWithRole(db: Executor, projectId: string, roleKey: string): Promise<UserRow[]> {
-  return db.selectFrom('users').selectAll().where('project_id', '=', projectId).where('roles', 'like', `%"${roleKey}"%`).execute();
+export async function findUsersMaybeWithRole(
+  db: Executor,
+  projectId: string,
+  roleKey: string,
+  page: { readonly after: UserCursor | undefined; readonly limit: number },
+): Promise<UserRow[]> {
+  const { after } = page;
+  let query = db.selectFrom('users').selectAll().where('project_id', '=', projectId);
+  if (after !== undefined) {
+    query = query.where((eb) =>
+      eb.or([eb('created_at', '>', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', '>', after.id)])]),
+    );
+  }
+  return query.where('roles', 'like', `%"${roleKey}"%`).orderBy('created_at').orderBy('id').limit(page.limit).execute();
 }
 
 // ---- Roles -----------------------------------------------------------------------------------
