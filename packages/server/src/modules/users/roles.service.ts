@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import { inTransaction, isUniqueViolation, type Transaction } from '../../db/transaction.js';
+import { inTransaction, isUniqueViolation, rowLockFor, type Transaction } from '../../db/transaction.js';
 import { type Clock, isoTime } from '../../lib/clock.js';
 import { ApiError } from '../../lib/errors.js';
 import type { AuditAction, AuditContext, AuditRecord, AuditService } from '../audit/audit.service.js';
@@ -115,12 +115,13 @@ export class RolesService {
 
   /**
    * Deletes a custom role and takes it off every user that had it; each such user gets a
-   * `user.updated` event. The users are changed in transactions of at most
-   * `ROLE_REMOVAL_USERS_PER_TRANSACTION`, and the role goes last, with the audit entry, in a
-   * transaction of its own: no transaction grows with the project's users, and a deletion cut
-   * short leaves the role in place (some users without it), which the same DELETE run again
-   * finishes. While it runs the role exists, so no user can be left holding a deleted key that a
-   * new role of the same key would give back.
+   * `user.updated` event. Its holders are found a page at a time by a read outside any write
+   * transaction, and changed in one transaction per page (at most
+   * `ROLE_REMOVAL_USERS_PER_TRANSACTION` users, each read again under its row lock); the role goes
+   * last, with the audit entry, in a transaction of its own. No transaction grows with the
+   * project's users, and a deletion cut short leaves the role in place (some users without it),
+   * which the same DELETE run again finishes. While it runs the role exists, so no user can be left
+   * holding a deleted key that a new role of the same key would give back.
    */
   async delete(projectId: string, key: string, context: AuditContext): Promise<{ key: string; object: 'role'; deleted: true }> {
     const record = roleRecord(projectId, key, 'role.delete');
@@ -135,8 +136,15 @@ export class RolesService {
     }
     let after: store.UserCursor | undefined;
     do {
-      const from = after;
-      after = await inTransaction(this.#db, (trx) => this.#takeOffUsers(trx, projectId, key, from));
+      const page = await store.findUsersMaybeWithRole(this.#db.kysely, projectId, key, {
+        after,
+        limit: ROLE_REMOVAL_USERS_PER_TRANSACTION,
+      });
+      const holders = page.filter((user) => (JSON.parse(user.roles) as string[]).includes(key)).map((user) => user.id);
+      if (holders.length > 0) await inTransaction(this.#db, (trx) => this.#takeOffUsers(trx, projectId, key, holders));
+      const last = page.at(-1);
+      after =
+        last === undefined || page.length < ROLE_REMOVAL_USERS_PER_TRANSACTION ? undefined : { createdAt: last.created_at, id: last.id };
     } while (after !== undefined);
     await inTransaction(this.#db, async (trx) => {
       if (!(await store.deleteRole(trx, projectId, key))) throw new ApiError('resource_missing', `No role ${key}.`, { param: 'key' });
@@ -144,23 +152,16 @@ export class RolesService {
     });
   }
 
-  /** One page of the deletion: the role off the next users after `after`; where the page ended, or undefined at the end. */
-  async #takeOffUsers(
-    trx: Transaction,
-    projectId: string,
-    key: string,
-    after: store.UserCursor | undefined,
-  ): Promise<store.UserCursor | undefined> {
-    const page = await store.findUsersMaybeWithRole(trx, projectId, key, { after, limit: ROLE_REMOVAL_USERS_PER_TRANSACTION });
+  /** One page of the deletion: the role off these users, each read again under its lock. */
+  async #takeOffUsers(trx: Transaction, projectId: string, key: string, userIds: readonly string[]): Promise<void> {
     const now = isoTime(this.#clock.now());
-    for (const user of page) {
-      const roles = JSON.parse(user.roles) as string[];
-      if (!roles.includes(key)) continue;
+    for (const userId of userIds) {
+      const user = await store.findUserLocked(trx, projectId, userId, rowLockFor(this.#db.dialect));
+      const roles = user === undefined ? [] : (JSON.parse(user.roles) as string[]);
+      if (user === undefined || !roles.includes(key)) continue;
       await store.updateUser(trx, projectId, user.id, { roles: JSON.stringify(roles.filter((role) => role !== key)), updated_at: now });
       await recordEvent(trx, { projectId, type: 'user.updated', data: { user_id: user.id, email: user.email }, createdAt: now });
     }
-    const last = page.at(-1);
-    return last === undefined || page.length < ROLE_REMOVAL_USERS_PER_TRANSACTION ? undefined : { createdAt: last.created_at, id: last.id };
   }
 
   /** The keys among `keys` that are not roles of the project. */

@@ -93,7 +93,8 @@ export interface UserCursor {
  * At most `limit` users whose role list may name `roleKey`, after `after` in (created_at, id)
  * order, the order of the `users_project_created_idx` index the page walks: a text match on the
  * JSON array, so callers check the parsed list (`_` is a LIKE wildcard, and role keys may contain
- * it). One page of the clean-up that takes a deleted role off its users.
+ * it). One page of the clean-up that takes a deleted role off its users; a read, outside the
+ * transaction that changes them.
  */
 export async function findUsersMaybeWithRole(
   db: Executor,
@@ -104,9 +105,10 @@ export async function findUsersMaybeWithRole(
   const { after } = page;
   let query = db.selectFrom('users').selectAll().where('project_id', '=', projectId);
   if (after !== undefined) {
-    query = query.where((eb) =>
-      eb.or([eb('created_at', '>', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', '>', after.id)])]),
-    );
+    // The `>=` alone bounds the index range; the rest skips the rows of that instant already read.
+    query = query
+      .where('created_at', '>=', after.createdAt)
+      .where((eb) => eb.or([eb('created_at', '>', after.createdAt), eb('id', '>', after.id)]));
   }
   return query.where('roles', 'like', `%"${roleKey}"%`).orderBy('created_at').orderBy('id').limit(page.limit).execute();
 }
