@@ -115,8 +115,8 @@ export class RolesService {
 
   /**
    * Deletes a custom role and takes it off every user that had it; each such user gets a
-   * `user.updated` event. Its holders are found a page at a time by a read outside any write
-   * transaction, and changed in one transaction per page (at most
+   * `user.updated` event. The project's users are read a page at a time outside any write
+   * transaction, and a page's holders changed in one transaction (at most
    * `ROLE_REMOVAL_USERS_PER_TRANSACTION` users, each read again under its row lock); the role goes
    * last, with the audit entry, in a transaction of its own. No transaction grows with the
    * project's users, and a deletion cut short leaves the role in place (some users without it),
@@ -136,10 +136,7 @@ export class RolesService {
     }
     let after: store.UserCursor | undefined;
     do {
-      const page = await store.findUsersMaybeWithRole(this.#db.kysely, projectId, key, {
-        after,
-        limit: ROLE_REMOVAL_USERS_PER_TRANSACTION,
-      });
+      const page = await store.findUserRolesPage(this.#db.kysely, projectId, { after, limit: ROLE_REMOVAL_USERS_PER_TRANSACTION });
       const holders = page.filter((user) => (JSON.parse(user.roles) as string[]).includes(key)).map((user) => user.id);
       if (holders.length > 0) await inTransaction(this.#db, (trx) => this.#takeOffUsers(trx, projectId, key, holders));
       const last = page.at(-1);

@@ -90,27 +90,25 @@ export interface UserCursor {
 }
 
 /**
- * At most `limit` users whose role list may name `roleKey`, after `after` in (created_at, id)
- * order, the order of the `users_project_created_idx` index the page walks: a text match on the
- * JSON array, so callers check the parsed list (`_` is a LIKE wildcard, and role keys may contain
- * it). One page of the clean-up that takes a deleted role off its users; a read, outside the
- * transaction that changes them.
+ * The next `limit` users of a project after `after`, in (created_at, id) order, the order of the
+ * `users_project_created_idx` index the page walks: their ids and role lists only. A page of the
+ * clean-up that takes a deleted role off its users; a read of `limit` index entries whatever the
+ * users hold (a filter on the roles would let the database read the whole project to fill a page).
  */
-export async function findUsersMaybeWithRole(
+export async function findUserRolesPage(
   db: Executor,
   projectId: string,
-  roleKey: string,
   page: { readonly after: UserCursor | undefined; readonly limit: number },
-): Promise<UserRow[]> {
+): Promise<Array<Pick<UserRow, 'id' | 'created_at' | 'roles'>>> {
   const { after } = page;
-  let query = db.selectFrom('users').selectAll().where('project_id', '=', projectId);
+  let query = db.selectFrom('users').select(['id', 'created_at', 'roles']).where('project_id', '=', projectId);
   if (after !== undefined) {
     // The `>=` alone bounds the index range; the rest skips the rows of that instant already read.
     query = query
       .where('created_at', '>=', after.createdAt)
       .where((eb) => eb.or([eb('created_at', '>', after.createdAt), eb('id', '>', after.id)]));
   }
-  return query.where('roles', 'like', `%"${roleKey}"%`).orderBy('created_at').orderBy('id').limit(page.limit).execute();
+  return query.orderBy('created_at').orderBy('id').limit(page.limit).execute();
 }
 
 // ---- Roles -----------------------------------------------------------------------------------

@@ -245,7 +245,7 @@ describeEachDialect('roles', (dialect) => {
       created_at: index % 3 === 0 ? at : new Date(Date.parse(at) + index).toISOString(),
       updated_at: at,
     });
-    // The holders, and users the LIKE match finds but who do not hold the key (`_` is a wildcard).
+    // The holders, and users holding a key that only looks like it.
     const rows = [
       ...Array.from({ length: holders }, (_, index) => user(index, index % 2 === 0 ? ['sup_port'] : ['member', 'sup_port'])),
       ...Array.from({ length: 40 }, (_, index) => user(holders + index, ['supXport', 'member'])),
