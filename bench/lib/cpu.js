@@ -21,6 +21,7 @@ export function startCpuWindow(serverPid) {
     self: process.cpuUsage(),
     serverPid,
     server: serverPid === undefined ? null : processTicks(serverPid),
+    serverMain: serverPid === undefined ? null : processTicks(serverPid, serverPid),
     machine: machineTicks(),
   };
 }
@@ -41,6 +42,12 @@ export function cpuSince(start) {
       serverPct = (serverSeconds / seconds) * 100;
     }
   }
+  // The server's main (JavaScript) thread alone: without libuv's and the argon2 pool's threads, or GC helpers.
+  let serverMainSeconds = null;
+  if (start.serverMain !== null) {
+    const ticks = processTicks(start.serverPid, start.serverPid);
+    if (ticks !== null) serverMainSeconds = (ticks - start.serverMain) / ticksPerSecond;
+  }
   let restPct = null;
   let machinePct = null;
   if (start.machine !== null && end.machine !== null) {
@@ -50,6 +57,7 @@ export function cpuSince(start) {
   }
   return {
     server_cpu_s: serverSeconds,
+    server_main_thread_cpu_s: serverMainSeconds,
     server_pct: round(serverPct),
     loadgen_pct: round(loadgenPct),
     rest_pct: round(restPct),
@@ -57,9 +65,10 @@ export function cpuSince(start) {
   };
 }
 
-function processTicks(pid) {
+/** utime + stime of a process, or with `tid` of one of its threads (the main thread's tid is the pid). */
+function processTicks(pid, tid) {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     // After the command name: state is field 3, utime 14 and stime 15 (1-based over the whole line).
     return Number(fields[11]) + Number(fields[12]);

@@ -59,6 +59,8 @@ export function reads({ p, w, u, h, d, since, today }) {
     events: (db) => events.listEvents(db, p, { type: undefined, ...page }),
     'events ?type=': (db) => events.listEvents(db, p, { type: 'wallet.credit.added', ...page }),
     users: (db) => users.listUsers(db, p, { limit: 21 }),
+    'role deletion: a page of users': (db) => users.findUserRolesPage(db, p, { after: undefined, limit: 500 }),
+    'role deletion: a later page': (db) => users.findUserRolesPage(db, p, { after: { createdAt: since, id: u }, limit: 500 }),
     "a user's sessions": (db) => sessions.listLiveSessions(db, p, u, { limit: 21, nowIso: new Date().toISOString() }),
     wallets: (db) => wallets.listWallets(db, p, { userId: undefined, ...page }),
     'wallet history': (db) => ledger.listWalletHistory(db, p, w, { beforeSeq: undefined, limit: 21 }),

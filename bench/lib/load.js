@@ -43,6 +43,11 @@ export async function measure({ url, headers = {}, request = {}, probes = [], op
       cpu?.server_cpu_s === null || cpu === null || result.requests.total === 0
         ? null
         : Math.round((cpu.server_cpu_s * 1e6) / result.requests.total),
+    // The server's main thread alone (the one JavaScript runs on; argon2 runs on a pool of its own).
+    server_main_thread_cpu_us_per_req:
+      cpu === null || cpu.server_main_thread_cpu_s === null || result.requests.total === 0
+        ? null
+        : Math.round((cpu.server_main_thread_cpu_s * 1e6) / result.requests.total),
     ...Object.fromEntries(
       probed.map(([name, seconds]) => [
         `${name}_cpu_us_per_req`,

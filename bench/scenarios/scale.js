@@ -44,7 +44,7 @@ export const scenario = {
       const projects = [];
       for (let index = 0; index < PROJECTS; index += 1) projects.push(createProject(ctx, database, `scale-${index}`));
       const big = projects[0];
-      const pool = new pg.Pool({ connectionString: database.env['DATABASE_URL'], max: 2 });
+      const pool = new pg.Pool({ connectionString: database.env['DATABASE_URL'], max: 2, options: '-c jit=off' });
       try {
         const filled = await fill(ctx, pool, projects, scale);
         const db = openDatabase({ dialect: 'postgres', url: database.env['DATABASE_URL'], poolSize: 2 });

@@ -1,7 +1,8 @@
 // Issue 4's benchmark, on SQLite and, when it is reachable, PostgreSQL:
 // - log in (`POST /v1/auth/login`, one argon2id verify and a new session each) against the bare
 //   argon2id verify rate of @node-rs/argon2 with the same parameters in a process of its own
-//   (bench/argon2-baseline.js). Target: at least 80 % of it.
+//   (bench/argon2-baseline.js), measured again right after each dialect's log ins. Target: at
+//   least 80 % of it.
 // - session validation (`POST /v1/sessions/validate` with a secret key and the session token in the
 //   body) and a session-authenticated read (`GET /v1/wallet/balance` with the session token: the
 //   balance and the last 20 transactions) against bare Fastify. Target: at least 50 % of it.
@@ -105,21 +106,26 @@ export const scenario = {
             : await measure({
                 url: `${origin}/v1/auth/login`,
                 headers: secretHeaders,
-                request: { method: 'POST', body: JSON.stringify({ email, password: PASSWORD }) },
+                request: loginRequests(email),
                 options: ctx.options,
                 serverPid: service.pid,
               });
-          if (login !== undefined)
+          if (login !== undefined) {
+            // The bare rate again, right after the log ins: on a shared machine the rate measured
+            // at the start of the run can be a different minute's by a factor of two.
+            const argon2Adjacent = measureArgon2(ctx);
             ctx.record({
               bench: 'login',
               dialect,
               log_level: logLevel,
               ...login,
-              argon2_verifies_per_s: argon2.verifies_per_s,
-              ratio_vs_argon2: ratio(login.req_per_s, argon2.verifies_per_s),
+              argon2_verifies_per_s: argon2Adjacent.verifies_per_s,
+              argon2_verifies_per_s_at_start: argon2.verifies_per_s,
+              ratio_vs_argon2: ratio(login.req_per_s, argon2Adjacent.verifies_per_s),
               target_ratio: LOGIN_TARGET_RATIO,
-              verdict: verdict(login, argon2.verifies_per_s, LOGIN_TARGET_RATIO),
+              verdict: verdict(login, argon2Adjacent.verifies_per_s, LOGIN_TARGET_RATIO),
             });
+          }
 
           const validate = await measure({
             url: `${origin}/v1/sessions/validate`,
@@ -151,6 +157,30 @@ export const scenario = {
     }
   },
 };
+
+/**
+ * Log ins of one user, each naming another end-user address (`X-End-User-IP`, as an application
+ * logging its users in from many places does). From one address, 50 log ins in flight would fill
+ * the log-in throttle's per-address limit: it takes a slot before the password check, so that
+ * concurrent guesses cannot pass it, and gives a success's slot back only after the check.
+ */
+function loginRequests(email) {
+  const body = JSON.stringify({ email, password: PASSWORD });
+  let counter = 0;
+  return {
+    method: 'POST',
+    body,
+    requests: [
+      {
+        setupRequest(request) {
+          counter += 1;
+          const ip = `198.51.${Math.floor(counter / 250) % 250}.${(counter % 250) + 1}`;
+          return { ...request, method: 'POST', body, headers: { ...request.headers, 'x-end-user-ip': ip } };
+        },
+      },
+    ],
+  };
+}
 
 /** The route against its floor measured on the same database in the same run. */
 function floorResult(bench, dialect, route, floor, target) {

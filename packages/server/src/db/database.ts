@@ -165,7 +165,10 @@ function openPostgres(url: string, poolSize: number): Db {
     getTypeParser: (oid: number, format: 'text' | 'binary' = 'text') =>
       oid === PG_INT8_OID || oid === PG_NUMERIC_OID ? int64ToNumber : defaultParser(oid, format),
   };
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, types });
+  // No JIT: the service's statements are short, and a statistics read whose row estimate is
+  // generic (a range from a watermark read in the same statement) crossed jit_above_cost and spent
+  // more compiling than reading at the scale bench's size (docs/performance.md, "Scale benchmark").
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, types, options: '-c jit=off' });
   // An idle client that loses its connection emits 'error' on the pool; without a listener that
   // would end the process. The next query gets a fresh connection.
   pool.on('error', () => undefined);

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Transaction } from '../../db/transaction.js';
 import { assert } from '../../lib/assert.js';
 import { newId } from '../../lib/ids.js';
@@ -43,7 +44,14 @@ export async function recordEvents(trx: Transaction, events: readonly NewEvent[]
       created_at: event.createdAt,
     };
   });
-  await trx.insertInto('events').values(rows).execute();
+  const [only] = rows;
+  if (rows.length === 1 && only !== undefined) {
+    // Most changes record one event (every log in does): an SQL text, without Kysely's query builder.
+    await sql`insert into events (id, project_id, type, data, idempotency_key, created_at)
+      values (${only.id}, ${only.project_id}, ${only.type}, ${only.data}, ${only.idempotency_key}, ${only.created_at})`.execute(trx);
+  } else {
+    await trx.insertInto('events').values(rows).execute();
+  }
   return rows.map((row) => row.id);
 }
 

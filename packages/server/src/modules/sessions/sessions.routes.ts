@@ -13,8 +13,10 @@ import {
   SessionListSchema,
   SessionParams,
   UserAndSessionSchema,
+  InvalidSessionResponse,
   ValidateSessionBody,
   ValidateSessionResponse,
+  ValidSessionResponse,
 } from './sessions.schemas.js';
 import type { SessionsService } from './sessions.service.js';
 
@@ -40,7 +42,16 @@ export function sessionsRoutes(auth: AuthService, sessions: SessionsService): Ro
           response: { 200: ValidateSessionResponse },
         },
       },
-      (request) => auth.validate(requireSecretKey(request).projectId, (request.body as Static<typeof ValidateSessionBody>).session_id),
+      async (request, reply) => {
+        const result = await auth.validate(
+          requireSecretKey(request).projectId,
+          (request.body as Static<typeof ValidateSessionBody>).session_id,
+        );
+        // The answer's own branch, compiled once: the union's serializer first tries each branch
+        // against the value with a validator (4 to 8 us a call, against 1.5 to 2 us; docs/performance.md).
+        const schema = result.valid ? ValidSessionResponse : InvalidSessionResponse;
+        return reply.serializer(reply.compileSerializationSchema(schema, '200')).send(result);
+      },
     );
 
     app.post(

@@ -49,16 +49,14 @@ export const ValidateSessionBody = StrictObject({
   session_id: Type.String({ maxLength: SESSION_ID_LENGTH_MAX, description: 'The whole session token.' }),
 });
 
-export const ValidateSessionResponse = Type.Union(
-  [
-    Type.Object({ valid: Type.Literal(true), user: UserSchema, session: SessionInfoSchema }),
-    Type.Object({
-      valid: Type.Literal(false),
-      reason: Type.Union([Type.Literal('expired'), Type.Literal('revoked'), Type.Literal('not_found')]),
-    }),
-  ],
-  { $id: 'SessionValidation' },
-);
+/** The two answers of `POST /sessions/validate`; each is also serialized on its own (sessions.routes.ts). */
+export const ValidSessionResponse = Type.Object({ valid: Type.Literal(true), user: UserSchema, session: SessionInfoSchema });
+export const InvalidSessionResponse = Type.Object({
+  valid: Type.Literal(false),
+  reason: Type.Union([Type.Literal('expired'), Type.Literal('revoked'), Type.Literal('not_found')]),
+});
+
+export const ValidateSessionResponse = Type.Union([ValidSessionResponse, InvalidSessionResponse], { $id: 'SessionValidation' });
 
 export const RefreshSessionBody = StrictObject({ refresh_token: Type.String({ maxLength: SESSION_ID_LENGTH_MAX }) });
 

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { fixedQuery, runFixedFirst } from '../../db/fixed-query.js';
 import type { Database, SessionRevokedReason, SessionsTable, UsersTable } from '../../db/schema.js';
@@ -7,8 +7,13 @@ type Executor = Kysely<Database>;
 
 export type SessionRow = SessionsTable;
 
+/** Every log in writes one: an SQL text, without Kysely's query builder (docs/performance.md, "Log in"). */
 export async function insertSession(db: Executor, row: SessionRow): Promise<void> {
-  await db.insertInto('sessions').values(row).execute();
+  await sql`insert into sessions (id, project_id, user_id, token_hash, refresh_token_hash, refresh_expires_at, chain_id,
+      refreshed_at, replaced_by, successor_sealed, expires_at, ip, user_agent, created_at, last_used_at, revoked_at, revoked_reason)
+    values (${row.id}, ${row.project_id}, ${row.user_id}, ${row.token_hash}, ${row.refresh_token_hash}, ${row.refresh_expires_at},
+      ${row.chain_id}, ${row.refreshed_at}, ${row.replaced_by}, ${row.successor_sealed}, ${row.expires_at}, ${row.ip},
+      ${row.user_agent}, ${row.created_at}, ${row.last_used_at}, ${row.revoked_at}, ${row.revoked_reason})`.execute(db);
 }
 
 /** What checking a session token needs: one primary-key lookup, nothing else. */

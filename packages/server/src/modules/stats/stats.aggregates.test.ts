@@ -3,7 +3,7 @@ import { expect, it } from 'vitest';
 import { systemClock } from '../../lib/clock.js';
 import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
-import { AMOUNT_MAX } from '../wallets/wallets.schemas.js';
+import { AMOUNT_MAX, BALANCE_MAX } from '../wallets/wallets.schemas.js';
 import { insertTransactions, walletRow } from './stats.fixtures.js';
 import { foldStats } from './stats.fold.js';
 
@@ -68,6 +68,39 @@ describeEachDialect('stats aggregates', (dialect) => {
     expect((await get('/v1/stats/credits?days=1')).data).toEqual([
       { day: daysAgo(0).slice(0, 10), added: 1000, deducted: 1, credit_count: 1, debit_count: 1 },
     ]);
+  });
+
+  // Sums above 2^53 must not throw once folded either: the per-day rows keep their amounts as two
+  // integers (stats.fold.ts), and wallet balances whose sum is above 2^53 are not summed by any read.
+  it('answers sums above 2^53 - 1 capped and small differences exact, before and after a fold', async () => {
+    const { service } = test();
+    const { projectId, headers: own } = await project();
+    headers = own;
+    const db = service.db.kysely;
+    const now = daysAgo(0);
+    await db
+      .insertInto('wallets')
+      .values(['wal_big_a', 'wal_big_b'].map((id) => ({ ...walletRow(`${id}_${projectId}`, projectId, now), balance: BALANCE_MAX })))
+      .execute();
+    const count = Math.ceil(BALANCE_MAX / AMOUNT_MAX) + 1;
+    await insertTransactions(db, projectId, 'credit', Array(count).fill(AMOUNT_MAX), daysAgo(2));
+    const routes = ['/v1/stats/overview', '/v1/stats/credits?days=7', '/v1/stats/webhooks?days=7'];
+    const capped = { day: daysAgo(2).slice(0, 10), added: BALANCE_MAX, deducted: 0, credit_count: count, debit_count: 0 };
+    for (const fold of [false, true]) {
+      // Folds the credits only: the debits below come after its watermark, as later rows do.
+      if (fold) await foldStats(service.db, { now: () => new Date(Date.now() - 1.5 * DAY_MS) });
+      const [overview, credits] = await Promise.all(routes.map(get));
+      expect(overview).toMatchObject({ wallets: 2, credits_in_circulation: BALANCE_MAX });
+      expect(credits?.data.at(-3)).toEqual(capped);
+    }
+
+    await insertTransactions(db, projectId, 'debit', [...Array(count - 1).fill(AMOUNT_MAX), AMOUNT_MAX - 7], daysAgo(1));
+    for (const fold of [false, true]) {
+      if (fold) await foldStats(service.db, systemClock);
+      const [overview, credits] = await Promise.all(routes.map(get));
+      expect(overview).toMatchObject({ credits_in_circulation: 7 });
+      expect(credits?.data.at(-2)).toMatchObject({ added: 0, deducted: BALANCE_MAX, debit_count: count });
+    }
   });
 
   it('folds webhook attempts and events per day with their counts, successes and latencies', async () => {

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import { inTransaction, isUniqueViolation } from '../../db/transaction.js';
+import { inTransaction, isUniqueViolation, rowLockFor, type Transaction } from '../../db/transaction.js';
 import { type Clock, isoTime } from '../../lib/clock.js';
 import { ApiError } from '../../lib/errors.js';
 import type { AuditAction, AuditContext, AuditRecord, AuditService } from '../audit/audit.service.js';
@@ -18,6 +18,9 @@ export const BUILT_IN_ROLES: readonly Role[] = [
 ];
 
 const BUILT_IN_ROLE_KEYS = new Set(BUILT_IN_ROLES.map((role) => role.key));
+
+/** Users a deleted role is taken off per transaction (see `RolesService.delete`). */
+export const ROLE_REMOVAL_USERS_PER_TRANSACTION = 500;
 
 export interface RolesServiceOptions {
   readonly db: Db;
@@ -111,8 +114,14 @@ export class RolesService {
   }
 
   /**
-   * Deletes a custom role and takes it off every user that had it, in one transaction; each such
-   * user gets a `user.updated` event.
+   * Deletes a custom role and takes it off every user that had it; each such user gets a
+   * `user.updated` event. The project's users are read a page at a time outside any write
+   * transaction, and a page's holders changed in one transaction (at most
+   * `ROLE_REMOVAL_USERS_PER_TRANSACTION` users, each read again under its row lock); the role goes
+   * last, with the audit entry, in a transaction of its own. No transaction grows with the
+   * project's users, and a deletion cut short leaves the role in place (some users without it),
+   * which the same DELETE run again finishes. While it runs the role exists, so no user can be left
+   * holding a deleted key that a new role of the same key would give back.
    */
   async delete(projectId: string, key: string, context: AuditContext): Promise<{ key: string; object: 'role'; deleted: true }> {
     const record = roleRecord(projectId, key, 'role.delete');
@@ -122,17 +131,34 @@ export class RolesService {
 
   async #delete(projectId: string, key: string, context: AuditContext, record: AuditRecord): Promise<void> {
     this.#refuseBuiltIn(key);
+    if ((await store.findRole(this.#db.kysely, projectId, key)) === undefined) {
+      throw new ApiError('resource_missing', `No role ${key}.`, { param: 'key' });
+    }
+    let after: store.UserCursor | undefined;
+    do {
+      const page = await store.findUserRolesPage(this.#db.kysely, projectId, { after, limit: ROLE_REMOVAL_USERS_PER_TRANSACTION });
+      const holders = page.filter((user) => (JSON.parse(user.roles) as string[]).includes(key)).map((user) => user.id);
+      if (holders.length > 0) await inTransaction(this.#db, (trx) => this.#takeOffUsers(trx, projectId, key, holders));
+      const last = page.at(-1);
+      after =
+        last === undefined || page.length < ROLE_REMOVAL_USERS_PER_TRANSACTION ? undefined : { createdAt: last.created_at, id: last.id };
+    } while (after !== undefined);
     await inTransaction(this.#db, async (trx) => {
       if (!(await store.deleteRole(trx, projectId, key))) throw new ApiError('resource_missing', `No role ${key}.`, { param: 'key' });
-      const now = isoTime(this.#clock.now());
-      for (const user of await store.findUsersMaybeWithRole(trx, projectId, key)) {
-        const roles = JSON.parse(user.roles) as string[];
-        if (!roles.includes(key)) continue;
-        await store.updateUser(trx, projectId, user.id, { roles: JSON.stringify(roles.filter((role) => role !== key)), updated_at: now });
-        await recordEvent(trx, { projectId, type: 'user.updated', data: { user_id: user.id, email: user.email }, createdAt: now });
-      }
-      await this.#audit.record(trx, context, { ...record, createdAt: now });
+      await this.#audit.record(trx, context, { ...record, createdAt: isoTime(this.#clock.now()) });
     });
+  }
+
+  /** One page of the deletion: the role off these users, each read again under its lock. */
+  async #takeOffUsers(trx: Transaction, projectId: string, key: string, userIds: readonly string[]): Promise<void> {
+    const now = isoTime(this.#clock.now());
+    for (const userId of userIds) {
+      const user = await store.findUserLocked(trx, projectId, userId, rowLockFor(this.#db.dialect));
+      const roles = user === undefined ? [] : (JSON.parse(user.roles) as string[]);
+      if (user === undefined || !roles.includes(key)) continue;
+      await store.updateUser(trx, projectId, user.id, { roles: JSON.stringify(roles.filter((role) => role !== key)), updated_at: now });
+      await recordEvent(trx, { projectId, type: 'user.updated', data: { user_id: user.id, email: user.email }, createdAt: now });
+    }
   }
 
   /** The keys among `keys` that are not roles of the project. */

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { fixedQuery, runFixedFirst } from '../../db/fixed-query.js';
 import type { Database, RolesTable, UsersTable } from '../../db/schema.js';
@@ -17,24 +17,32 @@ export async function findUser(db: Executor, projectId: string, userId: string):
   return db.selectFrom('users').selectAll().where('project_id', '=', projectId).where('id', '=', userId).executeTakeFirst();
 }
 
+const USER_COLUMNS =
+  'id, project_id, email, email_key, name, password_hash, email_verified_at, roles, metadata, banned_at, created_at, updated_at';
+
 /** A read outside any transaction (every session-authenticated request): a fixed, prepared text. */
-const FIND_USER = fixedQuery<UserRow>(
-  `select id, project_id, email, email_key, name, password_hash, email_verified_at, roles, metadata, banned_at, created_at, updated_at
-   from users where project_id = ? and id = ?`,
-);
+const FIND_USER = fixedQuery<UserRow>(`select ${USER_COLUMNS} from users where project_id = ? and id = ?`);
 
 export async function findUserForRead(db: Db, projectId: string, userId: string): Promise<UserRow | undefined> {
   return runFixedFirst(db, FIND_USER, [projectId, userId]);
 }
 
-/** The user, its row locked until the transaction ends (PostgreSQL; SQLite's one writer needs no lock). */
+/**
+ * The user, its row locked until the transaction ends (PostgreSQL; SQLite's one writer needs no
+ * lock). This read and the next are in every log in: as SQL texts they skip Kysely's query builder
+ * (docs/performance.md, "Log in").
+ */
 export async function findUserLocked(db: Executor, projectId: string, userId: string, lock: RowLock): Promise<UserRow | undefined> {
-  const query = db.selectFrom('users').selectAll().where('project_id', '=', projectId).where('id', '=', userId);
-  return (lock === 'for update' ? query.forUpdate() : query).executeTakeFirst();
+  const query =
+    lock === 'for update'
+      ? sql<UserRow>`select ${sql.raw(USER_COLUMNS)} from users where project_id = ${projectId} and id = ${userId} for update`
+      : sql<UserRow>`select ${sql.raw(USER_COLUMNS)} from users where project_id = ${projectId} and id = ${userId}`;
+  return (await query.execute(db)).rows[0];
 }
 
 export async function findUserByEmailKey(db: Executor, projectId: string, emailKey: string): Promise<UserRow | undefined> {
-  return db.selectFrom('users').selectAll().where('project_id', '=', projectId).where('email_key', '=', emailKey).executeTakeFirst();
+  const query = sql<UserRow>`select ${sql.raw(USER_COLUMNS)} from users where project_id = ${projectId} and email_key = ${emailKey}`;
+  return (await query.execute(db)).rows[0];
 }
 
 export interface ListUsersFilter {
@@ -75,12 +83,32 @@ export async function deleteUser(db: Executor, projectId: string, userId: string
   return result.numDeletedRows > 0n;
 }
 
+/** Where a page of users in (created_at, id) order ends: the next page starts after it. */
+export interface UserCursor {
+  readonly createdAt: string;
+  readonly id: string;
+}
+
 /**
- * Users whose role list may name `roleKey`: a text match on the JSON array, so callers check the
- * parsed list (`_` is a LIKE wildcard, and role keys may contain it).
+ * The next `limit` users of a project after `after`, in (created_at, id) order, the order of the
+ * `users_project_created_idx` index the page walks: their ids and role lists only. A page of the
+ * clean-up that takes a deleted role off its users; a read of `limit` index entries whatever the
+ * users hold (a filter on the roles would let the database read the whole project to fill a page).
  */
-export async function findUsersMaybeWithRole(db: Executor, projectId: string, roleKey: string): Promise<UserRow[]> {
-  return db.selectFrom('users').selectAll().where('project_id', '=', projectId).where('roles', 'like', `%"${roleKey}"%`).execute();
+export async function findUserRolesPage(
+  db: Executor,
+  projectId: string,
+  page: { readonly after: UserCursor | undefined; readonly limit: number },
+): Promise<Array<Pick<UserRow, 'id' | 'created_at' | 'roles'>>> {
+  const { after } = page;
+  let query = db.selectFrom('users').select(['id', 'created_at', 'roles']).where('project_id', '=', projectId);
+  if (after !== undefined) {
+    // The `>=` alone bounds the index range; the rest skips the rows of that instant already read.
+    query = query
+      .where('created_at', '>=', after.createdAt)
+      .where((eb) => eb.or([eb('created_at', '>', after.createdAt), eb('id', '>', after.id)]));
+  }
+  return query.orderBy('created_at').orderBy('id').limit(page.limit).execute();
 }
 
 // ---- Roles -----------------------------------------------------------------------------------

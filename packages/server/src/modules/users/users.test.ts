@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
 import { bearer, eventsOf, signup, testClock, uniqueEmail } from '../auth/auth.testing.js';
+import { ROLE_REMOVAL_USERS_PER_TRANSACTION } from './roles.service.js';
 
 function expectError(response: LightMyRequestResponse, status: number, code: string, param?: string): void {
   const body = response.json<{ error: { code: string; param?: string } }>();
@@ -220,6 +221,53 @@ describeEachDialect('roles', (dialect) => {
     expect((await api('GET', `/v1/users/${account.userId}`)).json().roles).toEqual(['support_lead', 'member']);
     const updates = (await eventsOf(ctx().service, ctx().projectId, 'user.updated')).filter((event) => event['user_id'] === account.userId);
     expect(updates).toHaveLength(2);
+  });
+
+  // Issue 22: deleting a role changes its users a page per transaction, the role itself last; what
+  // the API shows afterwards is as before: no user keeps the key, each changed one got its event.
+  it('takes a deleted role off users over several transactions, with one user.updated each', async () => {
+    const { service, projectId } = ctx();
+    await api('POST', '/v1/roles', { key: 'sup_port', name: 'Support', permissions: ['users:read'] });
+    const holders = ROLE_REMOVAL_USERS_PER_TRANSACTION * 2 + 3;
+    const at = new Date().toISOString();
+    const user = (index: number, roles: string[]) => ({
+      id: `usr_rolepage_${String(index).padStart(5, '0')}`,
+      project_id: projectId,
+      email: `rolepage-${index}@example.com`,
+      email_key: `rolepage-${index}@example.com`,
+      name: '',
+      password_hash: null,
+      email_verified_at: null,
+      roles: JSON.stringify(roles),
+      metadata: '{}',
+      banned_at: null,
+      // Some share a creation time, so the pages' (created_at, id) order needs the id too.
+      created_at: index % 3 === 0 ? at : new Date(Date.parse(at) + index).toISOString(),
+      updated_at: at,
+    });
+    // The holders, and users holding a key that only looks like it.
+    const rows = [
+      ...Array.from({ length: holders }, (_, index) => user(index, index % 2 === 0 ? ['sup_port'] : ['member', 'sup_port'])),
+      ...Array.from({ length: 40 }, (_, index) => user(holders + index, ['supXport', 'member'])),
+    ];
+    for (let start = 0; start < rows.length; start += 200) {
+      await service.db.kysely
+        .insertInto('users')
+        .values(rows.slice(start, start + 200))
+        .execute();
+    }
+    expect((await api('DELETE', '/v1/roles/sup_port')).json()).toEqual({ key: 'sup_port', object: 'role', deleted: true });
+    expectError(await api('GET', '/v1/roles/sup_port'), 404, 'resource_missing');
+    const after = await service.db.kysely.selectFrom('users').select(['id', 'roles']).where('id', 'like', 'usr_rolepage_%').execute();
+    const rolesOf = new Map(after.map((row) => [row.id, JSON.parse(row.roles) as string[]]));
+    expect(rows.filter((row) => rolesOf.get(row.id)?.includes('sup_port'))).toEqual([]);
+    expect(rolesOf.get(rows[1]?.id ?? '')).toEqual(['member']);
+    expect(rolesOf.get(rows[holders]?.id ?? '')).toEqual(['supXport', 'member']);
+    const updated = (await eventsOf(service, projectId, 'user.updated')).filter((event) =>
+      String(event['user_id']).startsWith('usr_rolepage_'),
+    );
+    expect(updated).toHaveLength(holders);
+    expect(new Set(updated.map((event) => event['user_id'])).size).toBe(holders);
   });
 
   it("keeps roles per project: another project's key does not see them", async () => {
