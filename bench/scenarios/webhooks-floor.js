@@ -9,6 +9,7 @@
 //     migrations, indexes, foreign keys and checks), 2 clients as the worker's two loops.
 // The floor's share of bare POSTs is the most any worker could reach here: if it is below the
 // target, no change to the worker meets the target on this machine.
+import { Buffer } from 'node:buffer';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
