@@ -139,8 +139,14 @@ export class GrantBook {
     const before = { remaining: grant.remaining, held: grant.held, expired: grant.expired };
     Object.assign(grant, changes);
     assert(grant.held >= 0 && grant.held <= grant.remaining && grant.remaining >= 0, `grant ${grant.id} stays in range`);
+    // Undone, a change that was the grant's first in this flush leaves it unchanged: a grant the
+    // refused atomic batch created is gone, and must not be written as an update either.
+    const first = !this.#changed.has(grant.id);
     this.#changed.add(grant.id);
-    this.#onChange(() => Object.assign(grant, before));
+    this.#onChange(() => {
+      Object.assign(grant, before);
+      if (first) this.#changed.delete(grant.id);
+    });
   }
 
   #index(row: GrantRow): void {

@@ -199,8 +199,13 @@ export class HoldPlanner {
       updated_at: hold.updated_at,
     };
     Object.assign(hold, changes, { updated_at: this.#core.now });
+    // As for grants (ledger.grants.ts): an undone first change leaves the hold unchanged.
+    const first = !this.#changed.has(hold.id);
     this.#changed.add(hold.id);
-    this.#core.onChange(() => Object.assign(hold, before));
+    this.#core.onChange(() => {
+      Object.assign(hold, before);
+      if (first) this.#changed.delete(hold.id);
+    });
     return toHold(hold, this.#core.now);
   }
 

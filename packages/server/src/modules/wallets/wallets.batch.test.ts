@@ -3,7 +3,7 @@ import { newId } from '../../lib/ids.js';
 import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
 import { verifyLedger } from './ledger.verify.js';
-import { errorCode, walletsClient, type WalletsClient } from './wallets.fixtures.js';
+import { errorCode, expectStatus, walletsClient, type WalletsClient } from './wallets.fixtures.js';
 import type { Batch, Transaction, Transfer } from './wallets.schemas.js';
 
 /** `POST /v1/wallets/batch` (docs/api.md section 4, "Batches"). */
@@ -140,6 +140,27 @@ describeEachDialect('wallet batches', (dialect) => {
       const missing = await batch({ atomic: true, operations: [{ type: 'debit', wallet_id: newId('wlt'), amount: 1 }] });
       expect([missing.statusCode, errorCode(missing)]).toEqual([404, 'resource_missing']);
       expect(missing.json<{ error: { param: string } }>().error.param).toBe('operations[0].wallet_id');
+      await expectSound();
+    });
+
+    it('undoes whole a refused batch that spent the grant its own credit made (found by the property across processes)', async () => {
+      const [a, b] = [await client.createWallet(), await client.createWallet()];
+      await client.credit(a.id, 28);
+      const refused = await batch({
+        atomic: true,
+        operations: [
+          { type: 'credit', wallet_id: a.id, amount: 1 },
+          { type: 'debit', wallet_id: a.id, amount: 29 },
+          { type: 'transfer', from_wallet_id: b.id, to_wallet_id: b.id, amount: 1 },
+        ],
+      });
+      expect([refused.statusCode, errorCode(refused)]).toEqual([400, 'same_wallet']);
+      expect(await client.balance(a.id)).toBe(28);
+      const grants = expectStatus<{ data: { amount: number; remaining: number }[] }>(
+        await client.request('GET', `/v1/wallets/${a.id}/grants`),
+        200,
+      );
+      expect(grants.data.map((grant) => [grant.amount, grant.remaining])).toEqual([[28, 28]]);
       await expectSound();
     });
   });
