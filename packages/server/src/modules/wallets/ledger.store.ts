@@ -1,6 +1,5 @@
 import type { Kysely } from 'kysely';
 import type { Database, LedgerEntriesTable, LedgerTransactionsTable } from '../../db/schema.js';
-import { BALANCE_MAX } from './wallets.schemas.js';
 
 type Executor = Kysely<Database>;
 
@@ -22,38 +21,6 @@ export interface BalanceAfterChange {
   readonly balance: number;
   readonly currency: string;
   readonly low_balance_threshold: number | null;
-}
-
-/**
- * Adds `delta` (negative to take credits) to an active wallet's balance, in one statement that
- * also checks the rules: the wallet is active, the balance stays at or above 0 and at or below
- * 2^53 - 1. Undefined when the wallet is missing or a rule refused; nothing changed then.
- *
- * On PostgreSQL the statement takes the row lock and, if another transaction held it, re-checks its
- * conditions against the committed row before applying: no lost update, no negative balance.
- */
-export async function changeBalance(
-  db: Executor,
-  input: { projectId: string; walletId: string; delta: number; updatedAt: string },
-): Promise<BalanceAfterChange | undefined> {
-  const { delta } = input;
-  return db
-    .updateTable('wallets')
-    .set((eb) => ({ balance: eb('balance', '+', delta), updated_at: input.updatedAt }))
-    .where('project_id', '=', input.projectId)
-    .where('id', '=', input.walletId)
-    .where('status', '=', 'active')
-    .where('balance', delta < 0 ? '>=' : '<=', delta < 0 ? -delta : BALANCE_MAX - delta)
-    .returning(['balance', 'currency', 'low_balance_threshold'])
-    .executeTakeFirst();
-}
-
-export async function insertTransaction(db: Executor, row: LedgerTransactionRow): Promise<void> {
-  await db.insertInto('ledger_transactions').values(row).execute();
-}
-
-export async function insertEntries(db: Executor, entries: readonly NewLedgerEntry[]): Promise<void> {
-  await db.insertInto('ledger_entries').values(entries).execute();
 }
 
 export type TransactionWithBalance = LedgerTransactionRow & { balance_after: number | null };
