@@ -97,7 +97,7 @@ async function main(argv) {
       };
     },
     record(result) {
-      const full = { ...result, connections: options.connections, duration_s: options.durationSeconds, warmup_s: options.warmupSeconds };
+      const full = { connections: options.connections, duration_s: options.durationSeconds, warmup_s: options.warmupSeconds, ...result };
       results.push(full);
       printResult(full);
     },

@@ -81,7 +81,7 @@ async function runDialect(ctx, options, dialect, transactions) {
       if (middle.credits !== transactions / 2) throw new Error(`?at= the middle answered ${middle.credits}, not ${transactions / 2}`);
 
       const today = await measure({ url: base, headers, options, serverPid: service.pid });
-      ctx.record({ bench: 'balance_now', dialect, log_level: 'warn', transactions, ...today });
+      ctx.record({ bench: 'balance_now', dialect, log_level: 'warn', transactions, ...today, connections: options.connections });
       const randomTime = () => timeOf(Math.floor(Math.random() * transactions) + 0.5);
       const at = await measure({
         url: base,
@@ -100,6 +100,7 @@ async function runDialect(ctx, options, dialect, transactions) {
         ...at,
         ratio_to_balance_now: Number((at.req_per_s / today.req_per_s).toFixed(2)),
         balance_now_p99_ms: today.p99_ms,
+        connections: options.connections,
         target_p99_ms: P99_TARGET_MS,
         verdict: at.valid && at.p99_ms < P99_TARGET_MS ? 'PASS' : 'FAIL',
       });
