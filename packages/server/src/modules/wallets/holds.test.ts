@@ -143,6 +143,35 @@ describeEachDialect('holds and grants', (dialect) => {
       await expectSound();
     });
 
+    it('draws across more grants than a debit reads first (100), in order, and from the first of many', async () => {
+      const { id } = await client.createWallet();
+      // 150 grants of 2: the one with priority 0 first, then the rest by age.
+      const operations = Array.from({ length: 150 }, (_, index) => ({
+        type: 'credit',
+        wallet_id: id,
+        amount: 2,
+        ...(index === 149 ? { priority: 0 } : {}),
+      }));
+      const credited = await client.request('POST', '/v1/wallets/batch', { operations });
+      expect(credited.statusCode, credited.body).toBe(200);
+      // 250 credits: more than the first 100 grants hold, so every grant left is read and ordered.
+      const large = await client.debit(id, 250);
+      expect(large.sources).toHaveLength(125);
+      expect(large.sources.every((source) => source.amount === 2)).toBe(true);
+      const prioritized = await current()
+        .service.db.kysely.selectFrom('wallet_grants')
+        .select('id')
+        .where('wallet_id', '=', id)
+        .where('priority', '=', 0)
+        .executeTakeFirstOrThrow();
+      expect(large.sources[0]?.grant_id).toBe(prioritized.id);
+      // 3 credits: the first page covers it; the oldest grants left are drawn.
+      const small = await client.debit(id, 3);
+      expect(small.sources.map((source) => source.amount)).toEqual([2, 1]);
+      expect(await wallet(id)).toMatchObject({ balance: 47, available: 47 });
+      await expectSound();
+    });
+
     it('refuses an expires_at that is not in the future and a priority out of range', async () => {
       const { id } = await client.createWallet();
       for (const body of [{ expires_at: clock.now().toISOString() }, { expires_at: 'tomorrow' }, { priority: 101 }, { priority: -1 }]) {
