@@ -164,21 +164,12 @@ async function grantsCovering(trx: DbTransaction, need: GrantNeed, now: string):
 /** Rows per multi-row INSERT, well below SQLite's limit of 32,766 parameters. */
 const ROWS_PER_INSERT = 500;
 
-export async function writeGrants(
-  trx: DbTransaction,
-  writes: { inserts: readonly GrantRow[]; updates: readonly GrantRow[] },
-): Promise<void> {
-  for (let start = 0; start < writes.inserts.length; start += ROWS_PER_INSERT) {
+/** New grants; their later changes go through `LedgerStatements.updateGrants`, one statement per flush on PostgreSQL. */
+export async function insertGrants(trx: DbTransaction, rows: readonly GrantRow[]): Promise<void> {
+  for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
     await trx
       .insertInto('wallet_grants')
-      .values(writes.inserts.slice(start, start + ROWS_PER_INSERT))
-      .execute();
-  }
-  for (const grant of writes.updates) {
-    await trx
-      .updateTable('wallet_grants')
-      .set({ remaining: grant.remaining, held: grant.held, expired: grant.expired })
-      .where('id', '=', grant.id)
+      .values(rows.slice(start, start + ROWS_PER_INSERT))
       .execute();
   }
 }

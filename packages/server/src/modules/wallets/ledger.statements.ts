@@ -3,6 +3,7 @@ import { type Dialect, PREPARED_STATEMENT } from '../../db/database.js';
 import type { LedgerRefusalsTable } from '../../db/schema.js';
 import type { Transaction as DbTransaction } from '../../db/transaction.js';
 import type { LedgerTransactionRow, NewLedgerEntry, TransactionWithBalance } from './ledger.store.js';
+import type { GrantRow } from './ledger.grants.js';
 import type { WalletRow } from './wallets.store.js';
 
 /**
@@ -27,6 +28,8 @@ export interface LedgerStatements {
   /** In the order given: a wallet's entries are its history, in `seq` order. */
   insertEntries(trx: DbTransaction, rows: readonly NewLedgerEntry[]): Promise<void>;
   insertRefusals(trx: DbTransaction, rows: readonly LedgerRefusalRow[]): Promise<void>;
+  /** The grants the flush drew on, reserved, released or expired: their new `remaining`, `held` and `expired`. */
+  updateGrants(trx: DbTransaction, rows: readonly GrantRow[]): Promise<void>;
 }
 
 export interface WalletRef {
@@ -129,6 +132,15 @@ const sqliteStatements: LedgerStatements = {
   async insertRefusals(trx, rows) {
     for (const part of chunks(rows, SQLITE_ROWS_PER_INSERT)) await trx.insertInto('ledger_refusals').values(part).execute();
   },
+  async updateGrants(trx, rows) {
+    for (const grant of rows) {
+      await trx
+        .updateTable('wallet_grants')
+        .set({ remaining: grant.remaining, held: grant.held, expired: grant.expired })
+        .where('id', '=', grant.id)
+        .execute();
+    }
+  },
 };
 
 /**
@@ -216,5 +228,15 @@ const postgresStatements: LedgerStatements = {
   async insertRefusals(trx, rows) {
     if (rows.length === 0) return;
     await trx.insertInto('ledger_refusals').values(rows).execute();
+  },
+  async updateGrants(trx, rows) {
+    if (rows.length === 0) return;
+    const column = <T>(pick: (row: GrantRow) => T) => rows.map(pick);
+    await sql`${sql.raw(PREPARED_STATEMENT)}
+      update wallet_grants g set remaining = v.remaining, held = v.held, expired = v.expired
+      from unnest(${column((g) => g.id)}::text[], ${column((g) => String(g.remaining))}::bigint[],
+                  ${column((g) => String(g.held))}::bigint[], ${column((g) => String(g.expired))}::bigint[])
+           as v(id, remaining, held, expired)
+      where g.id = v.id`.execute(trx);
   },
 };

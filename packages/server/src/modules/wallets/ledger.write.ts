@@ -15,7 +15,7 @@ import {
   holdWallets,
   loadGrants,
   loadHolds,
-  writeGrants,
+  insertGrants,
   writeHolds,
 } from './ledger.statements-holds.js';
 import { parseSources } from './ledger.plan-holds.js';
@@ -168,7 +168,8 @@ export class LedgerWriter {
     await statements.writeBalances(trx, plan.balanceWrites());
     await statements.insertTransactions(trx, plan.transactions);
     await statements.insertEntries(trx, plan.entries);
-    await writeGrants(trx, { inserts: plan.grants.inserts(), updates: plan.grants.updates() });
+    await insertGrants(trx, plan.grants.inserts());
+    await statements.updateGrants(trx, plan.grants.updates());
     await writeHolds(trx, { inserts: plan.holds.inserts(), updates: plan.holds.updates() });
     await statements.insertRefusals(trx, plan.refusals);
     await recordEvents(trx, plan.events);
