@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { inTransaction, type Transaction } from '../../db/transaction.js';
-import { type Clock, isoTime } from '../../lib/clock.js';
+import { type Clock, isoTime, parseTimeParam } from '../../lib/clock.js';
 import { canonicalJson } from '../../lib/crypto.js';
 import { ApiError, isApiError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
@@ -309,9 +309,7 @@ export class AuditService {
 /** `since` and `until` compared as stored text: ISO 8601 UTC with milliseconds. */
 function normalizedTime(value: string | undefined, param: string): string | undefined {
   if (value === undefined) return undefined;
-  const time = Date.parse(value);
-  if (Number.isNaN(time)) throw new ApiError('parameter_invalid', `${param} must be an ISO 8601 time.`, { param });
-  return isoTime(new Date(time));
+  return isoTime(new Date(parseTimeParam(value, param)));
 }
 
 export function toAuditEntry(row: store.AuditRowWithLink): AuditEntry {

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { assert } from '../../lib/assert.js';
-import { type Clock, isoTime } from '../../lib/clock.js';
+import { type Clock, isoTime, parseTimeParam } from '../../lib/clock.js';
 import { ApiError } from '../../lib/errors.js';
 import type { AuditContext, AuditService } from '../audit/audit.service.js';
 import type { BatchOutcome, MovementOutcome, MovementRequest } from './ledger.movements.js';
@@ -69,11 +69,11 @@ export class LedgerService {
    */
   creditExpiry(expiresAt: string | undefined, param: string): string | null {
     if (expiresAt === undefined) return null;
-    const time = Date.parse(expiresAt);
-    if (Number.isNaN(time) || time <= this.#clock.now().getTime()) {
+    const time = parseTimeParam(expiresAt, param);
+    if (time <= this.#clock.now().getTime()) {
       throw new ApiError('parameter_invalid', `${param} must be a time in the future.`, { param });
     }
-    return new Date(time).toISOString();
+    return isoTime(new Date(time));
   }
 
   /** Reserves credits: they leave `available`, not the balance, until captured, voided or expired. */
@@ -127,8 +127,7 @@ export class LedgerService {
    * refused: its answer could still change.
    */
   async balanceAt(projectId: string, walletId: string, at: string): Promise<Balance> {
-    const time = Date.parse(at);
-    if (Number.isNaN(time)) throw new ApiError('parameter_invalid', 'at must be an ISO 8601 time.', { param: 'at' });
+    const time = parseTimeParam(at, 'at');
     if (time > this.#clock.now().getTime()) {
       throw new ApiError('parameter_invalid', `at must not be in the future; it is ${at}.`, { param: 'at' });
     }

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { inTransaction } from '../../db/transaction.js';
-import { isoTime } from '../../lib/clock.js';
+import { isoTime, parseTimeParam } from '../../lib/clock.js';
 import { ApiError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { findEventsSince } from '../events/event-log.service.js';
@@ -41,8 +41,7 @@ export interface Recovery {
  * `parameter_invalid` on `since`.
  */
 export function checkRecoverySince(since: string, now: Date, retentionDays: number): string {
-  const time = Date.parse(since);
-  if (Number.isNaN(time)) throw new ApiError('parameter_invalid', 'since must be an ISO 8601 time.', { param: 'since' });
+  const time = parseTimeParam(since, 'since');
   if (time > now.getTime()) throw new ApiError('parameter_invalid', 'since is in the future.', { param: 'since' });
   if (time < now.getTime() - retentionDays * 24 * 60 * 60 * 1000) {
     throw new ApiError('parameter_invalid', `since reaches beyond the event retention of ${retentionDays} days.`, { param: 'since' });
