@@ -122,21 +122,44 @@ export class LedgerPlan implements PlanCore {
       sources: JSON.stringify(input.sources),
     };
     this.transactions.push(row);
-    this.entries.push(
-      ledgerEntry(this.#now, projectId, id, wallet.id, -amount, wallet.balance),
-      ledgerEntry(this.#now, projectId, id, issuanceAccountId(wallet.currency), amount, null),
-    );
+    this.#walletEntries(projectId, id, wallet, -amount);
     if (input.type === 'expiry') {
       const [source] = input.sources;
       assert(source !== undefined && input.sources.length === 1, 'an expiry removes one grant');
       const data = { wallet_id: wallet.id, grant_id: source.grant_id, amount, balance: wallet.balance };
       this.events.push(walletEvent(projectId, id, 'wallet.credit.expired', data, this.#now));
     } else {
-      const data = { wallet_id: wallet.id, transaction_id: id, amount, balance: wallet.balance, description: input.description };
-      this.events.push(walletEvent(projectId, id, 'wallet.credit.deducted', data, this.#now));
-      this.events.push(...lowBalanceEvents(projectId, id, wallet.id, wallet, amount, this.#now));
+      this.#creditEvents(projectId, id, wallet, 'debit', amount, input.description);
     }
     return toTransaction({ ...row, balance_after: wallet.balance });
+  }
+
+  /** A movement's two entries: the wallet's, with its balance after, and the issuance account's. */
+  #walletEntries(projectId: string, id: string, wallet: WalletRow, delta: number): void {
+    this.entries.push(
+      ledgerEntry(this.#now, projectId, id, wallet.id, delta, wallet.balance),
+      ledgerEntry(this.#now, projectId, id, issuanceAccountId(wallet.currency), -delta, null),
+    );
+  }
+
+  /** `wallet.credit.added` or `wallet.credit.deducted`, and for a debit `wallet.balance.low` when it crosses the threshold. */
+  #creditEvents(
+    projectId: string,
+    id: string,
+    wallet: WalletRow,
+    type: 'credit' | 'debit',
+    amount: number,
+    description: string | null,
+  ): void {
+    const data: EventData<'wallet.credit.added'> = {
+      wallet_id: wallet.id,
+      transaction_id: id,
+      amount,
+      balance: wallet.balance,
+      description,
+    };
+    this.events.push(walletEvent(projectId, id, type === 'credit' ? 'wallet.credit.added' : 'wallet.credit.deducted', data, this.#now));
+    if (type === 'debit') this.events.push(...lowBalanceEvents(projectId, id, wallet.id, wallet, amount, this.#now));
   }
 
   /** Applies one request's movements in order; an atomic one is undone whole at its first refusal. */
@@ -248,20 +271,8 @@ export class LedgerPlan implements PlanCore {
     this.setBalance(projectId, wallet, before + delta);
     const row = transactionRow({ projectId, context, id, currency: wallet.currency, now: this.#now }, movement, sources);
     this.transactions.push(row);
-    this.entries.push(
-      ledgerEntry(this.#now, projectId, id, walletId, delta, wallet.balance),
-      ledgerEntry(this.#now, projectId, id, issuanceAccountId(wallet.currency), -delta, null),
-    );
-    const data: EventData<'wallet.credit.added'> = {
-      wallet_id: walletId,
-      transaction_id: id,
-      amount,
-      balance: wallet.balance,
-      description: movement.description,
-    };
-    const type = movement.type === 'credit' ? 'wallet.credit.added' : 'wallet.credit.deducted';
-    this.events.push(walletEvent(projectId, id, type, data, this.#now));
-    if (movement.type === 'debit') this.events.push(...lowBalanceEvents(projectId, id, walletId, wallet, amount, this.#now));
+    this.#walletEntries(projectId, id, wallet, delta);
+    this.#creditEvents(projectId, id, wallet, movement.type, amount, movement.description);
     return toTransaction({ ...row, balance_after: wallet.balance });
   }
 
