@@ -26,7 +26,8 @@ const COST_RATIO_MAX = 1.1;
 
 export const scenario = {
   name: 'audit',
-  description: 'credits/s and CPU per credit with audit recording on and off (no audit row on the money path since ADR 0019), both dialects',
+  description:
+    'credits/s and CPU per credit with audit recording on and off (no audit row on the money path since ADR 0019), both dialects',
 
   async run(ctx) {
     const settings = readSettings(process.env);
