@@ -5,7 +5,8 @@
 //   the token's hash compared; revoked and expired refused; {valid, user, session}.
 // - GET /balance: the session token from `Authorization: Bearer`; ONE read of the session joined
 //   to the user's oldest active wallet (its balance), then the wallet's last 20 transactions;
-//   {balance, transactions}.
+//   {balance, transactions}, with each transaction's actor, request id and sources as the service
+//   shows them (and `available`, here balance − held: the floor assumes nothing expired).
 // Never for anything but the benchmark.
 //
 // Environment: PORT, and DATA_DIR (SQLite, `svc.sqlite` there) or DATABASE_URL (PostgreSQL).
@@ -22,11 +23,12 @@ const SESSION_USER =
   'u.created_at as user_created_at, u.updated_at as user_updated_at ' +
   'from sessions s join users u on u.project_id = s.project_id and u.id = s.user_id where s.id = ?';
 const SESSION_WALLET =
-  'select s.project_id, s.token_hash, s.expires_at, s.revoked_at, w.id as wallet_id, w.balance, w.currency from sessions s ' +
+  'select s.project_id, s.token_hash, s.expires_at, s.revoked_at, w.id as wallet_id, w.balance, w.held, w.currency from sessions s ' +
   "join wallets w on w.project_id = s.project_id and w.user_id = s.user_id and w.status = 'active' " +
   'where s.id = ? order by w.created_at, w.id limit 1';
 const HISTORY =
   'select t.id, t.type, t.amount, t.description, t.metadata, t.idempotency_key, t.from_wallet_id, t.to_wallet_id, t.created_at, ' +
+  't.actor_type, t.actor_id, t.actor_user_id, t.request_id, t.sources, ' +
   'e.amount as entry_amount, e.balance_after from ledger_entries e join ledger_transactions t on t.id = e.transaction_id ' +
   'where e.project_id = ? and e.account_id = ? order by e.seq desc limit 20';
 const TOKEN = /^(svc_ses_[A-Za-z0-9]+)\.[A-Za-z0-9_-]+$/;
@@ -67,6 +69,13 @@ function openReader() {
 function tokenMatches(row, token) {
   const hash = createHash('sha256').update(token).digest('hex');
   return row !== undefined && timingSafeEqual(Buffer.from(row.token_hash), Buffer.from(hash));
+}
+
+function actorOf(entry) {
+  if (entry.actor_type === 'secret_key') return { type: 'secret_key', id: entry.actor_id };
+  if (entry.actor_type === 'session') return { type: 'session', id: entry.actor_id, user_id: entry.actor_user_id };
+  if (entry.actor_type === 'dashboard') return { type: 'dashboard', key_id: entry.actor_id };
+  return { type: entry.actor_type };
 }
 
 function refusal(row, now) {
@@ -123,7 +132,7 @@ app.get('/balance', async (request, reply) => {
   if (!tokenMatches(row, token) || refusal(row, new Date().toISOString()) !== undefined) return reply.code(401).send({ error: 'session' });
   const rows = await read.all('history', [row.project_id, row.wallet_id]);
   return {
-    balance: { credits: row.balance, currency: row.currency },
+    balance: { credits: row.balance, currency: row.currency, available: row.balance - row.held },
     transactions: rows.map((entry) => {
       const outgoing = entry.entry_amount < 0;
       const type = entry.type !== 'transfer' ? entry.type : outgoing ? 'transfer_out' : 'transfer_in';
@@ -140,6 +149,9 @@ app.get('/balance', async (request, reply) => {
         idempotency_key: entry.idempotency_key,
         status: 'completed',
         created_at: entry.created_at,
+        actor: actorOf(entry),
+        request_id: entry.request_id,
+        sources: entry.sources === null ? [] : JSON.parse(entry.sources),
         ...(counterparty === null ? {} : { counterparty_wallet_id: counterparty }),
       };
     }),

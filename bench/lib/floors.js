@@ -1,5 +1,6 @@
 import { existsSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
+import { requestJson } from './api.js';
 import { measure } from './load.js';
 import { freePort, LOOPBACK, startServer } from './processes.js';
 
@@ -7,7 +8,7 @@ import { freePort, LOOPBACK, startServer } from './processes.js';
  * The floors of the session reads (bench/sessions-floor-server.js) on the service's database, in
  * the same run: POST /validate and GET /balance with the same session token.
  */
-export async function measureSessionFloors(ctx, database, sessionToken) {
+export async function measureSessionFloors(ctx, database, sessionToken, served) {
   const port = await freePort();
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', NODE_ENV: 'production', PORT: String(port) };
   if (database.env['DATABASE_URL'] !== undefined) env['DATABASE_URL'] = database.env['DATABASE_URL'];
@@ -21,6 +22,20 @@ export async function measureSessionFloors(ctx, database, sessionToken) {
     readyUrl: `${origin}/ready`,
   });
   try {
+    // A floor is the same work with nothing around it: it must answer what the service answered.
+    const answered = {
+      validate: await requestJson({ method: 'POST', url: `${origin}/validate`, body: { session_id: sessionToken }, expect: 200 }),
+      balance: await requestJson({
+        method: 'GET',
+        url: `${origin}/balance`,
+        headers: { authorization: `Bearer ${sessionToken}` },
+        expect: 200,
+      }),
+    };
+    for (const route of ['validate', 'balance']) {
+      const difference = firstDifference(served[route], answered[route], route);
+      if (difference !== undefined) throw new Error(`the session floor's ${route} does not answer what the service does: ${difference}`);
+    }
     const validate = await measure({
       url: `${origin}/validate`,
       headers: { 'content-type': 'application/json' },
@@ -90,4 +105,19 @@ export async function measureBetterAuth(ctx, { dialect, databaseUrl }) {
   } finally {
     await server.stop();
   }
+}
+
+/** The first path at which two JSON values differ (key order aside), or undefined. */
+export function firstDifference(expected, actual, path = '$') {
+  if (typeof expected !== 'object' || expected === null || typeof actual !== 'object' || actual === null) {
+    return Object.is(expected, actual) ? undefined : `${path}: ${JSON.stringify(expected)} ≠ ${JSON.stringify(actual)}`;
+  }
+  if (Array.isArray(expected) !== Array.isArray(actual)) return `${path}: one is an array`;
+  const keys = new Set([...Object.keys(expected), ...Object.keys(actual)]);
+  for (const key of keys) {
+    if (!(key in expected) || !(key in actual)) return `${path}.${key}: only in the ${key in expected ? 'service' : 'floor'}`;
+    const difference = firstDifference(expected[key], actual[key], `${path}.${key}`);
+    if (difference !== undefined) return difference;
+  }
+  return undefined;
 }

@@ -143,11 +143,21 @@ export const scenario = {
             serverPid: service.pid,
           });
           ctx.record(sessionResult('session_wallet_balance', dialect, logLevel, read, baseline));
-          measured = { validate, read, sessionToken };
+          // What the service answers last, for the floor to answer the same.
+          const served = {
+            validate: await requestJson({ ...validateRequest(origin, secretHeaders, sessionToken), expect: 200 }),
+            balance: await requestJson({
+              method: 'GET',
+              url: `${origin}/v1/wallet/balance`,
+              headers: { authorization: `Bearer ${sessionToken}` },
+              expect: 200,
+            }),
+          };
+          measured = { validate, read, sessionToken, served };
         } finally {
           await service.stop();
         }
-        const floors = await measureSessionFloors(ctx, database, measured.sessionToken);
+        const floors = await measureSessionFloors(ctx, database, measured.sessionToken, measured.served);
         ctx.record(floorResult('session_validate', dialect, measured.validate, floors.validate, VALIDATE_FLOOR_TARGET));
         ctx.record(floorResult('session_wallet_balance', dialect, measured.read, floors.balance, BALANCE_FLOOR_TARGET));
         await recordPeer(ctx, dialect, measured.validate);
@@ -259,6 +269,10 @@ function sessionResult(bench, dialect, logLevel, measured, baseline) {
     target_ratio: SESSION_TARGET_RATIO,
     verdict: verdict(measured, baseline.req_per_s, SESSION_TARGET_RATIO),
   };
+}
+
+function validateRequest(origin, headers, sessionToken) {
+  return { method: 'POST', url: `${origin}/v1/sessions/validate`, headers, body: { session_id: sessionToken } };
 }
 
 function ratio(value, base) {
