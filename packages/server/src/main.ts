@@ -180,7 +180,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
         ...organizations.routes,
         ...ssoModule.routes,
         ...passkeys.routes,
-        walletBalanceRoutes({ wallets, ledger, browser: authModule.browser }),
+        walletBalanceRoutes({ wallets, browser: authModule.browser }),
         ...webhooks.routes,
         auditRoutes(audit),
         statsRoutes(new StatsService({ db, clock })),

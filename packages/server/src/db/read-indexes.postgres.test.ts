@@ -97,6 +97,7 @@ const EXPECTED_INDEX: Readonly<Record<string, string>> = {
   'stats credits per day': 'ledger_transactions_project_created_idx',
   'stats webhooks per day': 'webhook_attempts_project_created_idx',
   'wallet balance ?at=': 'ledger_entries_account_time_idx',
+  "a session's balance: history of the oldest active wallet": 'ledger_entries_account_idx',
 };
 
 /**
@@ -193,6 +194,11 @@ describe.skipIf(inject('postgresAdminUrl') === '')('list and statistics reads us
             after: undefined,
           })
           .catch(() => []),
+      "a session's balance: history of the oldest active wallet": (rec) =>
+        ledger.recentOfOldestActiveWallet({ kysely: rec, dialect: 'postgres' } as Db, projectId, `${projectId}-u3`, 20),
+      "a session's balance: the wallet": (rec) =>
+        wallets.readOldestActiveWallet({ kysely: rec, dialect: 'postgres' } as Db, projectId, `${projectId}-u3`, since),
+      'wallet balance': (rec) => wallets.readWallet({ kysely: rec, dialect: 'postgres' } as Db, projectId, `${projectId}-w3`, since),
       'wallet balance ?at=': (rec) =>
         ledger.findWalletBalanceAt(rec, projectId, `${projectId}-w3`, '2026-06-15T00:00:00.000Z').then(() => undefined),
       'webhook deliveries': (rec) => webhooks.listDeliveries(rec, projectId, `${projectId}-h1`, { status: undefined, ...page }),

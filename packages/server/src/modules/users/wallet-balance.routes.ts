@@ -2,9 +2,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { BrowserAccess, RouteModule } from '../../lib/routes.js';
 import { StrictObject } from '../../lib/schemas.js';
-import { ApiError } from '../../lib/errors.js';
-import type { LedgerService } from '../wallets/ledger.service.js';
-import { BalanceSchema, type Wallet, WalletTransactionSchema } from '../wallets/wallets.schemas.js';
+import { BalanceSchema, WalletTransactionSchema } from '../wallets/wallets.schemas.js';
 import type { WalletsService } from '../wallets/wallets.service.js';
 
 /** The transactions `GET /wallet/balance` shows (docs/api.md section 4). */
@@ -26,7 +24,6 @@ const SessionBalanceSchema = Type.Object(
 
 export interface WalletBalanceRoutesOptions {
   readonly wallets: WalletsService;
-  readonly ledger: LedgerService;
   readonly browser: BrowserAccess;
 }
 
@@ -35,22 +32,7 @@ export interface WalletBalanceRoutesOptions {
  * The wallets module owns wallets; this route reads them only through its exported services.
  */
 export function walletBalanceRoutes(options: WalletBalanceRoutesOptions): RouteModule {
-  const { wallets, ledger } = options;
-
-  async function ownWallet(projectId: string, userId: string, walletId: string): Promise<Wallet> {
-    const missing = new ApiError('resource_missing', `No wallet ${walletId} of this user.`, { param: 'wallet_id' });
-    let wallet: Wallet;
-    try {
-      wallet = await wallets.get(projectId, walletId);
-    } catch (error) {
-      if (error instanceof ApiError && error.code === 'resource_missing') throw missing;
-      throw error;
-    }
-    // Another user's wallet answers as if it did not exist.
-    if (wallet.user_id !== userId) throw missing;
-    return wallet;
-  }
-
+  const { wallets } = options;
   return (app: FastifyInstance) => {
     app.get(
       '/v1/wallet/balance',
@@ -71,15 +53,7 @@ export function walletBalanceRoutes(options: WalletBalanceRoutesOptions): RouteM
         const principal = request.principal;
         if (principal?.kind !== 'session') throw new Error('GET /v1/wallet/balance ran without a session principal');
         const query = request.query as Static<typeof SessionBalanceQuery>;
-        const wallet =
-          query.wallet_id === undefined
-            ? await wallets.oldestActiveWallet(principal.projectId, principal.userId)
-            : await ownWallet(principal.projectId, principal.userId, query.wallet_id);
-        if (wallet === undefined) throw new ApiError('resource_missing', 'This user has no active wallet.', { param: 'wallet_id' });
-        const transactions = await ledger.recentWalletTransactions(principal.projectId, wallet.id, RECENT_TRANSACTIONS);
-        // Read after the history, so the balance is never older than the newest transaction shown.
-        const balance = await wallets.getBalance(principal.projectId, wallet.id);
-        return { balance, transactions };
+        return wallets.userStatement(principal.projectId, principal.userId, query.wallet_id, RECENT_TRANSACTIONS);
       },
     );
     options.browser.preflight(app, '/v1/wallet/balance', ['GET']);

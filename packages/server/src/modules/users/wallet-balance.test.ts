@@ -11,7 +11,7 @@ function expectError(response: LightMyRequestResponse, status: number, code: str
 }
 
 interface SessionBalance {
-  balance: { credits: number; currency: string };
+  balance: { credits: number; currency: string; available: number };
   transactions: Array<{ id: string; type: string; amount: number; balance_after: number }>;
 }
 
@@ -47,6 +47,24 @@ describeEachDialect('GET /v1/wallet/balance with a session token', (dialect) => 
     const picked = await balance(account.token, `?wallet_id=${newer}`);
     expect(picked.json<SessionBalance>()).toMatchObject({ balance: { credits: 5, currency: 'USD' } });
     expect(picked.json<SessionBalance>().transactions).toHaveLength(1);
+  });
+
+  it('counts what expired before the expiry job ran: an expired credit is not available, an expired hold holds nothing', async () => {
+    const account = await signup(call, ctx().secretKey);
+    const id = await createWallet(account.userId);
+    const empty = await balance(account.token);
+    expect(empty.json<SessionBalance>()).toEqual({ balance: { credits: 0, currency: 'USD', available: 0 }, transactions: [] });
+    const expiresAt = new Date(clock.now().getTime() + 60_000).toISOString();
+    expect((await api(`/v1/wallets/${id}/credits`, { amount: 40, expires_at: expiresAt })).statusCode).toBe(201);
+    expect((await api(`/v1/wallets/${id}/credits`, { amount: 10 })).statusCode).toBe(201);
+    expect((await api(`/v1/wallets/${id}/holds`, { amount: 5, expires_in: 30 })).statusCode).toBe(201);
+    expect((await balance(account.token)).json<SessionBalance>().balance).toEqual({ credits: 50, currency: 'USD', available: 45 });
+    clock.advance(30_000);
+    expect((await balance(account.token)).json<SessionBalance>().balance).toEqual({ credits: 50, currency: 'USD', available: 50 });
+    clock.advance(30_000);
+    const after = (await balance(account.token, `?wallet_id=${id}`)).json<SessionBalance>();
+    expect(after.balance).toEqual({ credits: 50, currency: 'USD', available: 10 });
+    expect(after.transactions.map((transaction) => transaction.amount)).toEqual([10, 40]);
   });
 
   it('skips frozen wallets when choosing; 404 when the user has no active wallet', async () => {

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { parseSources } from './ledger.plan-holds.js';
-import type { WalletRow } from './wallets.store.js';
+import type { WalletReading, WalletRow } from './wallets.store.js';
 
 /**
  * `available` as a read sees it at `now` (docs/adr/0018-holds-and-grants.md): balance − held, where
@@ -43,4 +43,11 @@ export async function availableOf(
     for (const source of parseSources(hold.sources)) if (!expiredGrantIds.has(source.grant_id)) add(hold.wallet_id, source.amount);
   }
   return available;
+}
+
+/** `available` of one wallet read with its `unsettled` flag: no further read unless something expired. */
+export async function availableOfReading(db: Kysely<Database>, projectId: string, wallet: WalletReading, now: string): Promise<number> {
+  const settled = wallet.balance - wallet.held;
+  if (wallet.unsettled === 0) return settled;
+  return (await availableOf(db, projectId, [wallet], now)).get(wallet.id) ?? settled;
 }

@@ -17,7 +17,6 @@ import type {
   Transaction,
   Transfer,
   TransferBody,
-  WalletTransaction,
   WalletTransactionList,
 } from './wallets.schemas.js';
 import { assertAmount, walletMissing } from './wallets.rules.js';
@@ -157,11 +156,6 @@ export class LedgerService {
   }
 
   /** The newest `limit` transactions of a wallet the caller has just read (no existence check, no cursor). */
-  async recentWalletTransactions(projectId: string, walletId: string, limit: number): Promise<WalletTransaction[]> {
-    const rows = await ledger.listWalletHistory(this.#db.kysely, projectId, walletId, { beforeSeq: undefined, limit });
-    return rows.map((row) => toWalletTransaction(row, walletId));
-  }
-
   async #one(projectId: string, options: LedgerRequestOptions, movement: MovementRequest): Promise<MovementOutcome> {
     assertMovement(movement);
     const { outcomes } = await this.#writer.apply({ projectId, context: options.audit, movements: [movement], atomic: false });

@@ -1,4 +1,6 @@
 import type { Kysely } from 'kysely';
+import type { Db } from '../../db/database.js';
+import { fixedQuery, runFixed } from '../../db/fixed-query.js';
 import type { Database, LedgerEntriesTable, LedgerTransactionsTable } from '../../db/schema.js';
 
 type Executor = Kysely<Database>;
@@ -54,7 +56,31 @@ export async function findWalletEntrySeq(
   return row?.seq;
 }
 
-export type WalletHistoryRow = LedgerTransactionRow & { entry_amount: number; balance_after: number | null; seq: number };
+/** The columns of a transaction a wallet's history shows (ledger.views.ts, `toWalletTransaction`). */
+const HISTORY_COLUMNS = [
+  'id',
+  'type',
+  'amount',
+  'description',
+  'metadata',
+  'idempotency_key',
+  'from_wallet_id',
+  'to_wallet_id',
+  'created_at',
+  'actor_type',
+  'actor_id',
+  'actor_user_id',
+  'request_id',
+  'sources',
+] as const satisfies readonly (keyof LedgerTransactionRow)[];
+
+/** One entry of a wallet's history: the wallet's side and its transaction. */
+export type WalletHistoryRow = Pick<LedgerTransactionRow, (typeof HISTORY_COLUMNS)[number]> & {
+  account_id: string;
+  entry_amount: number;
+  balance_after: number | null;
+  seq: number;
+};
 
 /** A wallet's entries with their transactions, newest first. */
 export async function listWalletHistory(
@@ -66,12 +92,38 @@ export async function listWalletHistory(
   let query = db
     .selectFrom('ledger_entries as e')
     .innerJoin('ledger_transactions as t', 't.id', 'e.transaction_id')
-    .selectAll('t')
-    .select(['e.amount as entry_amount', 'e.balance_after', 'e.seq'])
+    .select(HISTORY_COLUMNS.map((column) => `t.${column}` as const))
+    .select(['e.account_id', 'e.amount as entry_amount', 'e.balance_after', 'e.seq'])
     .where('e.project_id', '=', projectId)
     .where('e.account_id', '=', walletId);
   if (page.beforeSeq !== undefined) query = query.where('e.seq', '<', page.beforeSeq);
   return query.orderBy('e.seq', 'desc').limit(page.limit).execute();
+}
+
+const RECENT_HISTORY = `select e.account_id, e.amount as entry_amount, e.balance_after, e.seq,
+  ${HISTORY_COLUMNS.map((column) => `t.${column}`).join(', ')}
+  from ledger_entries e join ledger_transactions t on t.id = e.transaction_id`;
+
+const RECENT_OF_WALLET = fixedQuery<WalletHistoryRow>(
+  `${RECENT_HISTORY} where e.project_id = ? and e.account_id = ? order by e.seq desc limit ?`,
+);
+
+/** The oldest active wallet as wallets.store.ts reads it (index wallets_project_user_created_idx). */
+const RECENT_OF_OLDEST_ACTIVE_WALLET = fixedQuery<WalletHistoryRow>(
+  `${RECENT_HISTORY} where e.project_id = ? and e.account_id = (
+     select w.id from wallets w where w.project_id = ? and w.user_id = ? and w.status = 'active'
+     order by w.created_at asc, w.id asc limit 1)
+   order by e.seq desc limit ?`,
+);
+
+/** A wallet's last `limit` entries, newest first; a fixed, prepared text (the session's balance read). */
+export async function recentOfWallet(db: Db, projectId: string, walletId: string, limit: number): Promise<WalletHistoryRow[]> {
+  return runFixed(db, RECENT_OF_WALLET, [projectId, walletId, limit]);
+}
+
+/** The same for the user's oldest active wallet, found in the same statement. */
+export async function recentOfOldestActiveWallet(db: Db, projectId: string, userId: string, limit: number): Promise<WalletHistoryRow[]> {
+  return runFixed(db, RECENT_OF_OLDEST_ACTIVE_WALLET, [projectId, projectId, userId, limit]);
 }
 
 /**

@@ -115,7 +115,9 @@ export function toWalletTransaction(row: WalletHistoryRow, walletId: string): Wa
 }
 
 /** `actor`, `request_id` and `sources` of a transaction object. */
-function madeBy(row: LedgerTransactionRow): Pick<Transaction, 'actor' | 'request_id' | 'sources'> {
+function madeBy(
+  row: Pick<LedgerTransactionRow, 'actor_type' | 'actor_id' | 'actor_user_id' | 'request_id' | 'sources'>,
+): Pick<Transaction, 'actor' | 'request_id' | 'sources'> {
   const sources = row.sources === null ? [] : (JSON.parse(row.sources) as Source[]);
   return { actor: actorFromColumns(row), request_id: row.request_id, sources };
 }

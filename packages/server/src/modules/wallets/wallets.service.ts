@@ -14,11 +14,14 @@ import {
   type UpdateWalletBody,
   type Wallet,
   type WalletList,
+  type WalletTransaction,
 } from './wallets.schemas.js';
 import { parseMetadata, withoutEmptyValues } from './metadata.js';
 import { walletClosed, walletMissing } from './wallets.rules.js';
 import * as store from './wallets.store.js';
-import { availableOf } from './ledger.available.js';
+import { availableOf, availableOfReading } from './ledger.available.js';
+import * as ledgerStore from './ledger.store.js';
+import { toWalletTransaction } from './ledger.views.js';
 
 export interface WalletsServiceOptions {
   readonly db: Db;
@@ -80,9 +83,10 @@ export class WalletsService {
   }
 
   async get(projectId: string, walletId: string): Promise<Wallet> {
-    const [wallet] = await this.#views(projectId, [await this.#find(this.#db.kysely, projectId, walletId)]);
-    assert(wallet !== undefined, 'one row, one wallet');
-    return wallet;
+    const now = isoTime(this.#clock.now());
+    const row = await store.readWallet(this.#db, projectId, walletId, now);
+    if (row === undefined) throw walletMissing(walletId);
+    return { ...toWallet(row), available: await availableOfReading(this.#db.kysely, projectId, row, now) };
   }
 
   /** Wallets as the API shows them, `available` as of now (ledger.available.ts). */
@@ -91,16 +95,45 @@ export class WalletsService {
     return rows.map((row) => ({ ...toWallet(row), available: available.get(row.id) ?? row.balance - row.held }));
   }
 
-  /** The user's oldest active wallet, or undefined (`GET /wallet/balance` without `wallet_id`). */
-  async oldestActiveWallet(projectId: string, userId: string): Promise<Wallet | undefined> {
-    const row = await store.findOldestActiveWallet(this.#db, projectId, userId);
-    return row === undefined ? undefined : toWallet(row);
+  async getBalance(projectId: string, walletId: string): Promise<Balance> {
+    const now = isoTime(this.#clock.now());
+    const row = await store.readWallet(this.#db, projectId, walletId, now);
+    if (row === undefined) throw walletMissing(walletId);
+    return this.#balance(projectId, row, now);
   }
 
-  async getBalance(projectId: string, walletId: string): Promise<Balance> {
-    const row = await this.#find(this.#db.kysely, projectId, walletId);
-    const available = await availableOf(this.#db.kysely, projectId, [row], isoTime(this.#clock.now()));
-    return { credits: row.balance, currency: row.currency, available: available.get(row.id) ?? row.balance - row.held };
+  /**
+   * A user's own wallet's balance and last `limit` transactions (`GET /wallet/balance`): the wallet
+   * `walletId`, or else the user's oldest active wallet. The history is read first and the wallet
+   * after it, so the balance is never older than the newest transaction shown; another user's
+   * wallet answers as if it did not exist.
+   */
+  async userStatement(
+    projectId: string,
+    userId: string,
+    walletId: string | undefined,
+    limit: number,
+  ): Promise<{ balance: Balance; transactions: WalletTransaction[] }> {
+    const now = isoTime(this.#clock.now());
+    if (walletId === undefined) {
+      const rows = await ledgerStore.recentOfOldestActiveWallet(this.#db, projectId, userId, limit);
+      const wallet = await store.readOldestActiveWallet(this.#db, projectId, userId, now);
+      if (wallet === undefined) throw new ApiError('resource_missing', 'This user has no active wallet.', { param: 'wallet_id' });
+      // An empty history, or another wallet's (the oldest active one changed between the two
+      // statements): read again, naming the wallet.
+      if (rows[0]?.account_id !== wallet.id) return this.userStatement(projectId, userId, wallet.id, limit);
+      return { balance: await this.#balance(projectId, wallet, now), transactions: rows.map((row) => toWalletTransaction(row, wallet.id)) };
+    }
+    const rows = await ledgerStore.recentOfWallet(this.#db, projectId, walletId, limit);
+    const wallet = await store.readWallet(this.#db, projectId, walletId, now);
+    if (wallet === undefined || wallet.user_id !== userId) {
+      throw new ApiError('resource_missing', `No wallet ${walletId} of this user.`, { param: 'wallet_id' });
+    }
+    return { balance: await this.#balance(projectId, wallet, now), transactions: rows.map((row) => toWalletTransaction(row, walletId)) };
+  }
+
+  async #balance(projectId: string, row: store.WalletReading, now: string): Promise<Balance> {
+    return { credits: row.balance, currency: row.currency, available: await availableOfReading(this.#db.kysely, projectId, row, now) };
   }
 
   async list(projectId: string, query: ListWalletsQuery): Promise<WalletList> {

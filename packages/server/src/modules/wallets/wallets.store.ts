@@ -68,15 +68,36 @@ export async function listWallets(db: Executor, projectId: string, filter: ListW
   return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
 }
 
-/** The user's oldest active wallet (index wallets_project_user_created_idx); a fixed, prepared text. */
-const FIND_OLDEST_ACTIVE_WALLET = fixedQuery<WalletRow>(
-  `select id, project_id, user_id, currency, balance, held, status, metadata, low_balance_threshold, created_at, updated_at
-   from wallets where project_id = ? and user_id = ? and status = 'active'
-   order by created_at asc, id asc limit 1`,
+/**
+ * A wallet as a read sees it: its row, and whether a grant of it has expired or a pending hold of
+ * it has passed `expires_at` without the write path having settled it yet (then `available` needs
+ * the reads of ledger.available.ts; usually it does not). One statement.
+ */
+export type WalletReading = WalletRow & { readonly unsettled: number };
+
+const READING_COLUMNS = `w.id, w.project_id, w.user_id, w.currency, w.balance, w.held, w.status, w.metadata,
+  w.low_balance_threshold, w.created_at, w.updated_at,
+  case when exists (select 1 from wallet_grants g where g.project_id = w.project_id and g.wallet_id = w.id
+      and g.remaining > 0 and g.expires_at is not null and g.expires_at <= ?)
+    or exists (select 1 from wallet_holds h where h.project_id = w.project_id and h.wallet_id = w.id
+      and h.status = 'pending' and h.expires_at <= ?)
+  then 1 else 0 end as unsettled`;
+
+const READ_WALLET = fixedQuery<WalletReading>(`select ${READING_COLUMNS} from wallets w where w.project_id = ? and w.id = ?`);
+
+/** The user's oldest active wallet (index wallets_project_user_created_idx). */
+const READ_OLDEST_ACTIVE_WALLET = fixedQuery<WalletReading>(
+  `select ${READING_COLUMNS} from wallets w where w.project_id = ? and w.user_id = ? and w.status = 'active'
+   order by w.created_at asc, w.id asc limit 1`,
 );
 
-export async function findOldestActiveWallet(db: Db, projectId: string, userId: string): Promise<WalletRow | undefined> {
-  return runFixedFirst(db, FIND_OLDEST_ACTIVE_WALLET, [projectId, userId]);
+/** `now`: ISO 8601 UTC with milliseconds, compared with the stored `expires_at` texts. */
+export async function readWallet(db: Db, projectId: string, walletId: string, now: string): Promise<WalletReading | undefined> {
+  return runFixedFirst(db, READ_WALLET, [now, now, projectId, walletId]);
+}
+
+export async function readOldestActiveWallet(db: Db, projectId: string, userId: string, now: string): Promise<WalletReading | undefined> {
+  return runFixedFirst(db, READ_OLDEST_ACTIVE_WALLET, [now, now, projectId, userId]);
 }
 
 export interface WalletChanges {
