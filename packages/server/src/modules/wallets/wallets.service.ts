@@ -84,8 +84,7 @@ export class WalletsService {
 
   async get(projectId: string, walletId: string): Promise<Wallet> {
     const now = isoTime(this.#clock.now());
-    const row = await store.readWallet(this.#db, projectId, walletId, now);
-    if (row === undefined) throw walletMissing(walletId);
+    const row = await this.#read(projectId, walletId, now);
     return { ...toWallet(row), available: await availableOfReading(this.#db.kysely, projectId, row, now) };
   }
 
@@ -97,9 +96,7 @@ export class WalletsService {
 
   async getBalance(projectId: string, walletId: string): Promise<Balance> {
     const now = isoTime(this.#clock.now());
-    const row = await store.readWallet(this.#db, projectId, walletId, now);
-    if (row === undefined) throw walletMissing(walletId);
-    return this.#balance(projectId, row, now);
+    return this.#balance(projectId, await this.#read(projectId, walletId, now), now);
   }
 
   /**
@@ -130,6 +127,13 @@ export class WalletsService {
       throw new ApiError('resource_missing', `No wallet ${walletId} of this user.`, { param: 'wallet_id' });
     }
     return { balance: await this.#balance(projectId, wallet, now), transactions: rows.map((row) => toWalletTransaction(row, walletId)) };
+  }
+
+  /** The wallet and whether something on it expired unsettled (wallets.store.ts `readWallet`). */
+  async #read(projectId: string, walletId: string, now: string): Promise<store.WalletReading> {
+    const row = await store.readWallet(this.#db, projectId, walletId, now);
+    if (row === undefined) throw walletMissing(walletId);
+    return row;
   }
 
   async #balance(projectId: string, row: store.WalletReading, now: string): Promise<Balance> {
