@@ -365,7 +365,11 @@ describeEachDialect('rate limits over HTTP with RATE_LIMIT_KEY_PER_SECOND=0', (d
 
 describeEachDialect('rate limits over HTTP with REDIS_URL', (dialect) => {
   describe.skipIf(redisUrl === '')('two service instances', () => {
-    const current = useTestService(dialect, { env: { ...LIMITS, REDIS_URL: redisUrl } });
+    // The same bursts, refilled at 1 a second: Redis's clock is real time, and the requests of a
+    // test must all fall inside one refill (at 5 a second, 200 ms: too short on a loaded machine).
+    const current = useTestService(dialect, {
+      env: { ...LIMITS, RATE_LIMIT_KEY_PER_SECOND: '1', RATE_LIMIT_IP_PER_SECOND: '1', REDIS_URL: redisUrl },
+    });
     let second: Service | undefined;
 
     beforeAll(async () => {
