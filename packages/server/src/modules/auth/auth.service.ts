@@ -1,5 +1,4 @@
 import type { Db } from '../../db/database.js';
-import type { EmailTokenPurpose } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import type { Principal } from '../../lib/principal.js';
 import type { RateLimiter, RateLimitRule } from '../../lib/rate-limit.js';
@@ -13,17 +12,16 @@ import type { IssuedSession, SessionInfo } from '../sessions/sessions.schemas.js
 import { type SignInGate, signInChanges, type SignInResult, signInResult } from '../mfa/mfa.service.js';
 import { IdentityLinking, type NormalizedEmail, normalizeEmail, toUser, type UsersService } from '../users/users.service.js';
 import { NAME_LENGTH_MAX, type User } from '../users/users.schemas.js';
-import { EMAIL_TOKEN_PATTERN, PASSWORD_RESET_TEMPLATE, VERIFY_EMAIL_TEMPLATE } from './auth.emails.js';
-import * as tokens from './email-tokens.store.js';
+import { EMAIL_SHOWN_LENGTH_MAX, rateLimited, userRecord } from './auth.common.js';
+import { AuthEmailFlows } from './auth.email-flows.js';
+import { VERIFY_EMAIL_TEMPLATE } from './auth.emails.js';
 import { type LoginThrottle, type LoginThrottleRule, type ThrottledAttemptLimits, throttledAttempt } from '../../lib/login-throttle.js';
 import { checkPasswordStrength, createDummyPasswordHash, hashPassword, needsRehash, verifyPassword } from './passwords.js';
 
+export { PASSWORD_FORGOT_RULE, VERIFICATION_RESEND_RULE } from './auth.email-flows.js';
+
 /** Sign-ups per project and client IP: 20 at once, then one a second. */
 export const SIGNUP_RATE_RULE: RateLimitRule = { perSecond: 1, burst: 20 };
-/** Verification emails resent per user: 2 at once, then one every 2 minutes. */
-export const VERIFICATION_RESEND_RULE: RateLimitRule = { perSecond: 1 / 120, burst: 2 };
-/** Reset emails per address: 3 at once, then one every 5 minutes. Past it, forgot still answers 202. */
-export const PASSWORD_FORGOT_RULE: RateLimitRule = { perSecond: 1 / 300, burst: 3 };
 
 /** Failed log-ins per project, email and end-user address: 10 per 15 minutes. */
 export const LOGIN_FAILURES_PER_ADDRESS: LoginThrottleRule = { failuresMax: 10, windowSeconds: 15 * 60 };
@@ -31,8 +29,6 @@ export const LOGIN_FAILURES_PER_ADDRESS: LoginThrottleRule = { failuresMax: 10, 
 export const LOGIN_FAILURES_PER_EMAIL: LoginThrottleRule = { failuresMax: 100, windowSeconds: 15 * 60 };
 
 const INVALID_CREDENTIALS_MESSAGE = 'The email or password is incorrect.';
-/** An address tried at log in or forgot, as the audit entry keeps it: at most the longest valid address. */
-const EMAIL_SHOWN_LENGTH_MAX = 254;
 
 export interface AuthServiceOptions {
   readonly db: Db;
@@ -56,7 +52,7 @@ export interface UserAndSession {
 
 /**
  * Email and password authentication: sign up, log in, refresh, log out, email verification and
- * password reset. Changes go through the users and sessions services in one transaction with their
+ * password reset (the emailed-link flows are `AuthEmailFlows`', auth.email-flows.ts). Changes go through the users and sessions services in one transaction with their
  * events; emails are queued in that transaction and sent after it commits.
  */
 export class AuthService {
@@ -71,6 +67,7 @@ export class AuthService {
   readonly #signupLimited: boolean;
   readonly #dummyPasswordHash: Promise<string>;
   readonly #linking: IdentityLinking;
+  readonly #emailFlows: AuthEmailFlows;
 
   constructor(options: AuthServiceOptions) {
     this.#db = options.db;
@@ -84,6 +81,7 @@ export class AuthService {
     this.#signupLimited = options.signupLimited;
     this.#dummyPasswordHash = createDummyPasswordHash();
     this.#linking = new IdentityLinking(options);
+    this.#emailFlows = new AuthEmailFlows(options);
   }
 
   async signup(
@@ -108,7 +106,7 @@ export class AuthService {
     if (name.length > NAME_LENGTH_MAX)
       throw new ApiError('parameter_invalid', `name is at most ${NAME_LENGTH_MAX} characters.`, { param: 'name' });
     checkPasswordStrength(input.password, 'password');
-    if (this.#signupLimited) await this.#limit(`signup:${projectId}:${client.ip ?? ''}`, SIGNUP_RATE_RULE);
+    if (this.#signupLimited) await rateLimited(this.#rateLimiter, `signup:${projectId}:${client.ip ?? ''}`, SIGNUP_RATE_RULE);
     if ((await this.#users.findRecordByEmail(projectId, email)) !== undefined) {
       throw new ApiError('email_taken', 'A user with this email already exists.', { param: 'email' });
     }
@@ -272,131 +270,24 @@ export class AuthService {
     return { object: 'list', data, has_more: false };
   }
 
-  /**
-   * Uses a verification token: the address is verified, `user.email_verified` sent once, and every
-   * verification link of the user dies.
-   * `projectId` is undefined for the public link, whose token alone names its project.
-   */
+  /** Verifies an address with its token (auth.email-flows.ts); `projectId` undefined for the public link. */
   async verifyEmail(projectId: string | undefined, token: string, context: AuditContext): Promise<User> {
-    // A refused public link names no project: there is no log to record it in.
-    if (projectId === undefined) return this.#verifyEmail(undefined, token, context);
-    return this.#audit.recordingRefusals(context, userRecord(projectId, null, 'user.email_verify'), () =>
-      this.#verifyEmail(projectId, token, context),
-    );
+    return this.#emailFlows.verifyEmail(projectId, token, context);
   }
 
-  async #verifyEmail(projectId: string | undefined, token: string, context: AuditContext): Promise<User> {
-    const tokenHash = this.#checkTokenShape(token);
-    return inTransaction(this.#db, async (trx) => {
-      const row = await this.#usableToken(trx, tokenHash, 'verify_email', projectId);
-      const user = await this.#users.findRecord(row.project_id, row.user_id, trx);
-      if (user === undefined || user.email !== row.email) throw tokenInvalid();
-      const now = this.#clock.now();
-      if (!(await tokens.useEmailToken(trx, row.project_id, tokenHash, isoTime(now)))) throw tokenInvalid();
-      // The other verification links sent to this user are done with too.
-      await tokens.useAllEmailTokens(trx, row.project_id, user.id, 'verify_email', isoTime(now));
-      await this.#audit.record(trx, context, {
-        ...userRecord(row.project_id, user.id, 'user.email_verify'),
-        changes: { verified_before: user.email_verified_at !== null },
-        createdAt: isoTime(now),
-      });
-      return toUser(await this.#users.markEmailVerifiedInTransaction(trx, user, now));
-    });
-  }
-
-  /** Queues another verification email; rate limited per user. Nothing is sent to a verified address. */
+  /** Queues another verification email (auth.email-flows.ts). */
   async resendVerification(projectId: string, userId: string, context: AuditContext): Promise<void> {
-    const record = userRecord(projectId, userId, 'user.verification_email_send');
-    await this.#audit.recordingRefusals(context, record, async () => {
-      const user = await this.#users.getRecord(projectId, userId);
-      await this.#limit(`verify-email:${projectId}:${userId}`, VERIFICATION_RESEND_RULE);
-      if (user.email_verified_at !== null || user.banned_at !== null) {
-        await this.#audit.recordAlone(context, { ...record, changes: { email_queued: false } });
-        return;
-      }
-      await inTransaction(this.#db, async (trx) => {
-        await queueEmail(trx, {
-          projectId,
-          template: VERIFY_EMAIL_TEMPLATE,
-          recipient: user.email,
-          data: { user_id: user.id },
-          now: isoTime(this.#clock.now()),
-        });
-        await this.#audit.record(trx, context, { ...record, changes: { email_queued: true } });
-      });
-    });
+    return this.#emailFlows.resendVerification(projectId, userId, context);
   }
 
-  /**
-   * Queues a reset email when the address belongs to a user. The caller answers 202 in every case,
-   * so the answer never tells whether an account exists.
-   */
+  /** Queues a reset email when the address belongs to a user; the caller answers 202 either way (auth.email-flows.ts). */
   async forgotPassword(projectId: string, rawEmail: string, context: AuditContext): Promise<void> {
-    // The answer hides whether the account exists; the operator's log does not need to.
-    const record = (userId: string | null, emailQueued: boolean): AuditRecord => ({
-      ...userRecord(projectId, userId, 'user.password_forgot'),
-      changes: { email: rawEmail.trim().slice(0, EMAIL_SHOWN_LENGTH_MAX), email_queued: emailQueued },
-    });
-    await this.#audit.recordingRefusals(context, record(null, false), async () => {
-      const email = normalizeEmail(rawEmail);
-      const decision = await this.#rateLimiter.consume(`password-forgot:${projectId}:${email.emailKey}`, PASSWORD_FORGOT_RULE);
-      const user = decision.allowed ? await this.#users.findRecordByEmail(projectId, email) : undefined;
-      if (user === undefined || user.banned_at !== null) {
-        await this.#audit.recordAlone(context, record(user?.id ?? null, false));
-        return;
-      }
-      await inTransaction(this.#db, async (trx) => {
-        await queueEmail(trx, {
-          projectId,
-          template: PASSWORD_RESET_TEMPLATE,
-          recipient: user.email,
-          data: { user_id: user.id },
-          now: isoTime(this.#clock.now()),
-        });
-        await this.#audit.record(trx, context, record(user.id, true));
-      });
-    });
+    return this.#emailFlows.forgotPassword(projectId, rawEmail, context);
   }
 
-  /**
-   * Sets a new password from a reset token. Every session of the user is revoked (reason
-   * `password_reset`), every other reset link dies, and the address counts as verified: the token
-   * came through it.
-   */
+  /** Sets a new password from a reset token (auth.email-flows.ts). */
   async resetPassword(projectId: string, input: { token: string; password: string }, context: AuditContext): Promise<User> {
-    return this.#audit.recordingRefusals(context, userRecord(projectId, null, 'user.password_reset'), () =>
-      this.#resetPassword(projectId, input, context),
-    );
-  }
-
-  async #resetPassword(projectId: string, input: { token: string; password: string }, context: AuditContext): Promise<User> {
-    const tokenHash = this.#checkTokenShape(input.token);
-    await this.#usableToken(this.#db.kysely, tokenHash, 'password_reset', projectId);
-    checkPasswordStrength(input.password, 'password');
-    const passwordHash = await hashPassword(input.password);
-    return inTransaction(this.#db, async (trx) => {
-      const row = await this.#usableToken(trx, tokenHash, 'password_reset', projectId);
-      const now = this.#clock.now();
-      const nowIso = isoTime(now);
-      const user = await this.#users.findRecord(projectId, row.user_id, trx);
-      if (user === undefined || user.email !== row.email) throw tokenInvalid();
-      if (!(await tokens.useEmailToken(trx, projectId, tokenHash, nowIso))) throw tokenInvalid();
-      await tokens.useAllEmailTokens(trx, projectId, user.id, 'password_reset', nowIso);
-      await this.#users.setPasswordHashInTransaction(trx, user, passwordHash, now);
-      const revoked = await this.#sessions.revokeAllForUserInTransaction(trx, {
-        projectId,
-        userId: user.id,
-        reason: 'password_reset',
-        now,
-      });
-      await this.#audit.record(trx, context, {
-        ...userRecord(projectId, user.id, 'user.password_reset'),
-        changes: { sessions_revoked: revoked.length },
-        createdAt: nowIso,
-      });
-      const verified = await this.#users.markEmailVerifiedInTransaction(trx, user, now);
-      return toUser({ ...verified, updated_at: nowIso });
-    });
+    return this.#emailFlows.resetPassword(projectId, input, context);
   }
 
   /**
@@ -454,41 +345,6 @@ export class AuthService {
   #throttled<T>(limits: LoginThrottleLimits, check: () => Promise<T | undefined>): Promise<T | undefined> {
     return throttledAttempt(this.#loginThrottle, limits, check);
   }
-
-  async #limit(bucket: string, rule: RateLimitRule): Promise<void> {
-    const decision = await this.#rateLimiter.consume(bucket, rule);
-    if (!decision.allowed) {
-      throw new ApiError('rate_limited', `Too many requests; retry in ${decision.retryAfterSeconds} s.`, {
-        headers: { 'Retry-After': String(decision.retryAfterSeconds) },
-      });
-    }
-  }
-
-  #checkTokenShape(token: string): string {
-    if (!EMAIL_TOKEN_PATTERN.test(token)) throw tokenInvalid();
-    return sha256Hex(token);
-  }
-
-  /** The token's row when it exists, is unused and unexpired; otherwise the matching refusal. */
-  async #usableToken(
-    executor: Db['kysely'],
-    tokenHash: string,
-    purpose: EmailTokenPurpose,
-    projectId: string | undefined,
-  ): Promise<tokens.EmailTokenRow> {
-    const row = await tokens.findEmailToken(executor, tokenHash, purpose, projectId);
-    if (row === undefined || row.used_at !== null) throw tokenInvalid();
-    if (row.expires_at <= isoTime(this.#clock.now())) {
-      throw new ApiError(
-        'token_expired',
-        purpose === 'verify_email'
-          ? 'This verification link has expired; ask for a new one.'
-          : 'This reset link has expired; ask for a new one.',
-        { param: 'token' },
-      );
-    }
-    return row;
-  }
 }
 
 type LoginThrottleLimits = ThrottledAttemptLimits;
@@ -504,12 +360,4 @@ function loginThrottleLimits(projectId: string, emailKey: string, ip: string | u
     narrow: { key: `${emailTag}:ip:${ip ?? ''}`, ...LOGIN_FAILURES_PER_ADDRESS },
     wide: { key: `${emailTag}:all`, ...LOGIN_FAILURES_PER_EMAIL },
   };
-}
-
-function userRecord(projectId: string, userId: string | null, action: AuditRecord['action']): AuditRecord {
-  return { projectId, action, resource: { type: 'user', id: userId } };
-}
-
-function tokenInvalid(): ApiError {
-  return new ApiError('token_invalid', 'This link or token is not valid, or was already used.', { param: 'token' });
 }

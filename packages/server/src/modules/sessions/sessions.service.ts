@@ -7,9 +7,9 @@ import { constantTimeEqual, sha256Hex } from '../../lib/crypto.js';
 import { ApiError } from '../../lib/errors.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import type { AuditContext, AuditRecord, AuditService } from '../audit/audit.service.js';
-import { recordEvent } from '../events/events.service.js';
-import { sealSuccessor, successorWithinGrace } from './refresh-grace.js';
-import { isRefreshToken, newRefreshToken, newSessionToken, sessionNameOf, sessionNameOfToken } from './session-tokens.js';
+import { SessionRefresh } from './session-refresh.js';
+import { newRefreshToken, newSessionToken, sessionNameOf, sessionNameOfToken } from './session-tokens.js';
+import { insertSession, recordSessionsRevoked, type SessionLifetimes } from './session-writes.js';
 import type { IssuedSession, SessionInfo } from './sessions.schemas.js';
 import * as store from './sessions.store.js';
 
@@ -17,8 +17,6 @@ export { sealedSuccessorsCleanupJob } from './refresh-grace.js';
 
 /** `last_used_at` is written at most this often per session, so checking a token is one read. */
 const LAST_USED_RESOLUTION_MS = 60_000;
-const USER_AGENT_LENGTH_MAX = 500;
-const IP_LENGTH_MAX = 100;
 
 export type SessionPrincipal = Extract<Principal, { kind: 'session' }>;
 
@@ -54,15 +52,10 @@ export interface SessionsServiceOptions {
   readonly audit: AuditService;
 }
 
-type RefreshOutcome =
-  | { readonly kind: 'issued'; readonly issued: IssuedSessionTokens }
-  | { readonly kind: 'reused'; readonly error: ApiError }
-  | { readonly kind: 'raced' }
-  | { readonly kind: 'invalid'; readonly message: string };
-
 /**
  * Sessions: issuing, checking, refreshing and revoking them. Every change writes its
- * `session.created` / `session.revoked` events in the same transaction.
+ * `session.created` / `session.revoked` events in the same transaction (session-writes.ts).
+ * Refreshing is `SessionRefresh`'s (session-refresh.ts), answered through this class.
  *
  * Checking a token reads the database every time (one primary-key lookup): a revoked session fails
  * at once, in every process, with no cache to outlive it.
@@ -70,20 +63,23 @@ type RefreshOutcome =
 export class SessionsService implements SessionAuthenticator {
   readonly #db: Db;
   readonly #clock: Clock;
-  readonly #sessionTtlMs: number;
-  readonly #refreshTtlMs: number;
-  readonly #graceMs: number;
-  readonly #secrets: SecretBox;
+  readonly #lifetimes: SessionLifetimes;
+  readonly #refresh: SessionRefresh;
   readonly #audit: AuditService;
 
   constructor(options: SessionsServiceOptions) {
     this.#db = options.db;
     this.#clock = options.clock;
-    this.#sessionTtlMs = options.sessionTtlSeconds * 1000;
-    this.#refreshTtlMs = options.refreshTtlSeconds * 1000;
-    this.#graceMs = options.refreshReuseGraceSeconds * 1000;
-    this.#secrets = options.secrets;
+    this.#lifetimes = { sessionTtlMs: options.sessionTtlSeconds * 1000, refreshTtlMs: options.refreshTtlSeconds * 1000 };
     this.#audit = options.audit;
+    this.#refresh = new SessionRefresh({
+      db: options.db,
+      clock: options.clock,
+      lifetimes: this.#lifetimes,
+      graceMs: options.refreshReuseGraceSeconds * 1000,
+      secrets: options.secrets,
+      audit: options.audit,
+    });
   }
 
   /** Creates a session for a user, in the caller's transaction, with its `session.created` event. */
@@ -93,7 +89,7 @@ export class SessionsService implements SessionAuthenticator {
   ): Promise<IssuedSessionTokens> {
     const { token, name } = newSessionToken();
     const refreshToken = newRefreshToken();
-    return this.#insert(trx, { ...input, token, name, refreshToken, chainId: input.chainId ?? name });
+    return insertSession(trx, this.#lifetimes, { ...input, token, name, refreshToken, chainId: input.chainId ?? name });
   }
 
   /** The SessionAuthenticator of the credential guard: a valid token's principal, or a 401. */
@@ -146,118 +142,12 @@ export class SessionsService implements SessionAuthenticator {
   }
 
   /**
-   * Exchanges a refresh token for a new session in the same chain; the old session is revoked
-   * (reason `refreshed`). A token used before revokes the whole chain (reason
-   * `refresh_token_reuse`) and answers 401 `refresh_token_reused`: someone holds a copy. Within
-   * the grace window, if any, a used token answers the very session it was exchanged for, again,
-   * and makes no new one (docs/adr/0009-sessions-and-refresh-chains.md).
+   * Exchanges a refresh token for a new session in the same chain (session-refresh.ts); the old
+   * session is revoked (reason `refreshed`), a token used before revokes the whole chain
+   * (docs/adr/0009-sessions-and-refresh-chains.md).
    */
   async refresh(projectId: string, refreshToken: string, client: SessionClient, context: AuditContext): Promise<IssuedSessionTokens> {
-    const refused: AuditRecord = { projectId, action: 'session.refresh', resource: { type: 'session', id: null } };
-    return this.#audit.recordingRefusals(context, refused, () => this.#refresh(projectId, refreshToken, client, context));
-  }
-
-  async #refresh(projectId: string, refreshToken: string, client: SessionClient, context: AuditContext): Promise<IssuedSessionTokens> {
-    if (!isRefreshToken(refreshToken))
-      throw new ApiError('refresh_token_invalid', 'The refresh token is not valid.', { param: 'refresh_token' });
-    const refreshHash = sha256Hex(refreshToken);
-    // A refresh that loses a race to another with the same token runs once more and then finds
-    // the token used: within the grace window it answers the winner's session, else it is reuse.
-    for (let attempt = 1; attempt <= 2; attempt += 1) {
-      const outcome = await inTransaction(this.#db, (trx) => this.#refreshInTransaction(trx, projectId, refreshHash, client, context));
-      switch (outcome.kind) {
-        case 'issued':
-          return outcome.issued;
-        case 'reused':
-          // Its entry committed with the chain's revocation.
-          throw this.#audit.markRecorded(outcome.error);
-        case 'invalid':
-          throw new ApiError('refresh_token_invalid', outcome.message, { param: 'refresh_token' });
-        case 'raced':
-          break;
-      }
-    }
-    throw new ApiError('refresh_token_invalid', 'The refresh token is not valid.', { param: 'refresh_token' });
-  }
-
-  async #refreshInTransaction(
-    trx: Transaction,
-    projectId: string,
-    refreshHash: string,
-    client: SessionClient,
-    context: AuditContext,
-  ): Promise<RefreshOutcome> {
-    const row = await store.findSessionByRefreshHash(trx, projectId, refreshHash);
-    if (row === undefined) return { kind: 'invalid', message: 'The refresh token is not valid.' };
-    const now = this.#clock.now();
-    const nowIso = isoTime(now);
-    if (row.refreshed_at !== null) {
-      const again = await successorWithinGrace(trx, { secrets: this.#secrets, graceMs: this.#graceMs }, row, now);
-      if (again !== undefined) {
-        await this.#recordRefreshed(trx, context, row, again, nowIso, { replayed: true });
-        return { kind: 'issued', issued: again };
-      }
-      const revoked = await store.revokeSessions(trx, projectId, { chainId: row.chain_id }, 'refresh_token_reuse', nowIso);
-      await store.clearSealedSuccessors(trx, projectId, row.chain_id);
-      await this.#recordRevoked(trx, projectId, revoked, 'refresh_token_reuse', nowIso);
-      const error = new ApiError(
-        'refresh_token_reused',
-        'This refresh token was already used; every session of its chain has been revoked. Log in again.',
-        { param: 'refresh_token' },
-      );
-      await this.#audit.record(trx, context, {
-        projectId,
-        action: 'session.refresh_token_reused',
-        resource: { type: 'session', id: row.id },
-        outcome: error.code,
-        changes: { user_id: row.user_id, sessions_revoked: revoked.length },
-        createdAt: nowIso,
-      });
-      return { kind: 'reused', error };
-    }
-    if (row.revoked_at !== null) return { kind: 'invalid', message: 'The session of this refresh token was revoked; log in again.' };
-    if (row.refresh_expires_at <= nowIso) return { kind: 'invalid', message: 'The refresh token has expired; log in again.' };
-
-    const { token, name } = newSessionToken();
-    const refreshToken = newRefreshToken();
-    let sealed: string | null = null;
-    if (this.#graceMs > 0) sealed = sealSuccessor(this.#secrets, row, { token, refreshToken });
-    if (!(await store.markRefreshed(trx, projectId, row.id, { name, sealed }, nowIso))) return { kind: 'raced' };
-    // A later token of the chain is in use: no retry of an earlier one may get its session now.
-    // Only after this refresh has won its row: on PostgreSQL a loser of the race (which commits,
-    // answering 'raced') would otherwise clear the winner's just-committed sealed successor, and
-    // the loser's retry would then find no successor and revoke the chain as reuse.
-    if (this.#graceMs > 0) await store.clearSealedSuccessors(trx, projectId, row.chain_id, { exceptSessionId: row.id });
-    await this.#recordRevoked(trx, projectId, [row], 'refreshed', nowIso);
-    const issued = await this.#insert(trx, {
-      projectId,
-      userId: row.user_id,
-      client,
-      now,
-      token,
-      name,
-      refreshToken,
-      chainId: row.chain_id,
-    });
-    await this.#recordRefreshed(trx, context, row, issued, nowIso);
-    return { kind: 'issued', issued };
-  }
-
-  async #recordRefreshed(
-    trx: Transaction,
-    context: AuditContext,
-    previous: store.SessionRow,
-    issued: IssuedSessionTokens,
-    nowIso: string,
-    options: { replayed?: true } = {},
-  ): Promise<void> {
-    await this.#audit.record(trx, context, {
-      projectId: previous.project_id,
-      action: 'session.refresh',
-      resource: { type: 'session', id: issued.name },
-      changes: { previous_session_id: previous.id, user_id: previous.user_id, ...options },
-      createdAt: nowIso,
-    });
+    return this.#refresh.refresh(projectId, refreshToken, client, context);
   }
 
   /**
@@ -291,7 +181,7 @@ export class SessionsService implements SessionAuthenticator {
           createdAt: nowIso,
         });
         if (changed) {
-          await this.#recordRevoked(trx, projectId, [row], reason, nowIso);
+          await recordSessionsRevoked(trx, projectId, [row], reason, nowIso);
           return toSessionInfo({ ...row, revoked_at: nowIso, revoked_reason: reason });
         }
         return toSessionInfo(row);
@@ -313,7 +203,7 @@ export class SessionsService implements SessionAuthenticator {
       nowIso,
       input.exceptSessionId === undefined ? {} : { exceptSessionId: input.exceptSessionId },
     );
-    await this.#recordRevoked(trx, input.projectId, revoked, input.reason, nowIso);
+    await recordSessionsRevoked(trx, input.projectId, revoked, input.reason, nowIso);
     return revoked.map(toSessionInfo);
   }
 
@@ -338,71 +228,6 @@ export class SessionsService implements SessionAuthenticator {
       nowIso: isoTime(this.#clock.now()),
     });
     return { object: 'list', data: rows.slice(0, limit).map(toSessionInfo), has_more: rows.length > limit };
-  }
-
-  async #insert(
-    trx: Transaction,
-    input: {
-      projectId: string;
-      userId: string;
-      client: SessionClient;
-      now: Date;
-      token: string;
-      name: string;
-      refreshToken: string;
-      chainId: string;
-    },
-  ): Promise<IssuedSessionTokens> {
-    const nowIso = isoTime(input.now);
-    const expiresAt = isoTime(addMilliseconds(input.now, this.#sessionTtlMs));
-    const refreshExpiresAt = isoTime(addMilliseconds(input.now, this.#refreshTtlMs));
-    await store.insertSession(trx, {
-      id: input.name,
-      project_id: input.projectId,
-      user_id: input.userId,
-      token_hash: sha256Hex(input.token),
-      refresh_token_hash: sha256Hex(input.refreshToken),
-      refresh_expires_at: refreshExpiresAt,
-      chain_id: input.chainId,
-      refreshed_at: null,
-      replaced_by: null,
-      successor_sealed: null,
-      expires_at: expiresAt,
-      ip: input.client.ip?.slice(0, IP_LENGTH_MAX) ?? null,
-      user_agent: input.client.userAgent?.slice(0, USER_AGENT_LENGTH_MAX) ?? null,
-      created_at: nowIso,
-      last_used_at: nowIso,
-      revoked_at: null,
-      revoked_reason: null,
-    });
-    await recordEvent(trx, {
-      projectId: input.projectId,
-      type: 'session.created',
-      data: { session_id: input.name, user_id: input.userId },
-      createdAt: nowIso,
-    });
-    return {
-      userId: input.userId,
-      name: input.name,
-      session: { id: input.token, expires_at: expiresAt, refresh_token: input.refreshToken, refresh_expires_at: refreshExpiresAt },
-    };
-  }
-
-  async #recordRevoked(
-    trx: Transaction,
-    projectId: string,
-    sessions: ReadonlyArray<Pick<store.SessionRow, 'id' | 'user_id'>>,
-    reason: SessionRevokedReason,
-    nowIso: string,
-  ): Promise<void> {
-    for (const session of sessions) {
-      await recordEvent(trx, {
-        projectId,
-        type: 'session.revoked',
-        data: { session_id: session.id, user_id: session.user_id, reason },
-        createdAt: nowIso,
-      });
-    }
   }
 
   async #touch(row: Pick<store.SessionRow, 'id' | 'last_used_at'>, now: Date): Promise<void> {

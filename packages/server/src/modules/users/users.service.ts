@@ -7,12 +7,14 @@ import { recordEvent } from '../events/events.service.js';
 import type { AuditAction, AuditContext, AuditService, AuditValue } from '../audit/audit.service.js';
 import type { SessionsService } from '../sessions/sessions.service.js';
 import type { RolesService } from './roles.service.js';
-import * as identities from './identities.store.js';
-import type { Identity, ListUsersQuery, UpdateUserBody, User, UserWithIdentities } from './users.schemas.js';
+import { LinkedIdentities } from './linked-identities.js';
+import type { ListUsersQuery, UpdateUserBody, User, UserWithIdentities } from './users.schemas.js';
 import * as store from './users.store.js';
+import { toUser } from './users.views.js';
 
 // Identity linking (docs/adr/0014-identity-linking.md) is part of the users module's surface.
 export { IdentityLinking, type SignedInUser, type SignInAttempt, type SignInMethod } from './identity-linking.js';
+export { toUser } from './users.views.js';
 
 export type UserRecord = store.UserRow;
 
@@ -69,7 +71,8 @@ export interface UsersServiceOptions {
 
 /**
  * Users of a project: their profile, roles, ban and deletion. Passwords and email verification are
- * the auth module's; it changes them through the functions here that take a transaction.
+ * the auth module's; it changes them through the functions here that take a transaction. Linked
+ * provider accounts are `LinkedIdentities`' (linked-identities.ts), answered through this class.
  */
 export class UsersService {
   readonly #db: Db;
@@ -79,6 +82,7 @@ export class UsersService {
   readonly #audit: AuditService;
   readonly #deletionSteps: readonly UserDeletionStep[];
   readonly #claimSteps: readonly UserClaimStep[];
+  readonly #identities: LinkedIdentities;
 
   constructor(options: UsersServiceOptions) {
     this.#db = options.db;
@@ -88,6 +92,7 @@ export class UsersService {
     this.#audit = options.audit;
     this.#deletionSteps = options.deletionSteps ?? [];
     this.#claimSteps = options.claimSteps ?? [];
+    this.#identities = new LinkedIdentities({ db: options.db, audit: options.audit, users: this });
   }
 
   /** Runs the other modules' claim steps (identity linking, rule 5) in the claim's transaction; merges what they removed. */
@@ -299,88 +304,30 @@ export class UsersService {
     return row;
   }
 
-  /** The user with the provider accounts linked to it. */
+  /** The user with the provider accounts linked to it (linked-identities.ts). */
   async getWithIdentities(projectId: string, userId: string): Promise<UserWithIdentities> {
-    const user = await this.getRecord(projectId, userId);
-    const rows = await identities.listIdentities(this.#db.kysely, projectId, userId);
-    return { ...toUser(user), identities: rows.map(toIdentity) };
+    return this.#identities.getWithIdentities(projectId, userId);
   }
 
-  /** The user a provider account is linked to, in the caller's transaction. */
+  /** The user a provider account is linked to, in the caller's transaction (linked-identities.ts). */
   async findByIdentityInTransaction(
     trx: Transaction,
     input: { projectId: string; provider: string; subject: string },
   ): Promise<UserRecord | undefined> {
-    const identity = await identities.findIdentity(trx, input.projectId, input.provider, input.subject);
-    return identity === undefined ? undefined : store.findUser(trx, input.projectId, identity.user_id);
+    return this.#identities.findByIdentityInTransaction(trx, input);
   }
 
-  /**
-   * Links a provider account to a user, or records its use when it is linked already. A user has at
-   * most one account per provider: another one → 409 `identity_already_linked`.
-   */
+  /** Links a provider account to a user, or records its use; one account per provider (linked-identities.ts). */
   async linkIdentityInTransaction(
     trx: Transaction,
     input: { user: UserRecord; provider: string; subject: string; email: string | null; now: Date },
   ): Promise<void> {
-    const { user, provider, subject } = input;
-    const nowIso = isoTime(input.now);
-    const existing = await identities.findIdentity(trx, user.project_id, provider, subject);
-    if (existing !== undefined) {
-      if (existing.user_id !== user.id) throw new Error(`identity ${provider}/${subject} belongs to another user`);
-      await identities.touchIdentity(trx, user.project_id, provider, subject, { email: input.email, last_used_at: nowIso });
-      return;
-    }
-    const taken = (await identities.listIdentities(trx, user.project_id, user.id)).some((row) => row.provider === provider);
-    if (taken) throw identityAlreadyLinked(provider);
-    try {
-      await identities.insertIdentity(trx, {
-        project_id: user.project_id,
-        provider,
-        subject,
-        user_id: user.id,
-        email: input.email,
-        created_at: nowIso,
-        last_used_at: nowIso,
-      });
-    } catch (error) {
-      if (isUniqueViolation(error)) throw identityAlreadyLinked(provider);
-      throw error;
-    }
+    return this.#identities.linkIdentityInTransaction(trx, input);
   }
 
-  /**
-   * Unlinks the user's account of `provider`, only when the user keeps another way to sign in (a
-   * password or another provider); otherwise 409 `identity_last_sign_in_method`. Serializable, so
-   * two unlinks at once cannot both take away the last two ways. Audited as `user.identity_unlink`
-   * with the provider (never the account's subject or a token); a refusal is recorded with its code.
-   */
+  /** Unlinks the user's account of `provider` unless it is the last way to sign in (linked-identities.ts). */
   async unlinkIdentity(projectId: string, userId: string, provider: string, context: AuditContext): Promise<UserWithIdentities> {
-    const record = { ...userRecord(projectId, userId, 'user.identity_unlink'), changes: { provider } };
-    return this.#audit.recordingRefusals(context, record, () =>
-      inTransaction(
-        this.#db,
-        async (trx) => {
-          const user = await this.getRecord(projectId, userId, trx);
-          const rows = await identities.listIdentities(trx, projectId, userId);
-          if (!rows.some((row) => row.provider === provider)) {
-            throw new ApiError('resource_missing', `User ${userId} has no ${provider} identity.`, { param: 'provider' });
-          }
-          const others = rows.filter((row) => row.provider !== provider);
-          if (user.password_hash === null && others.length === 0) {
-            throw new ApiError(
-              'identity_last_sign_in_method',
-              `The ${provider} identity is the only way user ${userId} can sign in; set a password or link another provider first.`,
-              { param: 'provider' },
-            );
-          }
-          await identities.deleteIdentity(trx, projectId, userId, provider);
-          await this.#audit.record(trx, context, record);
-          return { ...toUser(user), identities: others.map(toIdentity) };
-        },
-        { isolation: 'serializable' },
-      ),
-    );
+    return this.#identities.unlinkIdentity(projectId, userId, provider, context);
   }
 
   async #changeInTransaction(trx: Transaction, current: UserRecord, changes: store.UserChanges, now: Date): Promise<User> {
@@ -397,40 +344,10 @@ export class UsersService {
   }
 }
 
-function identityAlreadyLinked(provider: string): ApiError {
-  return new ApiError('identity_already_linked', `This user already has another ${provider} account linked.`);
-}
-
-function toIdentity(row: identities.IdentityRow): Identity {
-  return {
-    object: 'identity',
-    provider: row.provider,
-    subject: row.subject,
-    email: row.email,
-    created_at: row.created_at,
-    last_used_at: row.last_used_at,
-  };
-}
-
 function userRecord(projectId: string, userId: string, action: AuditAction) {
   return { projectId, action, resource: { type: 'user', id: userId } };
 }
 
 function emailTaken(): ApiError {
   return new ApiError('email_taken', 'A user with this email already exists.', { param: 'email' });
-}
-
-export function toUser(row: UserRecord): User {
-  return {
-    id: row.id,
-    object: 'user',
-    email: row.email,
-    name: row.name,
-    email_verified: row.email_verified_at !== null,
-    roles: JSON.parse(row.roles) as string[],
-    metadata: JSON.parse(row.metadata) as Record<string, string>,
-    banned: row.banned_at !== null,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  };
 }
