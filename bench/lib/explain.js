@@ -7,6 +7,7 @@ import * as events from '../../packages/server/dist/modules/events/event-log.sto
 import * as sessions from '../../packages/server/dist/modules/sessions/sessions.store.js';
 import * as stats from '../../packages/server/dist/modules/stats/stats.store.js';
 import * as users from '../../packages/server/dist/modules/users/users.store.js';
+import { ledgerAuditSource } from '../../packages/server/dist/modules/wallets/ledger.audit.js';
 import * as ledger from '../../packages/server/dist/modules/wallets/ledger.store.js';
 import * as wallets from '../../packages/server/dist/modules/wallets/wallets.store.js';
 import * as webhooks from '../../packages/server/dist/modules/webhooks/webhooks.store.js';
@@ -48,7 +49,7 @@ export function reads({ p, w, u, h, d, since, today }) {
   const auditFilter = { action: undefined, actorId: undefined, resourceId: undefined, since: undefined, until: undefined, ...page };
   return {
     'stats overview: counts': (db) => stats.projectCounts(db, p),
-    'stats overview: credits in circulation': (db) => stats.daysSince(db, p, 'ledger', ['credit', 'debit'], ''),
+    'stats overview: credits in circulation': (db) => stats.daysSince(db, p, 'ledger', ['credit', 'debit', 'expiry'], ''),
     'stats overview: events today': (db) => stats.daysSince(db, p, 'events', ['event'], today),
     'stats credits per day': (db) => stats.daysSince(db, p, 'ledger', ['credit', 'debit'], since),
     'stats webhooks per day': (db) => stats.daysSince(db, p, 'webhook_attempts', ['webhook_attempt'], since),
@@ -56,6 +57,17 @@ export function reads({ p, w, u, h, d, since, today }) {
     'audit log ?action=': (db) => audit.listEntries(db, p, { ...auditFilter, action: 'organization.update' }),
     'audit log ?actor_id=': (db) => audit.listEntries(db, p, { ...auditFilter, actorId: 'key3' }),
     'audit log ?resource_id=': (db) => audit.listEntries(db, p, { ...auditFilter, resourceId: w }),
+    // The audit log's money movements are read from the ledger (docs/adr/0019-audit-reads-the-ledger.md),
+    // beside audit_log, with their links of the chain.
+    'audit log: movements': (db) => movements(db).list(p, auditFilter),
+    'audit log ?actor_id=: movements': (db) => movements(db).list(p, { ...auditFilter, actorId: 'key3' }),
+    'audit log ?resource_id=: movements': (db) => movements(db).list(p, { ...auditFilter, resourceId: w }),
+    'audit log: links of a page of movements': (db) =>
+      audit.linksOf(
+        db,
+        p,
+        Array.from({ length: 21 }, (_, index) => `aud_s${index + 1}`),
+      ),
     events: (db) => events.listEvents(db, p, { type: undefined, ...page }),
     'events ?type=': (db) => events.listEvents(db, p, { type: 'wallet.credit.added', ...page }),
     users: (db) => users.listUsers(db, p, { limit: 21 }),
@@ -67,6 +79,10 @@ export function reads({ p, w, u, h, d, since, today }) {
     'webhook deliveries': (db) => webhooks.listDeliveries(db, p, h, { status: undefined, ...page }),
     'webhook attempts of a page of deliveries': (db) => webhooks.findAttempts(db, p, [d]),
   };
+}
+
+function movements(db) {
+  return ledgerAuditSource({ kysely: db, dialect: 'postgres' });
 }
 
 function walk(node, visit) {
