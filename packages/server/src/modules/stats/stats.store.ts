@@ -1,4 +1,5 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { PREPARED_STATEMENT } from '../../db/database.js';
 import type { Database, StatsFoldSource, StatsSource } from '../../db/schema.js';
 import { BALANCE_MAX } from '../wallets/wallets.schemas.js';
 
@@ -33,8 +34,17 @@ export function capped(value: bigint): number {
   return value > BigInt(BALANCE_MAX) ? BALANCE_MAX : value < 0n ? 0 : Number(value);
 }
 
+/**
+ * Each read here is one fixed text per call site (the sources are constants of the caller), run as a
+ * named prepared statement on PostgreSQL: planning these statements took longer than running them
+ * (docs/performance.md, "Scale benchmark").
+ */
+const PREPARED = sql.raw(PREPARED_STATEMENT);
+
 export async function projectCounts(db: Executor, projectId: string): Promise<{ users: number; wallets: number }> {
-  const row = await db.selectFrom('project_counts').select(['users', 'wallets']).where('project_id', '=', projectId).executeTakeFirst();
+  const result = await sql<{ users: number; wallets: number }>`${PREPARED} select users, wallets from project_counts
+    where project_id = ${projectId}`.execute(db);
+  const row = result.rows[0];
   return { users: row?.users ?? 0, wallets: row?.wallets ?? 0 };
 }
 
@@ -76,7 +86,7 @@ export async function daysSince(
     ok: number;
     lat_sum: number;
     lat_max: number;
-  }>`
+  }>`${PREPARED}
     select day, source, sum(n) as n, sum(hi) as hi, sum(lo) as lo, sum(ok) as ok, sum(lat_sum) as lat_sum, max(lat_max) as lat_max
     from (
       select day, source, n, amount_hi as hi, amount_lo as lo, succeeded as ok, latency_sum as lat_sum, latency_max as lat_max
