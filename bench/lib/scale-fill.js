@@ -2,7 +2,7 @@
 // generate_series: at SCALE=1, 10 million ledger transactions (each with its wallet's entry) over
 // 100,000 wallets, 1 million users and 1 million sessions, 5 million events with 5 million
 // deliveries and their attempts, 1 million audit entries, in 20 projects, the first holding half of
-// every table. Rows are spread over the last 90 days. Triggers are off while filling
+// every table. Each project's rows are spread over the last 90 days. Triggers are off while filling
 // (session_replication_role = replica); the per-project counters are then computed as migration
 // 0022 does, and the audit chain is filled as if the seal job had chained every entry and movement.
 
@@ -28,8 +28,12 @@ function projectOf(projects, total) {
 }
 
 function timeOf(column, total) {
-  // Oldest first: row n of total at now - 90 days + n/total of 90 days.
-  return `to_char((now() at time zone 'utc') - interval '${DAYS} days' + (${column}::float8 / ${total}) * interval '${DAYS} days', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+  // Oldest first within each half (the first project's rows, then the others'), so that every
+  // project has rows over the whole 90 days up to now: row n of the first half at now - 90 days +
+  // n/half of 90 days, and likewise in the second half.
+  const half = Math.floor(total / 2);
+  const share = `(case when ${column} <= ${half} then ${column}::float8 / ${half} else (${column} - ${half})::float8 / ${total - half} end)`;
+  return `to_char((now() at time zone 'utc') - interval '${DAYS} days' + ${share} * interval '${DAYS} days', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 }
 
 /** The statements that fill the database, in order, each with a label. */
