@@ -48,9 +48,11 @@ export function reads({ p, w, u, h, d, since, today }) {
   const page = { after: undefined, limit: 21 };
   const auditFilter = { action: undefined, actorId: undefined, resourceId: undefined, since: undefined, until: undefined, ...page };
   return {
-    'stats overview: counts': (db) => stats.projectCounts(db, p),
-    'stats overview: credits in circulation': (db) => stats.daysSince(db, p, 'ledger', ['credit', 'debit', 'expiry'], ''),
-    'stats overview: events today': (db) => stats.daysSince(db, p, 'events', ['event'], today),
+    'stats overview: counts, credits in circulation, events today': (db) =>
+      stats.countsAndDays(db, p, [
+        { fold: 'ledger', sources: ['credit', 'debit', 'expiry'], since: '' },
+        { fold: 'events', sources: ['event'], since: today },
+      ]),
     'stats credits per day': (db) => stats.daysSince(db, p, 'ledger', ['credit', 'debit'], since),
     'stats webhooks per day': (db) => stats.daysSince(db, p, 'webhook_attempts', ['webhook_attempt'], since),
     'audit log': (db) => audit.listEntries(db, p, auditFilter),
