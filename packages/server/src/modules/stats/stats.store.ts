@@ -41,8 +41,15 @@ export function capped(value: bigint): number {
  */
 const PREPARED = sql.raw(PREPARED_STATEMENT);
 
-function unfolded(source: StatsFoldSource, projectId: string, since: string): RawBuilder<unknown> {
-  const after = sql`where project_id = ${projectId} and created_at >= ${since} and created_at >= coalesce(
+/**
+ * The rows of `source` the fold has not reached. The watermark is read in the statement (so the
+ * answer is exact whatever a fold commits meanwhile), but the planner cannot see its value and
+ * estimates a third of the project's rows: at 10 million ledger rows it chose a sequential scan
+ * (docs/performance.md, "Scale benchmark"). `hint`, a watermark read before the statement, is a
+ * constant it can see; the watermark only moves forward, so the bound changes no answer.
+ */
+function unfolded(source: StatsFoldSource, projectId: string, since: string, hint: string): RawBuilder<unknown> {
+  const after = sql`where project_id = ${projectId} and created_at >= ${since} and created_at >= ${hint} and created_at >= coalesce(
     (select folded_until from stats_folds where project_id = ${projectId} and source = ${source}), '')`;
   switch (source) {
     case 'ledger':
@@ -95,7 +102,8 @@ interface DayRow {
 
 /** `daysSince` of several folds in one statement. No source may be in two parts. */
 async function daysOf(db: Executor, projectId: string, parts: readonly DaysPart[]): Promise<DayTotals[]> {
-  const result = await sql<DayRow>`${PREPARED} ${daysQuery(projectId, parts)}`.execute(db);
+  const hints = await watermarks(db, projectId);
+  const result = await sql<DayRow>`${PREPARED} ${daysQuery(projectId, parts, hints)}`.execute(db);
   return result.rows.map(toDayTotals);
 }
 
@@ -108,11 +116,12 @@ export async function countsAndDays(
   projectId: string,
   parts: readonly DaysPart[],
 ): Promise<{ users: number; wallets: number; days: DayTotals[] }> {
+  const hints = await watermarks(db, projectId);
   const result = await sql<DayRow>`${PREPARED}
     select '' as day, 'counts' as source, users as n, wallets as hi, 0 as lo, 0 as ok, 0 as lat_sum, 0 as lat_max
     from project_counts where project_id = ${projectId}
     union all
-    select * from (${daysQuery(projectId, parts)}) as days`.execute(db);
+    select * from (${daysQuery(projectId, parts, hints)}) as days`.execute(db);
   const counts = result.rows.find((row) => row.source === 'counts');
   return {
     users: counts?.n ?? 0,
@@ -121,13 +130,20 @@ export async function countsAndDays(
   };
 }
 
-function daysQuery(projectId: string, parts: readonly DaysPart[]): RawBuilder<unknown> {
+/** The project's fold watermarks as they stand now (each only moves forward). */
+async function watermarks(db: Executor, projectId: string): Promise<Map<string, string>> {
+  const result = await sql<{ source: string; folded_until: string }>`${PREPARED}
+    select source, folded_until from stats_folds where project_id = ${projectId}`.execute(db);
+  return new Map(result.rows.map((row) => [row.source, row.folded_until]));
+}
+
+function daysQuery(projectId: string, parts: readonly DaysPart[], hints: ReadonlyMap<string, string>): RawBuilder<unknown> {
   const sources = parts.flatMap((part) => part.sources);
   const unions = parts.map(
     (part) => sql`select day, source, n, amount_hi as hi, amount_lo as lo, succeeded as ok, latency_sum as lat_sum, latency_max as lat_max
       from stats_days where project_id = ${projectId} and source in (${sql.join(part.sources)}) and day >= ${part.since.slice(0, 10)}
       union all
-      ${unfolded(part.fold, projectId, part.since)}`,
+      ${unfolded(part.fold, projectId, part.since, hints.get(part.fold) ?? '')}`,
   );
   return sql`select day, source, sum(n) as n, sum(hi) as hi, sum(lo) as lo, sum(ok) as ok, sum(lat_sum) as lat_sum, max(lat_max) as lat_max
     from (${sql.join(unions, sql` union all `)}) as days
