@@ -1,22 +1,26 @@
 // EXPLAIN for the list, statistics and audit reads (scenarios/scale.js): each read of the built
-// service's stores is run against a Kysely that records its statements instead of running them,
-// and each statement is explained with its parameters on the scale database.
+// service's stores is run against a Kysely that records its statements as it runs them, and each
+// statement is explained with its parameters on the scale database.
 import { Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
 import * as audit from '../../packages/server/dist/modules/audit/audit.store.js';
 import * as events from '../../packages/server/dist/modules/events/event-log.store.js';
 import * as sessions from '../../packages/server/dist/modules/sessions/sessions.store.js';
 import * as stats from '../../packages/server/dist/modules/stats/stats.store.js';
 import * as users from '../../packages/server/dist/modules/users/users.store.js';
+import { ledgerAuditSource } from '../../packages/server/dist/modules/wallets/ledger.audit.js';
 import * as ledger from '../../packages/server/dist/modules/wallets/ledger.store.js';
 import * as wallets from '../../packages/server/dist/modules/wallets/wallets.store.js';
 import * as webhooks from '../../packages/server/dist/modules/webhooks/webhooks.store.js';
 
-function recorder() {
+function recorder(pool) {
   const statements = [];
+  // Each statement also runs (they are all reads), so a read that uses what an earlier statement
+  // returned (the statistics reads' watermarks) is explained with the values the service would have.
   const connection = {
-    executeQuery: (query) => {
+    executeQuery: async (query) => {
       statements.push(query);
-      return Promise.resolve({ rows: [] });
+      const result = await pool.query(query.sql, [...query.parameters]);
+      return { rows: result.rows };
     },
     streamQuery: () => {
       throw new Error('not used');
@@ -47,15 +51,28 @@ export function reads({ p, w, u, h, d, since, today }) {
   const page = { after: undefined, limit: 21 };
   const auditFilter = { action: undefined, actorId: undefined, resourceId: undefined, since: undefined, until: undefined, ...page };
   return {
-    'stats overview: counts': (db) => stats.projectCounts(db, p),
-    'stats overview: credits in circulation': (db) => stats.daysSince(db, p, 'ledger', ['credit', 'debit'], ''),
-    'stats overview: events today': (db) => stats.daysSince(db, p, 'events', ['event'], today),
+    'stats overview: counts, credits in circulation, events today': (db) =>
+      stats.countsAndDays(db, p, [
+        { fold: 'ledger', sources: ['credit', 'debit', 'expiry'], since: '' },
+        { fold: 'events', sources: ['event'], since: today },
+      ]),
     'stats credits per day': (db) => stats.daysSince(db, p, 'ledger', ['credit', 'debit'], since),
     'stats webhooks per day': (db) => stats.daysSince(db, p, 'webhook_attempts', ['webhook_attempt'], since),
     'audit log': (db) => audit.listEntries(db, p, auditFilter),
     'audit log ?action=': (db) => audit.listEntries(db, p, { ...auditFilter, action: 'organization.update' }),
     'audit log ?actor_id=': (db) => audit.listEntries(db, p, { ...auditFilter, actorId: 'key3' }),
     'audit log ?resource_id=': (db) => audit.listEntries(db, p, { ...auditFilter, resourceId: w }),
+    // The audit log's money movements are read from the ledger (docs/adr/0019-audit-reads-the-ledger.md),
+    // beside audit_log, with their links of the chain.
+    'audit log: movements': (db) => movements(db).list(p, auditFilter),
+    'audit log ?actor_id=: movements': (db) => movements(db).list(p, { ...auditFilter, actorId: 'key3' }),
+    'audit log ?resource_id=: movements': (db) => movements(db).list(p, { ...auditFilter, resourceId: w }),
+    'audit log: links of a page of movements': (db) =>
+      audit.linksOf(
+        db,
+        p,
+        Array.from({ length: 21 }, (_, index) => `aud_s${index + 1}`),
+      ),
     events: (db) => events.listEvents(db, p, { type: undefined, ...page }),
     'events ?type=': (db) => events.listEvents(db, p, { type: 'wallet.credit.added', ...page }),
     users: (db) => users.listUsers(db, p, { limit: 21 }),
@@ -67,6 +84,10 @@ export function reads({ p, w, u, h, d, since, today }) {
     'webhook deliveries': (db) => webhooks.listDeliveries(db, p, h, { status: undefined, ...page }),
     'webhook attempts of a page of deliveries': (db) => webhooks.findAttempts(db, p, [d]),
   };
+}
+
+function movements(db) {
+  return ledgerAuditSource({ kysely: db, dialect: 'postgres' });
 }
 
 function walk(node, visit) {
@@ -81,7 +102,7 @@ function walk(node, visit) {
 export async function explainReads(pool, readList, bigTables) {
   const out = [];
   for (const [name, read] of Object.entries(readList)) {
-    const { db, statements } = recorder();
+    const { db, statements } = recorder(pool);
     await read(db).catch(() => undefined);
     for (const statement of statements) {
       const result = await pool.query(`explain (analyze, format json) ${statement.sql}`, [...statement.parameters]);

@@ -2,9 +2,9 @@
 // generate_series: at SCALE=1, 10 million ledger transactions (each with its wallet's entry) over
 // 100,000 wallets, 1 million users and 1 million sessions, 5 million events with 5 million
 // deliveries and their attempts, 1 million audit entries, in 20 projects, the first holding half of
-// every table. Rows are spread over the last 90 days. Triggers are off while filling
+// every table. Each project's rows are spread over the last 90 days. Triggers are off while filling
 // (session_replication_role = replica); the per-project counters are then computed as migration
-// 0022 does.
+// 0022 does, and the audit chain is filled as if the seal job had chained every entry and movement.
 
 /** Rows per table at SCALE=1. */
 export const FULL_SIZE = Object.freeze({
@@ -28,8 +28,12 @@ function projectOf(projects, total) {
 }
 
 function timeOf(column, total) {
-  // Oldest first: row n of total at now - 90 days + n/total of 90 days.
-  return `to_char((now() at time zone 'utc') - interval '${DAYS} days' + (${column}::float8 / ${total}) * interval '${DAYS} days', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+  // Oldest first within each half (the first project's rows, then the others'), so that every
+  // project has rows over the whole 90 days up to now: row n of the first half at now - 90 days +
+  // n/half of 90 days, and likewise in the second half.
+  const half = Math.floor(total / 2);
+  const share = `(case when ${column} <= ${half} then ${column}::float8 / ${half} else (${column} - ${half})::float8 / ${total - half} end)`;
+  return `to_char((now() at time zone 'utc') - interval '${DAYS} days' + ${share} * interval '${DAYS} days', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 }
 
 /** The statements that fill the database, in order, each with a label. */
@@ -110,9 +114,32 @@ export function fillStatements(projects, scale) {
       [
         'audit_log',
         `insert into audit_log (id, project_id, created_at, action, actor_type, actor_id, resource_type, resource_id, outcome, changes)
-         select 'aud_s' || n, ${audit('n')}, ${timeOf('n', size.audit)}, (array['invitation.accept', 'invitation.create', 'organization.create', 'organization.update', 'organization.delete'])[1 + n % 5], 'api_key', 'key' || (n % 10), 'wallet',
+         select 'aud_a' || n, ${audit('n')}, ${timeOf('n', size.audit)}, (array['invitation.accept', 'invitation.create', 'organization.create', 'organization.update', 'organization.delete'])[1 + n % 5], 'api_key', 'key' || (n % 10), 'wallet',
            'wal_s' || (n % ${size.wallets} + 1), 'success', '{}'
          from generate_series(1, ${size.audit}) n`,
+      ],
+      [
+        // As if the audit seal job had run: every entry and every ledger movement (whose entry id is
+        // its transaction's with the prefix aud_, so audit ids above are aud_a…, not aud_s…) has its
+        // link in its project's chain, and both sealing cursors stand after them. Without this the
+        // service's seal job chains the filled rows every second while the routes are measured.
+        // The hashes are placeholders of the right length; nothing measured verifies them.
+        'audit_chain',
+        `insert into audit_chain (project_id, seq, entry_id, prev_hash, hash, sealed_at)
+         with head as materialized (select project_id, max(seq) as seq from audit_chain group by project_id)
+         select s.project_id, coalesce(head.seq, 0) + row_number() over (partition by s.project_id order by s.created_at, s.entry_id),
+           s.entry_id, md5(s.entry_id) || md5(s.entry_id || '.'), md5(s.entry_id || '#') || md5(s.entry_id || '$'), s.created_at
+         from (select project_id, id as entry_id, created_at from audit_log
+               union all select project_id, 'aud_' || substr(id, 5), created_at from ledger_transactions where txid is not null) s
+           left join head on head.project_id = s.project_id
+         where not exists (select 1 from audit_chain c where c.entry_id = s.entry_id)`,
+      ],
+      [
+        'audit cursors',
+        `with a as (select txid, id from audit_log where txid is not null order by txid desc, id desc limit 1),
+              l as (select txid, id from ledger_transactions where txid is not null order by txid desc, id desc limit 1),
+              moved as (update audit_seal_cursor set txid = a.txid, entry_id = a.id from a where audit_seal_cursor.id = 1 returning 1)
+         update audit_ledger_cursor set txid = l.txid, entry_id = l.id from l where audit_ledger_cursor.id = 1`,
       ],
       [
         'project_counts',

@@ -161,10 +161,13 @@ describe.skipIf(inject('postgresAdminUrl') === '')('list and statistics reads us
     const auditFilter = { action: undefined, actorId: undefined, resourceId: undefined, since: undefined, until: undefined, ...page };
     const reads: Record<string, (rec: Kysely<Database>) => Promise<unknown>> = {
       // The stats reads map their rows after the statement ran; the recorder's row is empty.
-      'stats overview: counts': (rec) => stats.projectCounts(rec, projectId),
-      'stats overview: credits in circulation': (rec) => stats.daysSince(rec, projectId, 'ledger', ['credit', 'debit'], '').catch(() => []),
-      'stats overview: events today': (rec) =>
-        stats.daysSince(rec, projectId, 'events', ['event'], '2026-06-15T00:00:00.000Z').catch(() => []),
+      'stats overview: counts, credits in circulation, events today': (rec) =>
+        stats
+          .countsAndDays(rec, projectId, [
+            { fold: 'ledger', sources: ['credit', 'debit', 'expiry'], since: '' },
+            { fold: 'events', sources: ['event'], since: '2026-06-15T00:00:00.000Z' },
+          ])
+          .catch(() => []),
       'stats credits per day': (rec) => stats.daysSince(rec, projectId, 'ledger', ['credit', 'debit'], since).catch(() => []),
       'stats webhooks per day': (rec) => stats.daysSince(rec, projectId, 'webhook_attempts', ['webhook_attempt'], since).catch(() => []),
       'audit log': (rec) => audit.listEntries(rec, projectId, auditFilter),

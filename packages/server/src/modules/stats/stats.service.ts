@@ -46,11 +46,12 @@ export class StatsService {
   async overview(projectId: string): Promise<Overview> {
     const now = this.#clock.now();
     const db = this.#db.kysely;
-    const [counts, ledger, events] = await Promise.all([
-      store.projectCounts(db, projectId),
-      store.daysSince(db, projectId, 'ledger', ['credit', 'debit', 'expiry'], ''),
-      store.daysSince(db, projectId, 'events', ['event'], isoTime(startOfDay(now))),
+    const counts = await store.countsAndDays(db, projectId, [
+      { fold: 'ledger', sources: ['credit', 'debit', 'expiry'], since: '' },
+      { fold: 'events', sources: ['event'], since: isoTime(startOfDay(now)) },
     ]);
+    const events = counts.days.filter((row) => row.source === 'event');
+    const ledger = counts.days.filter((row) => row.source !== 'event');
     // Every balance is the sum of its wallet's credits less its debits and expiries (transfers move
     // credits between wallets of one project), so their sum is the project's credits less the rest.
     let circulation = 0n;
