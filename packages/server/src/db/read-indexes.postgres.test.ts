@@ -93,6 +93,7 @@ function indexNames(node: PlanNode): string[] {
 const EXPECTED_INDEX: Readonly<Record<string, string>> = {
   'audit log ?action=': 'audit_log_project_action_idx',
   'audit log ?actor_id=': 'audit_log_project_actor_idx',
+  'audit log ?actor_id=, money movements': 'ledger_transactions_project_actor_idx',
   'audit log ?resource_id=': 'audit_log_project_resource_id_idx',
   'stats credits per day': 'ledger_transactions_project_created_idx',
   'stats webhooks per day': 'webhook_attempts_project_created_idx',
@@ -130,8 +131,9 @@ describe.skipIf(inject('postgresAdminUrl') === '')('list and statistics reads us
       await sql`insert into wallets (id, project_id, user_id, currency, balance, status, metadata, created_at, updated_at)
         select ${p} || '-w' || n, ${p}, ${p} || '-u' || n, 'USD', n, 'active', '{}', ${ts}, ${ts}
         from generate_series(1, ${ROWS}) n`.execute(db);
-      await sql`insert into ledger_transactions (id, project_id, type, currency, amount, metadata, idempotency_scope, wallet_id, created_at)
-        select ${p} || '-t' || n, ${p}, case when n % 2 = 0 then 'credit' else 'debit' end, 'USD', n, '{}', '', ${p} || '-w' || (n % 10 + 1), ${ts}
+      await sql`insert into ledger_transactions (id, project_id, type, currency, amount, metadata, idempotency_scope, wallet_id, created_at, actor_type, actor_id)
+        select ${p} || '-t' || n, ${p}, case when n % 2 = 0 then 'credit' else 'debit' end, 'USD', n, '{}', '', ${p} || '-w' || (n % 10 + 1), ${ts},
+          'secret_key', 'key' || (n % 10)
         from generate_series(1, ${ROWS}) n`.execute(db);
       await sql`insert into ledger_entries (project_id, transaction_id, account_id, amount, balance_after, created_at)
         select ${p}, ${p} || '-t' || n, ${p} || '-w' || (n % 10 + 1), n, n, ${ts}
@@ -192,6 +194,18 @@ describe.skipIf(inject('postgresAdminUrl') === '')('list and statistics reads us
             limit: 21,
             action: undefined,
             actorId: undefined,
+            since: undefined,
+            until: undefined,
+            after: undefined,
+          })
+          .catch(() => []),
+      'audit log ?actor_id=, money movements': (rec) =>
+        ledgerAuditSource({ kysely: rec, dialect: 'postgres' } as Db)
+          .list(projectId, {
+            resourceId: undefined,
+            limit: 21,
+            action: undefined,
+            actorId: 'key3',
             since: undefined,
             until: undefined,
             after: undefined,

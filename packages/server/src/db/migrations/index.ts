@@ -25,6 +25,7 @@ import * as holdsGrants from './0023_holds_grants.js';
 import * as auditReadsLedger from './0025_audit_reads_ledger.js';
 import * as balanceAt from './0027_balance_at.js';
 import * as grantSpendingIndex from './0028_grant_spending_index.js';
+import * as ledgerActorIndex from './0029_ledger_actor_index.js';
 
 /**
  * Every migration, in order, for both dialects. Add new ones at the end with the next number;
@@ -57,4 +58,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0025_audit_reads_ledger': auditReadsLedger,
   '0027_balance_at': balanceAt,
   '0028_grant_spending_index': grantSpendingIndex,
+  '0029_ledger_actor_index': ledgerActorIndex,
 };
