@@ -5,7 +5,7 @@ import { readCookie } from '../lib/cookies.js';
 import { ApiError } from '../lib/errors.js';
 import { endUserClient } from './end-user.js';
 import type { DashboardAuthenticator, DashboardCredential, Principal, RouteCredential, SessionAuthenticator } from '../lib/principal.js';
-import type { RateLimitDecision, RateLimiter, RateLimitRule } from '../lib/rate-limit.js';
+import { type RateLimitDecision, type RateLimiter, type RateLimitRule, rateLimitRefusal } from '../lib/rate-limit.js';
 
 const SESSION_TOKEN_PREFIX = 'svc_ses_';
 const SECRET_KEY_PREFIX = 'svc_sk_';
@@ -35,11 +35,7 @@ export function credentialGuard(options: CredentialGuardOptions) {
     if (rule.perSecond === 0) return;
     const decision = await options.rateLimiter.consume(bucket, rule);
     setRateLimitHeaders(reply, decision);
-    if (!decision.allowed) {
-      throw new ApiError('rate_limited', `Too many requests; retry in ${decision.retryAfterSeconds} s.`, {
-        headers: { 'Retry-After': String(decision.retryAfterSeconds) },
-      });
-    }
+    if (!decision.allowed) throw rateLimitRefusal(decision);
   }
 
   return async function guard(request: FastifyRequest, reply: FastifyReply): Promise<void> {

@@ -6,7 +6,7 @@
 import type { Db } from '../../db/database.js';
 import type { EmailTokenPurpose } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
-import type { RateLimiter, RateLimitRule } from '../../lib/rate-limit.js';
+import { type RateLimiter, type RateLimitRule, takeOrRefuse } from '../../lib/rate-limit.js';
 import { type Clock, isoTime } from '../../lib/clock.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { ApiError } from '../../lib/errors.js';
@@ -15,7 +15,7 @@ import { queueEmail } from '../email/email.service.js';
 import type { SessionsService } from '../sessions/sessions.service.js';
 import { normalizeEmail, toUser, type UsersService } from '../users/users.service.js';
 import type { User } from '../users/users.schemas.js';
-import { EMAIL_SHOWN_LENGTH_MAX, rateLimited, userRecord } from './auth.common.js';
+import { EMAIL_SHOWN_LENGTH_MAX, userRecord } from './auth.common.js';
 import { EMAIL_TOKEN_PATTERN, PASSWORD_RESET_TEMPLATE, VERIFY_EMAIL_TEMPLATE } from './auth.emails.js';
 import * as tokens from './email-tokens.store.js';
 import { checkPasswordStrength, hashPassword } from './passwords.js';
@@ -88,7 +88,7 @@ export class AuthEmailFlows {
     const record = userRecord(projectId, userId, 'user.verification_email_send');
     await this.#audit.recordingRefusals(context, record, async () => {
       const user = await this.#users.getRecord(projectId, userId);
-      await rateLimited(this.#rateLimiter, `verify-email:${projectId}:${userId}`, VERIFICATION_RESEND_RULE);
+      await takeOrRefuse(this.#rateLimiter, `verify-email:${projectId}:${userId}`, VERIFICATION_RESEND_RULE);
       if (user.email_verified_at !== null || user.banned_at !== null) {
         await this.#audit.recordAlone(context, { ...record, changes: { email_queued: false } });
         return;

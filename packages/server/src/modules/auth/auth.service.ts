@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.js';
 import { inTransaction } from '../../db/transaction.js';
 import type { Principal } from '../../lib/principal.js';
-import type { RateLimiter, RateLimitRule } from '../../lib/rate-limit.js';
+import { type RateLimiter, type RateLimitRule, takeOrRefuse } from '../../lib/rate-limit.js';
 import { type Clock, isoTime } from '../../lib/clock.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { ApiError } from '../../lib/errors.js';
@@ -12,7 +12,7 @@ import type { IssuedSession, SessionInfo } from '../sessions/sessions.schemas.js
 import { type SignInGate, signInChanges, type SignInResult, signInResult } from '../mfa/mfa.service.js';
 import { IdentityLinking, type NormalizedEmail, normalizeEmail, toUser, type UsersService } from '../users/users.service.js';
 import { NAME_LENGTH_MAX, type User } from '../users/users.schemas.js';
-import { EMAIL_SHOWN_LENGTH_MAX, rateLimited, userRecord } from './auth.common.js';
+import { EMAIL_SHOWN_LENGTH_MAX, userRecord } from './auth.common.js';
 import { AuthEmailFlows } from './auth.email-flows.js';
 import { VERIFY_EMAIL_TEMPLATE } from './auth.emails.js';
 import { type LoginThrottle, type LoginThrottleRule, type ThrottledAttemptLimits, throttledAttempt } from '../../lib/login-throttle.js';
@@ -106,7 +106,7 @@ export class AuthService {
     if (name.length > NAME_LENGTH_MAX)
       throw new ApiError('parameter_invalid', `name is at most ${NAME_LENGTH_MAX} characters.`, { param: 'name' });
     checkPasswordStrength(input.password, 'password');
-    if (this.#signupLimited) await rateLimited(this.#rateLimiter, `signup:${projectId}:${client.ip ?? ''}`, SIGNUP_RATE_RULE);
+    if (this.#signupLimited) await takeOrRefuse(this.#rateLimiter, `signup:${projectId}:${client.ip ?? ''}`, SIGNUP_RATE_RULE);
     if ((await this.#users.findRecordByEmail(projectId, email)) !== undefined) {
       throw new ApiError('email_taken', 'A user with this email already exists.', { param: 'email' });
     }

@@ -1,7 +1,7 @@
 import { type AuthenticationResponseJSON, generateAuthenticationOptions, verifyAuthenticationResponse } from '@simplewebauthn/server';
 import type { Db } from '../../db/database.js';
 import { inTransaction, type Transaction } from '../../db/transaction.js';
-import type { RateLimiter, RateLimitRule } from '../../lib/rate-limit.js';
+import { type RateLimiter, type RateLimitRule, takeOrRefuse } from '../../lib/rate-limit.js';
 import { assert } from '../../lib/assert.js';
 import { type Clock, isoTime } from '../../lib/clock.js';
 import { constantTimeEqual, sha256Hex } from '../../lib/crypto.js';
@@ -77,12 +77,7 @@ export class PasskeySignIn {
   async options(projectId: string, input: { email?: string | undefined }, client: SessionClient) {
     const relyingParty = await this.#projects.getRelyingParty(projectId);
     if (this.#optionsLimited) {
-      const decision = await this.#rateLimiter.consume(`passkey-options:${projectId}:${client.ip ?? ''}`, PASSKEY_OPTIONS_RATE_RULE);
-      if (!decision.allowed) {
-        throw new ApiError('rate_limited', `Too many requests; retry in ${decision.retryAfterSeconds} s.`, {
-          headers: { 'Retry-After': String(decision.retryAfterSeconds) },
-        });
-      }
+      await takeOrRefuse(this.#rateLimiter, `passkey-options:${projectId}:${client.ip ?? ''}`, PASSKEY_OPTIONS_RATE_RULE);
     }
     let userId: string | null = null;
     let allowCredentials: { id: string; transports: string[] }[] = [];
