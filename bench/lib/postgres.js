@@ -20,10 +20,14 @@ export async function probePostgres(adminUrl) {
 export async function createBenchDatabase(adminUrl) {
   const name = `svc_bench_${randomBytes(6).toString('hex')}`;
   await adminQuery(adminUrl, `create database ${name}`);
-  const drop = defer(`drop database ${name}`, () => adminQuery(adminUrl, `drop database if exists ${name} with (force)`));
+  let kept = false;
+  const drop = defer(`drop database ${name}`, () =>
+    kept ? undefined : adminQuery(adminUrl, `drop database if exists ${name} with (force)`),
+  );
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
-  return { name, url: url.toString(), drop };
+  // keep(): neither drop() nor the cleanup at exit drops it (a bench that leaves it for a later run).
+  return { name, url: url.toString(), drop, keep: () => (kept = true) };
 }
 
 async function adminQuery(adminUrl, statement) {

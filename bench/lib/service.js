@@ -7,22 +7,30 @@ import { freePort, httpGet, LOOPBACK, runNode, startServer } from './processes.j
 
 /**
  * A database for the real service: a temp DATA_DIR (SQLite, the default) or a fresh PostgreSQL
- * database; `env` is the environment every `svc` command against it gets. `drop()` removes it.
+ * database; `env` is the environment every `svc` command against it gets. `drop()` removes it,
+ * `keep()` makes `drop()` leave the PostgreSQL database in place. `existing` ({ url, secretsKey })
+ * is a PostgreSQL database kept by an earlier run, used as it is and never dropped.
  */
-export async function prepareDatabase(ctx, dialect) {
+export async function prepareDatabase(ctx, dialect, existing) {
   const dataDir = mkdtempSync(join(ctx.workDir, `svc-${dialect}-`));
   const removeDir = defer(`remove ${dataDir}`, () => rmSync(dataDir, { recursive: true, force: true }));
   const env = serviceEnv({ DATA_DIR: dataDir });
   let dropDatabase = async () => undefined;
-  if (dialect === 'postgres') {
+  let keepDatabase = () => undefined;
+  if (existing !== undefined) {
+    env['DATABASE_URL'] = existing.url;
+    env['SECRETS_ENCRYPTION_KEY'] = existing.secretsKey;
+  } else if (dialect === 'postgres') {
     const database = await createBenchDatabase(ctx.options.postgresAdminUrl);
     env['DATABASE_URL'] = database.url;
     dropDatabase = database.drop;
+    keepDatabase = database.keep;
   }
   return {
     dialect,
     dataDir,
     env,
+    keep: () => keepDatabase(),
     async drop() {
       await dropDatabase();
       await removeDir();

@@ -7,8 +7,13 @@
 // each of their queries that touches a table over 10,000 rows, flagging any Seq Scan.
 //
 // Knobs: SCALE (default 1; e.g. 0.01 for a quick run), BENCH_SCALE_SECONDS (per route, default 5),
-// BENCH_SCALE_CLIENTS (default 10), BENCH_WARMUP_SECONDS (per route, not recorded, default 2). Targets: every route p99 < 50 ms, the dashboard overview (its
-// three statistics requests at once) p99 < 100 ms, no Seq Scan of a table over 10,000 rows.
+// BENCH_SCALE_CLIENTS (default 10), BENCH_WARMUP_SECONDS (per route, not recorded, default 2).
+// A filled database takes half an hour at SCALE=1, so BENCH_SCALE_KEEP=<file> leaves it in place and
+// writes to <file> what a later run needs (its URL, secrets key, largest project and its key), and
+// BENCH_SCALE_REUSE=<file> measures that database again, without filling (drop it by hand after).
+// Targets: every route p99 < 50 ms, the dashboard overview (its three statistics requests at once)
+// p99 < 100 ms, no Seq Scan of a table over 10,000 rows.
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import pg from 'pg';
 import { requestJson } from '../lib/api.js';
@@ -39,27 +44,42 @@ export const scenario = {
       ctx.note(`scale: skipped, PostgreSQL not reachable (${unreachable})`);
       return;
     }
-    const database = await prepareDatabase(ctx, 'postgres');
+    const reuse = process.env.BENCH_SCALE_REUSE;
+    const kept = reuse === undefined ? undefined : JSON.parse(readFileSync(reuse, 'utf8'));
+    const database = await prepareDatabase(ctx, 'postgres', kept && { url: kept.url, secretsKey: kept.secrets_key });
     try {
-      const projects = [];
-      for (let index = 0; index < PROJECTS; index += 1) projects.push(createProject(ctx, database, `scale-${index}`));
-      const big = projects[0];
       const pool = new pg.Pool({ connectionString: database.env['DATABASE_URL'], max: 2, options: '-c jit=off' });
       try {
-        const filled = await fill(ctx, pool, projects, scale);
-        const db = openDatabase({ dialect: 'postgres', url: database.env['DATABASE_URL'], poolSize: 2 });
-        const foldStart = Date.now();
-        try {
-          while (!(await foldStats(db, { now: () => new Date() }, { stepMs: 100 * 24 * 3600 * 1000, stepsMax: 10 })));
-        } finally {
-          await db.destroy();
+        let big;
+        let filled;
+        if (kept !== undefined) {
+          ({ big, filled } = kept);
+          ctx.note(`scale: measuring the database kept in ${reuse} (SCALE=${kept.scale}), not filled again`);
+        } else {
+          const projects = [];
+          for (let index = 0; index < PROJECTS; index += 1) projects.push(createProject(ctx, database, `scale-${index}`));
+          big = projects[0];
+          filled = await fill(ctx, pool, projects, scale);
+          await fold(ctx, pool, database);
+          const keep = process.env.BENCH_SCALE_KEEP;
+          if (keep !== undefined) {
+            database.keep();
+            const url = database.env['DATABASE_URL'];
+            writeFileSync(keep, JSON.stringify({ url, secrets_key: database.env['SECRETS_ENCRYPTION_KEY'], scale, big, filled }));
+            ctx.note(`scale: database kept (${url}); BENCH_SCALE_REUSE=${keep} measures it again`);
+          }
         }
-        ctx.note(`scale: statistics folded in ${((Date.now() - foldStart) / 1000).toFixed(1)} s`);
-        await pool.query('vacuum analyze');
+        const measuredScale = kept?.scale ?? scale;
 
         const service = await startService(ctx, database, { logLevel: 'warn' });
         try {
-          await measureRoutes(ctx, service.origin, big, { seconds, warmupSeconds: ctx.options.warmupSeconds, clients, scale, filled });
+          await measureRoutes(ctx, service.origin, big, {
+            seconds,
+            warmupSeconds: ctx.options.warmupSeconds,
+            clients,
+            scale: measuredScale,
+            filled,
+          });
         } finally {
           await service.stop();
         }
@@ -88,7 +108,7 @@ export const scenario = {
           bench: 'scale_explain',
           dialect: 'postgres',
           log_level: null,
-          scale,
+          scale: measuredScale,
           statements_explained: explained.length,
           seq_scans: seqScans.map((entry) => ({ read: entry.read, tables: entry.seq_scans })),
           valid: true,
@@ -102,6 +122,19 @@ export const scenario = {
     }
   },
 };
+
+/** Folds the statistics as the stats job would, then analyzes. */
+async function fold(ctx, pool, database) {
+  const db = openDatabase({ dialect: 'postgres', url: database.env['DATABASE_URL'], poolSize: 2 });
+  const foldStart = Date.now();
+  try {
+    while (!(await foldStats(db, { now: () => new Date() }, { stepMs: 100 * 24 * 3600 * 1000, stepsMax: 10 })));
+  } finally {
+    await db.destroy();
+  }
+  ctx.note(`scale: statistics folded in ${((Date.now() - foldStart) / 1000).toFixed(1)} s`);
+  await pool.query('vacuum analyze');
+}
 
 async function fill(ctx, pool, projects, scale) {
   const { size, statements } = fillStatements(
@@ -138,7 +171,7 @@ async function measureRoutes(ctx, origin, big, { seconds, warmupSeconds, clients
     method: 'POST',
     url: `${origin}/v1/auth/signup`,
     headers: { ...headers, 'content-type': 'application/json' },
-    body: { email: 'scale-bench@example.com', password: 'a long bench passphrase 7f3a' },
+    body: { email: `scale-bench-${Date.now()}@example.com`, password: 'a long bench passphrase 7f3a' },
     expect: 201,
   });
   const token = signedUp.session.id ?? signedUp.session.token;
