@@ -53,8 +53,8 @@ export function reads({ p, w, u, h, d, since, today }) {
   return {
     'stats overview: counts, credits in circulation, events today': (db) =>
       stats.countsAndDays(db, p, [
-        { fold: 'ledger', sources: ['credit', 'debit', 'expiry'], since: '' },
-        { fold: 'events', sources: ['event'], since: today },
+        { fold: 'ledger', sources: ['credit', 'debit', 'expiry'], since: '', whole: true },
+        { fold: 'events', sources: ['event'], since: today, whole: true },
       ]),
     'stats credits per day': (db) => stats.daysSince(db, p, 'ledger', ['credit', 'debit'], since),
     'stats webhooks per day': (db) => stats.daysSince(db, p, 'webhook_attempts', ['webhook_attempt'], since),

@@ -166,8 +166,8 @@ describe.skipIf(inject('postgresAdminUrl') === '')('list and statistics reads us
       'stats overview: counts, credits in circulation, events today': (rec) =>
         stats
           .countsAndDays(rec, projectId, [
-            { fold: 'ledger', sources: ['credit', 'debit', 'expiry'], since: '' },
-            { fold: 'events', sources: ['event'], since: '2026-06-15T00:00:00.000Z' },
+            { fold: 'ledger', sources: ['credit', 'debit', 'expiry'], since: '', whole: true },
+            { fold: 'events', sources: ['event'], since: '2026-06-15T00:00:00.000Z', whole: true },
           ])
           .catch(() => []),
       'stats credits per day': (rec) => stats.daysSince(rec, projectId, 'ledger', ['credit', 'debit'], since).catch(() => []),

@@ -47,8 +47,8 @@ export class StatsService {
     const now = this.#clock.now();
     const db = this.#db.kysely;
     const counts = await store.countsAndDays(db, projectId, [
-      { fold: 'ledger', sources: ['credit', 'debit', 'expiry'], since: '' },
-      { fold: 'events', sources: ['event'], since: isoTime(startOfDay(now)) },
+      { fold: 'ledger', sources: ['credit', 'debit', 'expiry'], since: '', whole: true },
+      { fold: 'events', sources: ['event'], since: isoTime(startOfDay(now)), whole: true },
     ]);
     const events = counts.days.filter((row) => row.source === 'event');
     const ledger = counts.days.filter((row) => row.source !== 'event');

@@ -15,6 +15,8 @@ type Executor = Kysely<Database>;
  * Times are ISO 8601 text on both dialects, so the day of a row is its first 10 characters.
  */
 const DAY = sql.raw('substr(created_at, 1, 10)');
+/** The `day` of a row summed over a whole range. */
+const WHOLE = sql.raw("''");
 const TWO_26 = 2n ** 26n;
 
 /** One day of one source: the folded sums plus the rows after the watermark. */
@@ -48,18 +50,18 @@ const PREPARED = sql.raw(PREPARED_STATEMENT);
  * (docs/performance.md, "Scale benchmark"). `hint`, a watermark read before the statement, is a
  * constant it can see; the watermark only moves forward, so the bound changes no answer.
  */
-function unfolded(source: StatsFoldSource, projectId: string, since: string, hint: string): RawBuilder<unknown> {
+function unfolded(source: StatsFoldSource, projectId: string, since: string, hint: string, day: RawBuilder<unknown>): RawBuilder<unknown> {
   const after = sql`where project_id = ${projectId} and created_at >= ${since} and created_at >= ${hint} and created_at >= coalesce(
     (select folded_until from stats_folds where project_id = ${projectId} and source = ${source}), '')`;
   switch (source) {
     case 'ledger':
-      return sql`select ${DAY} as day, type as source, 1 as n, amount / 67108864 as hi, amount % 67108864 as lo,
+      return sql`select ${day} as day, type as source, 1 as n, amount / 67108864 as hi, amount % 67108864 as lo,
           0 as ok, 0 as lat_sum, 0 as lat_max from ledger_transactions ${after}`;
     case 'events':
-      return sql`select ${DAY} as day, 'event' as source, 1 as n, 0 as hi, 0 as lo, 0 as ok, 0 as lat_sum, 0 as lat_max
+      return sql`select ${day} as day, 'event' as source, 1 as n, 0 as hi, 0 as lo, 0 as ok, 0 as lat_sum, 0 as lat_max
         from events ${after}`;
     case 'webhook_attempts':
-      return sql`select ${DAY} as day, 'webhook_attempt' as source, 1 as n, 0 as hi, 0 as lo,
+      return sql`select ${day} as day, 'webhook_attempt' as source, 1 as n, 0 as hi, 0 as lo,
           case when status_code >= 200 and status_code < 300 then 1 else 0 end as ok,
           latency_ms as lat_sum, latency_ms as lat_max from webhook_attempts ${after}`;
   }
@@ -71,6 +73,11 @@ export interface DaysPart {
   readonly sources: readonly StatsSource[];
   /** An ISO time at midnight UTC, or '' for all time. */
   readonly since: string;
+  /**
+   * One row per source for the whole range (its `day` is ''), summed in the statement, instead of
+   * one per day: the overview's circulation is every day of the ledger (docs/performance.md).
+   */
+  readonly whole?: boolean;
 }
 
 /**
@@ -140,10 +147,11 @@ async function watermarks(db: Executor, projectId: string): Promise<Map<string, 
 function daysQuery(projectId: string, parts: readonly DaysPart[], hints: ReadonlyMap<string, string>): RawBuilder<unknown> {
   const sources = parts.flatMap((part) => part.sources);
   const unions = parts.map(
-    (part) => sql`select day, source, n, amount_hi as hi, amount_lo as lo, succeeded as ok, latency_sum as lat_sum, latency_max as lat_max
+    (part) => sql`select ${part.whole === true ? WHOLE : sql.raw('day')} as day, source, n, amount_hi as hi, amount_lo as lo,
+        succeeded as ok, latency_sum as lat_sum, latency_max as lat_max
       from stats_days where project_id = ${projectId} and source in (${sql.join(part.sources)}) and day >= ${part.since.slice(0, 10)}
       union all
-      ${unfolded(part.fold, projectId, part.since, hints.get(part.fold) ?? '')}`,
+      ${unfolded(part.fold, projectId, part.since, hints.get(part.fold) ?? '', part.whole === true ? WHOLE : DAY)}`,
   );
   return sql`select day, source, sum(n) as n, sum(hi) as hi, sum(lo) as lo, sum(ok) as ok, sum(lat_sum) as lat_sum, max(lat_max) as lat_max
     from (${sql.join(unions, sql` union all `)}) as days
