@@ -137,9 +137,11 @@ async function main(argv) {
         ? `${(result.ratio * 100).toFixed(1)} % of bare Fastify`
         : result.ratio_to_floor !== undefined
           ? `${result.ratio_to_floor} × its floor (target ${result.target_ratio})`
-          : result.p99_ms !== undefined
-            ? `${result.route ?? ''} p99 ${result.p99_ms} ms`
-            : `${result.validate_ratio_to_peer ?? ''}`;
+          : result.main_thread_target_us !== undefined
+            ? `main thread ${result.server_main_thread_cpu_us_per_req} µs per request, its floor ${result.floor_main_thread_cpu_us_per_req} µs (target < ${result.main_thread_target_us})`
+            : result.p99_ms !== undefined
+              ? `${result.route ?? ''} p99 ${result.p99_ms} ms`
+              : `${result.validate_ratio_to_peer ?? ''}`;
     say(`${result.verdict}  ${result.bench} [${result.dialect}, LOG_LEVEL=${result.log_level}]: ${measured}`);
   }
   say(`results written to ${resultsFile}`);

@@ -56,6 +56,49 @@ export async function measureSessionFloors(ctx, database, sessionToken, served) 
 }
 
 /**
+ * The floor of log in (bench/login-floor-server.js) on the service's database, in the same run:
+ * `request` is the service's log-in load (each log in from its own end-user address). Its answer
+ * must have the shape of the service's (`served`; the tokens and times differ by nature).
+ */
+export async function measureLoginFloor(ctx, database, { projectId, email, password, request, served }) {
+  const port = await freePort();
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', NODE_ENV: 'production', PORT: String(port), PROJECT_ID: projectId };
+  if (database.env['DATABASE_URL'] !== undefined) env['DATABASE_URL'] = database.env['DATABASE_URL'];
+  else env['DATA_DIR'] = database.dataDir;
+  const origin = `http://${LOOPBACK}:${port}`;
+  const server = await startServer({
+    label: `log-in floor (${database.dialect}, port ${port})`,
+    script: join(ctx.benchDir, 'login-floor-server.js'),
+    env,
+    logFile: join(database.dataDir, `login-floor-${port}.log`),
+    readyUrl: `${origin}/ready`,
+  });
+  try {
+    const answered = await requestJson({ method: 'POST', url: `${origin}/login`, body: { email, password }, expect: 200 });
+    const difference = firstDifference(shapeOf(served), shapeOf(answered));
+    if (difference !== undefined)
+      throw new Error(`the log-in floor does not answer the shape the service does: ${difference} (service: ${JSON.stringify(served)})`);
+    return await measure({
+      url: `${origin}/login`,
+      headers: { 'content-type': 'application/json' },
+      request,
+      options: ctx.options,
+      serverPid: server.pid,
+    });
+  } finally {
+    await server.stop();
+  }
+}
+
+/** A JSON value with every leaf replaced by its type (null stays null). */
+function shapeOf(value) {
+  if (value === null) return null;
+  if (Array.isArray(value)) return value.map(shapeOf);
+  if (typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, shapeOf(item)]));
+  return typeof value;
+}
+
+/**
  * Better Auth's get-session (Bearer) from the peer's own server, when BENCH_BETTER_AUTH_DIR names
  * a directory with the peer installed (server.mjs and node_modules); else the reason it is skipped.
  * PostgreSQL through `databaseUrl` (a fresh bench database), SQLite in a temp file otherwise.
