@@ -27,6 +27,18 @@ export interface NewEventOf<T extends EventType> {
 export type NewEvent = { [T in EventType]: NewEventOf<T> }[EventType];
 
 /**
+ * Told, in this process, that events were written, in a transaction that may not have committed
+ * yet: this process's delivery worker looks at the outbox now rather than at its next idle poll
+ * (docs/adr/0006-webhook-delivery.md, "Idle workers poll less"). Returns a function that stops it.
+ */
+export function onEventsRecorded(listener: () => void): () => void {
+  recordedListeners.add(listener);
+  return () => recordedListeners.delete(listener);
+}
+
+const recordedListeners = new Set<() => void>();
+
+/**
  * Writes events to the outbox, in the caller's transaction: they exist if and only if the change
  * they report commits (docs/api.md section 5). Delivery happens later, from the outbox, never here.
  * Returns the new event ids, in order.
@@ -44,6 +56,7 @@ export async function recordEvents(trx: Transaction, events: readonly NewEvent[]
       created_at: event.createdAt,
     };
   });
+  for (const listener of recordedListeners) listener();
   const [only] = rows;
   if (rows.length === 1 && only !== undefined) {
     // Most changes record one event (every log in does): an SQL text, without Kysely's query builder.

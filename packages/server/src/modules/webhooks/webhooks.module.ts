@@ -28,7 +28,14 @@ export interface WebhooksOptions {
   readonly worker?: Partial<
     Pick<
       DeliveryWorkerOptions,
-      'concurrencyMax' | 'endpointInFlightMax' | 'endpointQueuedMax' | 'leaseMs' | 'pollIntervalMs' | 'dispatchBatchSize' | 'identity'
+      | 'concurrencyMax'
+      | 'endpointInFlightMax'
+      | 'endpointQueuedMax'
+      | 'leaseMs'
+      | 'pollIntervalMs'
+      | 'idlePollIntervalMs'
+      | 'dispatchBatchSize'
+      | 'identity'
     >
   >;
 }

@@ -2,11 +2,12 @@ import { setImmediate as yieldToIo } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { randomBase62 } from '../../lib/ids.js';
 import { hasUndispatchedEvents } from '../events/event-log.service.js';
+import { onEventsRecorded } from '../events/events.service.js';
 import { type AttemptOutcome, type DeliveryDependencies, sendAttempt } from './webhooks.delivery.js';
 import { AttemptRecorder, LeaseReleaser } from './webhooks.worker-batches.js';
 import { EndpointQueues, type Lease } from './webhooks.worker-endpoints.js';
 import { claimDue, fanOutBatch, takeBackLeases } from './webhooks.worker-leasing.js';
-import { Pause } from './webhooks.worker-pause.js';
+import { IdleBackoff, Pause } from './webhooks.worker-pause.js';
 
 /**
  * The delivery worker (docs/api.md section 6). It runs in `svc serve` beside the API and alone in
@@ -42,8 +43,10 @@ export interface DeliveryWorkerOptions extends DeliveryDependencies {
   readonly endpointInFlightMax?: number;
   readonly endpointQueuedMax?: number;
   readonly leaseMs?: number;
-  /** How long an idle worker waits before looking for work again. */
+  /** The wait between passes of a loop that found work, or after a wake (default 100 ms). */
   readonly pollIntervalMs?: number;
+  /** The longest wait between passes of a loop that keeps finding nothing (default 1 s). */
+  readonly idlePollIntervalMs?: number;
   /** Events fanned out per transaction. */
   readonly dispatchBatchSize?: number;
   /**
@@ -83,6 +86,8 @@ const ENDPOINT_QUEUED_MAX = CONCURRENCY_MAX;
 /** Deliveries leased per claiming transaction at the most. */
 const CLAIM_BATCH_MAX = 512;
 const POLL_INTERVAL_MS = 100;
+/** The longest wait of a loop that keeps finding nothing (see IdleBackoff). */
+const IDLE_POLL_INTERVAL_MS = 1000;
 /** Events fanned out per transaction at the most. */
 const DISPATCH_BATCH_SIZE = 1000;
 const ERROR_BACKOFF_MS = 1000;
@@ -93,6 +98,7 @@ export class DeliveryWorker {
   readonly #concurrencyMax: number;
   readonly #leaseMs: number;
   readonly #pollIntervalMs: number;
+  readonly #idlePollIntervalMs: number;
   readonly #dispatchBatchSize: number;
   readonly #identity: (() => string | undefined) | undefined;
   readonly #endpoints: EndpointQueues;
@@ -120,6 +126,8 @@ export class DeliveryWorker {
   #deliveriesPerEvent = 1;
   /** The identity this worker's leases carry (see `identity`), once started. */
   #workerId: string | undefined;
+  /** Stops listening for the events this process records (while started). */
+  #stopListening: (() => void) | undefined;
 
   constructor(options: DeliveryWorkerOptions) {
     this.#deps = {
@@ -137,6 +145,7 @@ export class DeliveryWorker {
     const inFlightMax = options.endpointInFlightMax ?? ENDPOINT_IN_FLIGHT_MAX;
     this.#leaseMs = options.leaseMs ?? LEASE_MS;
     this.#pollIntervalMs = options.pollIntervalMs ?? POLL_INTERVAL_MS;
+    this.#idlePollIntervalMs = options.idlePollIntervalMs ?? IDLE_POLL_INTERVAL_MS;
     this.#dispatchBatchSize = options.dispatchBatchSize ?? DISPATCH_BATCH_SIZE;
     this.#identity = options.identity;
     this.#endpoints = new EndpointQueues({
@@ -180,6 +189,9 @@ export class DeliveryWorker {
   start(): void {
     if (this.#loops !== undefined) return;
     this.#stopping = false;
+    // Events written in this process are fanned out without waiting for an idle poll; the pass
+    // may run before their transaction commits, and the next, a base interval later, sees them.
+    this.#stopListening = onEventsRecorded(() => this.#fanOutPause.wake());
     this.#loops = this.resumeOwnLeases()
       .then((resumed) => this.#claimFirst(resumed))
       .then(() => Promise.all([this.#fanOutLoop(), this.#claimLoop()]).then(() => undefined));
@@ -222,6 +234,8 @@ export class DeliveryWorker {
    */
   async stop(): Promise<void> {
     this.#stopping = true;
+    this.#stopListening?.();
+    this.#stopListening = undefined;
     this.#claimPause.wake();
     this.#fanOutPause.wake();
     await this.#loops;
@@ -261,38 +275,42 @@ export class DeliveryWorker {
     }
   }
 
-  /** Fans events out while there are any, else looks again every poll interval. */
+  /** Fans events out while there are any, else looks again after a poll interval (IdleBackoff). */
   async #fanOutLoop(): Promise<void> {
+    const backoff = new IdleBackoff(this.#pollIntervalMs, this.#idlePollIntervalMs);
     while (!this.#stopping) {
-      let waitMs = this.#pollIntervalMs;
+      let waitMs = backoff.waitMs;
       this.#fanOutPause.begin();
       try {
-        const { more } = await this.#dispatch();
+        const { dispatched, more } = await this.#dispatch();
+        backoff.passed(dispatched > 0);
         if (more) waitMs = 0;
       } catch (error) {
         // A failed fan-out (say, an endpoint deleted mid-batch) rolls back whole and runs again.
         this.#logger.error({ err: error }, 'webhook worker: fan-out failed; retrying');
         waitMs = ERROR_BACKOFF_MS;
       }
-      if (!this.#stopping) await this.#fanOutPause.wait(waitMs);
+      if (!this.#stopping && (await this.#fanOutPause.wait(waitMs))) backoff.reset();
     }
   }
 
   /** Claims due attempts while it finds some and has room, else waits for a poll, freed room or new deliveries. */
   async #claimLoop(): Promise<void> {
+    const backoff = new IdleBackoff(this.#pollIntervalMs, this.#idlePollIntervalMs);
     while (!this.#stopping) {
-      let waitMs = this.#pollIntervalMs;
+      let waitMs = backoff.waitMs;
       // Responses that have already arrived are handled (and free their slots) before claiming.
       await yieldToIo();
       this.#claimPause.begin();
       try {
         const claimed = await this.#claim();
+        backoff.passed(claimed > 0);
         if (claimed > 0 && this.#held < this.#concurrencyMax) waitMs = 0;
       } catch (error) {
         this.#logger.error({ err: error }, 'webhook worker: claiming failed; retrying');
         waitMs = ERROR_BACKOFF_MS;
       }
-      if (!this.#stopping) await this.#claimPause.wait(waitMs);
+      if (!this.#stopping && (await this.#claimPause.wait(waitMs))) backoff.reset();
     }
   }
 
