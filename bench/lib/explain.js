@@ -70,6 +70,7 @@ export function reads({ p, w, u, h, d, since, today }) {
     'audit log: links of a page of movements': (db) =>
       audit.linksOf(
         db,
+        'postgres',
         p,
         Array.from({ length: 21 }, (_, index) => `aud_s${index + 1}`),
       ),

@@ -1,4 +1,4 @@
-import { CompiledQuery, type Kysely } from 'kysely';
+import { type Compilable, CompiledQuery, type Kysely } from 'kysely';
 import { type Dialect, PREPARED_STATEMENT } from './database.js';
 import type { Database } from './schema.js';
 
@@ -40,4 +40,16 @@ export async function runFixedFirst<Row>(
   parameters: readonly unknown[],
 ): Promise<Row | undefined> {
   return (await runFixed(db, query, parameters))[0];
+}
+
+/**
+ * A query built with Kysely's builder, run as a prepared statement (`PREPARED_STATEMENT`): for
+ * reads whose text depends only on which filters are present, a handful of shapes, never on the
+ * number of values (an `in` list of a page's ids is one text per length: use `= any($1)`). Kysely
+ * still builds and compiles it; PostgreSQL parses and plans it once per connection and shape
+ * instead of at every call (docs/performance.md, "The audit log's reads prepared").
+ */
+export async function executePrepared<Row>(db: Kysely<Database>, query: Compilable<Row>): Promise<Row[]> {
+  const compiled = query.compile();
+  return (await db.executeQuery<Row>({ ...compiled, sql: `${PREPARED_STATEMENT} ${compiled.sql}` })).rows;
 }

@@ -284,6 +284,7 @@ export class AuditService {
   async #withLinks(projectId: string, rows: store.AuditRow[]): Promise<store.AuditRowWithLink[]> {
     const links = await store.linksOf(
       this.#db.kysely,
+      this.#db.dialect,
       projectId,
       rows.map((row) => row.id),
     );
