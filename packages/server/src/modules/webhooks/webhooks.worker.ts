@@ -128,6 +128,8 @@ export class DeliveryWorker {
   #workerId: string | undefined;
   /** Stops listening for the events this process records (while started). */
   #stopListening: (() => void) | undefined;
+  /** The fan-out waits longer than the base interval (it found nothing for a while). */
+  #fanOutBackedOff = false;
 
   constructor(options: DeliveryWorkerOptions) {
     this.#deps = {
@@ -189,9 +191,13 @@ export class DeliveryWorker {
   start(): void {
     if (this.#loops !== undefined) return;
     this.#stopping = false;
-    // Events written in this process are fanned out without waiting for an idle poll; the pass
-    // may run before their transaction commits, and the next, a base interval later, sees them.
-    this.#stopListening = onEventsRecorded(() => this.#fanOutPause.wake());
+    // Events written in this process do not wait for an idle poll: a fan-out backed off past the
+    // base interval runs now (it may run before their transaction commits; the next pass, a base
+    // interval later, sees them). A busy one is at most that far away and takes them in one batch
+    // with the others, rather than one transaction per event.
+    this.#stopListening = onEventsRecorded(() => {
+      if (this.#fanOutBackedOff) this.#fanOutPause.wake();
+    });
     this.#loops = this.resumeOwnLeases()
       .then((resumed) => this.#claimFirst(resumed))
       .then(() => Promise.all([this.#fanOutLoop(), this.#claimLoop()]).then(() => undefined));
@@ -290,7 +296,9 @@ export class DeliveryWorker {
         this.#logger.error({ err: error }, 'webhook worker: fan-out failed; retrying');
         waitMs = ERROR_BACKOFF_MS;
       }
+      this.#fanOutBackedOff = waitMs > this.#pollIntervalMs;
       if (!this.#stopping && (await this.#fanOutPause.wait(waitMs))) backoff.reset();
+      this.#fanOutBackedOff = false;
     }
   }
 
