@@ -13,7 +13,7 @@ import { manualClock, type Receiver, startReceiver } from '../../test/webhook-re
 import { type EventType, type NewEvent, recordEvent } from '../events/events.service.js';
 import { nextAttemptDelaySeconds, parseRetryAfter } from './webhooks.delivery.js';
 import type { WebhookDelivery, WebhookEndpointWithSecret } from './webhooks.service.js';
-import { LEASE_MS } from './webhooks.worker.js';
+import { LEASE_MS } from './webhooks.worker-options.js';
 
 // ---- Test tools ------------------------------------------------------------------------------
 

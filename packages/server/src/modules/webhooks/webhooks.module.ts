@@ -16,7 +16,8 @@ import { webhooksRoutes } from './webhooks.routes.js';
 import { WebhookSecrets } from './webhooks.secrets.js';
 import { WebhooksService } from './webhooks.service.js';
 import { countPendingDeliveries } from './webhooks.leases.store.js';
-import { DeliveryWorker, type DeliveryWorkerOptions } from './webhooks.worker.js';
+import { DeliveryWorker } from './webhooks.worker.js';
+import type { DeliveryWorkerOptions } from './webhooks.worker-options.js';
 import { claimWorkerSlot } from './webhooks.worker-identity.js';
 
 /** Seams for tests and benchmarks; production uses the defaults. */

@@ -7,6 +7,20 @@ import { type AttemptOutcome, type DeliveryDependencies, sendAttempt } from './w
 import { AttemptRecorder, LeaseReleaser } from './webhooks.worker-batches.js';
 import { EndpointQueues, type Lease } from './webhooks.worker-endpoints.js';
 import { claimDue, fanOutBatch, takeBackLeases } from './webhooks.worker-leasing.js';
+import {
+  CLAIM_BATCH_MAX,
+  CONCURRENCY_MAX,
+  DISPATCH_BATCH_SIZE,
+  type DeliveryWorkerOptions,
+  ENDPOINT_IN_FLIGHT_MAX,
+  ENDPOINT_QUEUED_MAX,
+  ERROR_BACKOFF_MS,
+  IDLE_POLL_INTERVAL_MS,
+  LEASE_MS,
+  POLL_INTERVAL_MS,
+  type TickReport,
+  type WorkerTotals,
+} from './webhooks.worker-options.js';
 import { IdleBackoff, Pause } from './webhooks.worker-pause.js';
 
 /**
@@ -32,65 +46,9 @@ import { IdleBackoff, Pause } from './webhooks.worker-pause.js';
  *
  * The parts: the two transactions that take on work in webhooks.worker-leasing.ts, the
  * per-endpoint queues and limits in webhooks.worker-endpoints.ts, the batched writes in
- * webhooks.worker-batches.ts; this file runs the loops and keeps the worker's budget.
+ * webhooks.worker-batches.ts, its options and bounds in webhooks.worker-options.ts; this file runs
+ * the loops and keeps the worker's budget.
  */
-
-export interface DeliveryWorkerOptions extends DeliveryDependencies {
-  readonly logger: Logger;
-  /** The request timeout of one attempt; an attempt is sent only while its lease outlives it. */
-  readonly attemptTimeoutMs: number;
-  readonly concurrencyMax?: number;
-  readonly endpointInFlightMax?: number;
-  readonly endpointQueuedMax?: number;
-  readonly leaseMs?: number;
-  /** The wait between passes of a loop that found work, or after a wake (default 100 ms). */
-  readonly pollIntervalMs?: number;
-  /** The longest wait between passes of a loop that keeps finding nothing (default 1 s). */
-  readonly idlePollIntervalMs?: number;
-  /** Events fanned out per transaction. */
-  readonly dispatchBatchSize?: number;
-  /**
-   * The worker's identity, stable across its restarts and unique among running workers, asked for
-   * at `start`: its leases carry it, and at start it takes back the leases it held before a crash.
-   * None: leases carry no identity, and a crashed worker's deliveries wait out their leases.
-   */
-  readonly identity?: () => string | undefined;
-}
-
-export interface TickReport {
-  /** Events fanned out. */
-  readonly dispatched: number;
-  /** Attempts taken on (leased at fan-out or claimed); each is sent once its endpoint has a free request slot. */
-  readonly started: number;
-}
-
-/** Totals since the worker was made, for the log line at stop. */
-export interface WorkerTotals {
-  /** Attempts leased, at fan-out or by a claim. */
-  readonly leased: number;
-  readonly sent: number;
-  /** Leased but given back unsent (stopping, a slow endpoint, or too little of the lease left). */
-  readonly released: number;
-}
-
-export const LEASE_MS = 60_000;
-/** Attempts leased and not yet recorded, per worker: its whole budget of work in hand. */
-const CONCURRENCY_MAX = 1024;
-/** Requests open at once to one endpoint. */
-const ENDPOINT_IN_FLIGHT_MAX = 32;
-/**
- * Attempts leased for one healthy endpoint and not yet answered (open, or waiting for a request
- * slot): by default the whole budget, so one fast endpoint can use all of it.
- */
-const ENDPOINT_QUEUED_MAX = CONCURRENCY_MAX;
-/** Deliveries leased per claiming transaction at the most. */
-const CLAIM_BATCH_MAX = 512;
-const POLL_INTERVAL_MS = 100;
-/** The longest wait of a loop that keeps finding nothing (see IdleBackoff). */
-const IDLE_POLL_INTERVAL_MS = 1000;
-/** Events fanned out per transaction at the most. */
-const DISPATCH_BATCH_SIZE = 1000;
-const ERROR_BACKOFF_MS = 1000;
 
 export class DeliveryWorker {
   readonly #deps: DeliveryDependencies;
