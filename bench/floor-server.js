@@ -2,7 +2,7 @@
 // stack, with everything around it taken away. Bare Fastify (logger off, no credential, no schema,
 // no idempotency, no hooks, no metrics) in front of the credit's own statements on the service's
 // own schema and connection settings (`openDatabase` from the built service): the wallet's
-// conditional update, the transaction, its two entries and its event, and, as FLOOR_AUDIT asks,
+// conditional update, the transaction, its two entries, its grant and its event, and, as FLOOR_AUDIT asks,
 // nothing more (`none`), the audit entry alone (`entry`), or the entry with its link of the hash
 // chain (`chained`, what the service writes). Many credits share one transaction and one commit,
 // and none gets a SAVEPOINT: a credit here cannot be refused. Never for anything but the benchmark.
@@ -24,6 +24,7 @@ import { insertUnchainedEntry } from '../packages/server/dist/modules/audit/audi
 import { newId } from '../packages/server/dist/lib/ids.js';
 import { AuditService } from '../packages/server/dist/modules/audit/audit.service.js';
 import { ledgerAuditSource } from '../packages/server/dist/modules/wallets/ledger.audit.js';
+import { GRANT_PRIORITY_DEFAULT } from '../packages/server/dist/modules/wallets/ledger.movements.js';
 import { LedgerWriter } from '../packages/server/dist/modules/wallets/ledger.write.js';
 import { systemClock } from '../packages/server/dist/lib/clock.js';
 
@@ -65,6 +66,10 @@ const SQL = {
     'insert into ledger_entries (project_id, transaction_id, account_id, amount, balance_after, created_at) ' +
     'values (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, null, ?)',
   event: "insert into events (id, project_id, type, data, idempotency_key, created_at) values (?, ?, 'wallet.credit.added', ?, ?, ?)",
+  // Every credit is a grant the wallet's debits draw on (docs/adr/0018-holds-and-grants.md).
+  grant:
+    'insert into wallet_grants (id, project_id, wallet_id, transaction_id, amount, remaining, held, expired, priority, expires_at, created_at) ' +
+    'values (?, ?, ?, ?, ?, ?, 0, 0, ?, null, ?)',
   newWallet:
     "insert into wallets (id, project_id, user_id, currency, balance, status, metadata, low_balance_threshold, created_at, updated_at) values (?, ?, 'usr_floor', 'USD', 0, 'active', '{}', null, ?, ?)",
 };
@@ -108,7 +113,16 @@ const writer =
 const FLOOR_CONTEXT = { actor: { type: 'secret_key', id: 'key_floor' }, requestId: null, ip: null, userAgent: null };
 
 async function creditThroughWriter(walletId, amount, requestId) {
-  const movement = { type: 'credit', walletId, amount, description: null, metadata: {}, idempotencyKey: undefined };
+  const movement = {
+    type: 'credit',
+    walletId,
+    amount,
+    description: null,
+    metadata: {},
+    idempotencyKey: undefined,
+    priority: GRANT_PRIORITY_DEFAULT,
+    expiresAt: null,
+  };
   const { outcomes } = await writer.apply({
     projectId,
     context: { ...FLOOR_CONTEXT, requestId },
@@ -147,6 +161,7 @@ function credit(request, now) {
     balance_after: wallet.balance,
     currency: wallet.currency,
   });
+  sqlite.run(SQL.grant, [newId('grt'), projectId, walletId, transactionId, amount, amount, GRANT_PRIORITY_DEFAULT, now]);
   sqlite.run(SQL.event, [newId('evt'), projectId, data, `${transactionId}:wallet.credit.added`, now]);
   if (audit !== 'none') writeAuditEntry(request, transactionId, wallet.balance, now);
   return {
