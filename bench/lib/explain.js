@@ -2,7 +2,7 @@
 // service's stores is run against a Kysely that records its statements as it runs them, and each
 // statement is explained with its parameters on the scale database.
 import { Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
-import * as audit from '../../packages/server/dist/modules/audit/audit.store.js';
+import * as audit from '../../packages/server/dist/modules/audit/audit.reads.js';
 import * as events from '../../packages/server/dist/modules/events/event-log.store.js';
 import * as sessions from '../../packages/server/dist/modules/sessions/sessions.store.js';
 import * as stats from '../../packages/server/dist/modules/stats/stats.store.js';

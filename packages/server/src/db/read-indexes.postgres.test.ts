@@ -9,7 +9,7 @@ import {
   sql,
 } from 'kysely';
 import { describe, expect, inject, it } from 'vitest';
-import * as audit from '../modules/audit/audit.store.js';
+import * as audit from '../modules/audit/audit.reads.js';
 import * as events from '../modules/events/event-log.store.js';
 import * as sessions from '../modules/sessions/sessions.store.js';
 import { foldStats } from '../modules/stats/stats.fold.js';

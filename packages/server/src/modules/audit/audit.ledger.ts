@@ -4,6 +4,7 @@ import { PREPARED_STATEMENT } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import { assert } from '../../lib/assert.js';
+import type * as reads from './audit.reads.js';
 import * as store from './audit.store.js';
 
 type Executor = Kysely<Database>;
@@ -16,10 +17,10 @@ type Executor = Kysely<Database>;
  * this source; the audit module owns the chain, and seals the movements into it after they commit.
  */
 export interface AuditLedgerSource {
-  /** Movements as entries, newest first, filtered as `store.listEntries` filters entries. */
-  list(projectId: string, filter: store.ListFilter): Promise<store.AuditRow[]>;
+  /** Movements as entries, newest first, filtered as `reads.listEntries` filters entries. */
+  list(projectId: string, filter: reads.ListFilter): Promise<store.AuditRow[]>;
   /** Movements as entries, oldest first, after the cursor (the export). */
-  exportPage(projectId: string, filter: store.ExportFilter): Promise<store.AuditRow[]>;
+  exportPage(projectId: string, filter: reads.ExportFilter): Promise<store.AuditRow[]>;
   /** One movement by its entry id (`aud_…`, see `ledgerEntryId`). */
   find(projectId: string, entryId: string): Promise<store.AuditRow | undefined>;
   /** Movements by entry id, in the caller's transaction (the chain's verification and retention). */

@@ -9,6 +9,7 @@ import { appendEntries, sealProject, verifyProject, type VerifyReport } from './
 import { type AuditActor, type AuditContext, actorColumns, actorFromColumns } from './audit.context.js';
 import { type AuditLedgerSource, mergeNewestFirst, mergeOldestFirst } from './audit.ledger.js';
 import type { AuditEntry, AuditList, ExportAuditQuery, ListAuditQuery } from './audit.schemas.js';
+import * as reads from './audit.reads.js';
 import * as store from './audit.store.js';
 
 // The audit module's public surface for other modules: the request's context and the action names.
@@ -22,7 +23,8 @@ export {
   type LedgerPosition,
   type PendingMovement,
 } from './audit.ledger.js';
-export type { AuditRow, ExportFilter, ListFilter } from './audit.store.js';
+export type { ExportFilter, ListFilter } from './audit.reads.js';
+export type { AuditRow } from './audit.store.js';
 
 /** A value of an entry's `changes`: small and flat, never a secret. */
 export type AuditValue = string | number | boolean | null;
@@ -220,7 +222,7 @@ export class AuditService {
       }
     }
     const limit = query.limit ?? LIST_LIMIT_DEFAULT;
-    const filter: store.ListFilter = {
+    const filter: reads.ListFilter = {
       action: query.action,
       actorId: query.actor_id,
       resourceId: query.resource_id,
@@ -230,7 +232,7 @@ export class AuditService {
       limit: limit + 1,
     };
     const [entries, movements] = await Promise.all([
-      store.listEntries(this.#db.kysely, projectId, filter),
+      reads.listEntries(this.#db.kysely, projectId, filter),
       this.#ledger.list(projectId, filter).then((rows) => this.#withLinks(projectId, rows)),
     ]);
     const rows = mergeNewestFirst(entries, movements, limit + 1);
@@ -261,7 +263,7 @@ export class AuditService {
       for (;;) {
         const filter = { since, until, after, limit: EXPORT_PAGE_SIZE };
         const [entries, movements] = await Promise.all([
-          store.exportPage(db, projectId, filter),
+          reads.exportPage(db, projectId, filter),
           ledger.exportPage(projectId, filter).then(withLinks),
         ]);
         const rows = mergeOldestFirst(entries, movements, EXPORT_PAGE_SIZE);
@@ -274,7 +276,7 @@ export class AuditService {
 
   /** An entry of `audit_log`, or else a movement read from the ledger. */
   async #find(projectId: string, entryId: string): Promise<store.AuditRowWithLink | undefined> {
-    const entry = await store.findEntry(this.#db.kysely, projectId, entryId);
+    const entry = await reads.findEntry(this.#db.kysely, projectId, entryId);
     if (entry !== undefined) return entry;
     const movement = await this.#ledger.find(projectId, entryId);
     return movement === undefined ? undefined : (await this.#withLinks(projectId, [movement]))[0];
@@ -282,7 +284,7 @@ export class AuditService {
 
   /** Movements read from the ledger with their links of the chain (null until sealed). */
   async #withLinks(projectId: string, rows: store.AuditRow[]): Promise<store.AuditRowWithLink[]> {
-    const links = await store.linksOf(
+    const links = await reads.linksOf(
       this.#db.kysely,
       this.#db.dialect,
       projectId,

@@ -1,7 +1,6 @@
 import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { assert } from '../../lib/assert.js';
 import { type Dialect, PREPARED_STATEMENT, type SqliteStatements } from '../../db/database.js';
-import { executePrepared } from '../../db/fixed-query.js';
 import type { AuditChainTable, AuditLogTable, Database } from '../../db/schema.js';
 
 type Executor = Kysely<Database>;
@@ -11,7 +10,8 @@ export type AuditRow = AuditLogTable;
 export type AuditRowWithLink = AuditRow & { hash: string | null; prev_hash: string | null };
 export type ChainLink = AuditChainTable;
 
-const ENTRY_COLUMNS = [
+/** The columns of an entry, as `a.*` names. */
+export const ENTRY_COLUMNS = [
   'a.id',
   'a.project_id',
   'a.created_at',
@@ -80,105 +80,6 @@ const INSERT_ENTRY_SQL =
   'insert into audit_log (id, project_id, created_at, action, actor_type, actor_id, actor_user_id, resource_type, resource_id, ' +
   'request_id, ip, user_agent, outcome, changes) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
 const INSERT_LINK_SQL = 'insert into audit_chain (project_id, seq, entry_id, prev_hash, hash, sealed_at) values (?, ?, ?, ?, ?, ?)';
-
-export interface ListFilter {
-  readonly action: string | undefined;
-  readonly actorId: string | undefined;
-  readonly resourceId: string | undefined;
-  /** Inclusive. */
-  readonly since: string | undefined;
-  /** Exclusive. */
-  readonly until: string | undefined;
-  /** Rows after this one in newest-first order. */
-  readonly after: Pick<AuditRow, 'created_at' | 'id'> | undefined;
-  readonly limit: number;
-}
-
-/** Newest first; ties in `created_at` broken by id, so the order is total and the cursor exact. */
-export async function listEntries(db: Executor, projectId: string, filter: ListFilter): Promise<AuditRowWithLink[]> {
-  let query = db
-    .selectFrom('audit_log as a')
-    .leftJoin('audit_chain as c', 'c.entry_id', 'a.id')
-    .select([...ENTRY_COLUMNS, 'c.hash', 'c.prev_hash'])
-    .where('a.project_id', '=', projectId);
-  if (filter.resourceId !== undefined) query = query.where('a.resource_id', '=', filter.resourceId);
-  if (filter.action !== undefined) query = query.where('a.action', '=', filter.action);
-  if (filter.actorId !== undefined) query = query.where('a.actor_id', '=', filter.actorId);
-  if (filter.since !== undefined) query = query.where('a.created_at', '>=', filter.since);
-  if (filter.until !== undefined) query = query.where('a.created_at', '<', filter.until);
-  const after = filter.after;
-  if (after !== undefined) {
-    query = query.where((eb) => eb(eb.refTuple('a.created_at', 'a.id'), '<', eb.tuple(after.created_at, after.id)));
-  }
-  const page = query.orderBy('a.created_at', 'desc').orderBy('a.id', 'desc').limit(filter.limit);
-  // Prepared only where PostgreSQL's generic plan was measured as good as a custom one: by
-  // resource. Without that filter the generic plan took ten times as long at the scale bench's
-  // size (docs/performance.md, "The audit log's reads prepared").
-  return filter.resourceId !== undefined ? executePrepared(db, page) : page.execute();
-}
-
-export async function findEntry(db: Executor, projectId: string, entryId: string): Promise<AuditRowWithLink | undefined> {
-  return db
-    .selectFrom('audit_log as a')
-    .leftJoin('audit_chain as c', 'c.entry_id', 'a.id')
-    .select([...ENTRY_COLUMNS, 'c.hash', 'c.prev_hash'])
-    .where('a.project_id', '=', projectId)
-    .where('a.id', '=', entryId)
-    .executeTakeFirst();
-}
-
-export interface ExportFilter {
-  readonly since: string | undefined;
-  readonly until: string | undefined;
-  /** Rows after this one in oldest-first order. */
-  readonly after: Pick<AuditRow, 'created_at' | 'id'> | undefined;
-  readonly limit: number;
-}
-
-/** A page of the export: oldest first, after the cursor. */
-export async function exportPage(db: Executor, projectId: string, filter: ExportFilter): Promise<AuditRowWithLink[]> {
-  let query = db
-    .selectFrom('audit_log as a')
-    .leftJoin('audit_chain as c', 'c.entry_id', 'a.id')
-    .select([...ENTRY_COLUMNS, 'c.hash', 'c.prev_hash'])
-    .where('a.project_id', '=', projectId);
-  if (filter.since !== undefined) query = query.where('a.created_at', '>=', filter.since);
-  if (filter.until !== undefined) query = query.where('a.created_at', '<', filter.until);
-  const after = filter.after;
-  if (after !== undefined) {
-    query = query.where((eb) => eb(eb.refTuple('a.created_at', 'a.id'), '>', eb.tuple(after.created_at, after.id)));
-  }
-  return query.orderBy('a.created_at', 'asc').orderBy('a.id', 'asc').limit(filter.limit).execute();
-}
-
-const PG_LINKS_OF_SQL = `${PREPARED_STATEMENT} select entry_id, hash, prev_hash from audit_chain where project_id = $1 and entry_id = any($2::text[])`;
-
-/** The links of entries that are not rows of `audit_log` (movements read from the ledger), by entry id. */
-export async function linksOf(
-  db: Executor,
-  dialect: Dialect,
-  projectId: string,
-  entryIds: readonly string[],
-): Promise<Map<string, Pick<ChainLink, 'hash' | 'prev_hash'>>> {
-  const links = new Map<string, Pick<ChainLink, 'hash' | 'prev_hash'>>();
-  if (entryIds.length === 0) return links;
-  // PostgreSQL: one prepared text whatever the page's length (an `in` list would be one per length).
-  const rows =
-    dialect === 'postgres'
-      ? (
-          await db.executeQuery<Pick<ChainLink, 'entry_id' | 'hash' | 'prev_hash'>>(
-            CompiledQuery.raw(PG_LINKS_OF_SQL, [projectId, [...entryIds]]),
-          )
-        ).rows
-      : await db
-          .selectFrom('audit_chain')
-          .select(['entry_id', 'hash', 'prev_hash'])
-          .where('project_id', '=', projectId)
-          .where('entry_id', 'in', entryIds)
-          .execute();
-  for (const row of rows) links.set(row.entry_id, { hash: row.hash, prev_hash: row.prev_hash });
-  return links;
-}
 
 /** Projects with entries waiting to be sealed (across projects: the sealer serves them all). */
 export async function projectsWithUnsealed(db: Executor, limit: number): Promise<string[]> {
