@@ -25,6 +25,11 @@ describe('loadConfig', () => {
     expect(loadConfig({ WEBHOOK_LEASE_SECONDS: '15' }).webhookLeaseSeconds).toBe(15);
   });
 
+  it('lets an idle delivery worker wait up to 1 s between passes unless WEBHOOK_IDLE_POLL_MS says otherwise', () => {
+    expect(loadConfig({}).webhookIdlePollMs).toBe(1000);
+    expect(loadConfig({ WEBHOOK_IDLE_POLL_MS: '100' }).webhookIdlePollMs).toBe(100);
+  });
+
   it('turns a limit off with 0', () => {
     expect(loadConfig({ RATE_LIMIT_KEY_PER_SECOND: '0', RATE_LIMIT_IP_PER_SECOND: '0' }).rateLimit).toMatchObject({
       keyPerSecond: 0,
@@ -61,6 +66,7 @@ describe('loadConfig', () => {
     [{ NODE_ENV: 'production', WEBHOOK_ALLOW_PRIVATE: '1' }, 'WEBHOOK_ALLOW_PRIVATE'],
     // A lease shorter than the 10-s attempt timeout could expire while its attempt is in flight.
     [{ WEBHOOK_LEASE_SECONDS: '10' }, 'WEBHOOK_LEASE_SECONDS'],
+    [{ WEBHOOK_IDLE_POLL_MS: '50' }, 'WEBHOOK_IDLE_POLL_MS'],
     [{ REFRESH_REUSE_GRACE_SECONDS: '61' }, 'REFRESH_REUSE_GRACE_SECONDS'],
     [{ REFRESH_REUSE_GRACE_SECONDS: '1.5' }, 'REFRESH_REUSE_GRACE_SECONDS'],
     [{ METRICS_TOKEN: 'short' }, 'METRICS_TOKEN'],

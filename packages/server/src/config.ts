@@ -49,6 +49,11 @@ export interface Config {
    */
   readonly webhookLeaseSeconds: number;
   /**
+   * `WEBHOOK_IDLE_POLL_MS`: the longest wait of a delivery worker that keeps finding nothing to do
+   * (docs/adr/0006-webhook-delivery.md, "Idle workers poll less"). Default 1 s.
+   */
+  readonly webhookIdlePollMs: number;
+  /**
    * `WEBHOOK_DISABLE_AFTER_SECONDS`: an endpoint whose every attempt has failed for this long, with
    * at least 5 failed deliveries, is switched off (`disabled_reason: "failing"`). Default 5 days.
    */
@@ -213,6 +218,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetryScheduleSeconds: retrySchedule(env, 'WEBHOOK_RETRY_SCHEDULE', [0, 10, 60, 300, 1800]),
     // At least the attempt timeout (10 s) plus time to send after claiming and to record after.
     webhookLeaseSeconds: integer(env, 'WEBHOOK_LEASE_SECONDS', 60, { min: 15, max: 3600 }),
+    webhookIdlePollMs: integer(env, 'WEBHOOK_IDLE_POLL_MS', 1000, { min: 100, max: 60_000 }),
     webhookDisableAfterSeconds: integer(env, 'WEBHOOK_DISABLE_AFTER_SECONDS', 432_000, { min: 60, max: 365 * 24 * 60 * 60 }),
     webhookWorkerId: workerId(env, 'WEBHOOK_WORKER_ID'),
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, { min: 1, max: 3650 }),

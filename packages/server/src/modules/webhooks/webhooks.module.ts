@@ -101,6 +101,7 @@ export function createWebhooks(
     logger,
     attemptTimeoutMs,
     leaseMs: config.webhookLeaseSeconds * 1000,
+    idlePollIntervalMs: config.webhookIdlePollMs,
     identity: () => config.webhookWorkerId ?? claimWorkerSlot(config.dataDir),
     ...options.worker,
   });
