@@ -8,6 +8,18 @@ type Executor = Kysely<Database>;
 
 /** The audit log's reads for its list, one entry and the export; the writes and the chain's reads are in audit.store.ts. */
 
+/** A project's entries with their links of the chain, from `since` (inclusive) until `until` (exclusive). */
+function entriesOf(db: Executor, projectId: string, range: { readonly since?: string | undefined; readonly until?: string | undefined }) {
+  let query = db
+    .selectFrom('audit_log as a')
+    .leftJoin('audit_chain as c', 'c.entry_id', 'a.id')
+    .select([...ENTRY_COLUMNS, 'c.hash', 'c.prev_hash'])
+    .where('a.project_id', '=', projectId);
+  if (range.since !== undefined) query = query.where('a.created_at', '>=', range.since);
+  if (range.until !== undefined) query = query.where('a.created_at', '<', range.until);
+  return query;
+}
+
 export interface ListFilter {
   readonly action: string | undefined;
   readonly actorId: string | undefined;
@@ -23,16 +35,10 @@ export interface ListFilter {
 
 /** Newest first; ties in `created_at` broken by id, so the order is total and the cursor exact. */
 export async function listEntries(db: Executor, projectId: string, filter: ListFilter): Promise<AuditRowWithLink[]> {
-  let query = db
-    .selectFrom('audit_log as a')
-    .leftJoin('audit_chain as c', 'c.entry_id', 'a.id')
-    .select([...ENTRY_COLUMNS, 'c.hash', 'c.prev_hash'])
-    .where('a.project_id', '=', projectId);
+  let query = entriesOf(db, projectId, filter);
   if (filter.resourceId !== undefined) query = query.where('a.resource_id', '=', filter.resourceId);
   if (filter.action !== undefined) query = query.where('a.action', '=', filter.action);
   if (filter.actorId !== undefined) query = query.where('a.actor_id', '=', filter.actorId);
-  if (filter.since !== undefined) query = query.where('a.created_at', '>=', filter.since);
-  if (filter.until !== undefined) query = query.where('a.created_at', '<', filter.until);
   const after = filter.after;
   if (after !== undefined) {
     query = query.where((eb) => eb(eb.refTuple('a.created_at', 'a.id'), '<', eb.tuple(after.created_at, after.id)));
@@ -45,13 +51,7 @@ export async function listEntries(db: Executor, projectId: string, filter: ListF
 }
 
 export async function findEntry(db: Executor, projectId: string, entryId: string): Promise<AuditRowWithLink | undefined> {
-  return db
-    .selectFrom('audit_log as a')
-    .leftJoin('audit_chain as c', 'c.entry_id', 'a.id')
-    .select([...ENTRY_COLUMNS, 'c.hash', 'c.prev_hash'])
-    .where('a.project_id', '=', projectId)
-    .where('a.id', '=', entryId)
-    .executeTakeFirst();
+  return entriesOf(db, projectId, {}).where('a.id', '=', entryId).executeTakeFirst();
 }
 
 export interface ExportFilter {
@@ -64,13 +64,7 @@ export interface ExportFilter {
 
 /** A page of the export: oldest first, after the cursor. */
 export async function exportPage(db: Executor, projectId: string, filter: ExportFilter): Promise<AuditRowWithLink[]> {
-  let query = db
-    .selectFrom('audit_log as a')
-    .leftJoin('audit_chain as c', 'c.entry_id', 'a.id')
-    .select([...ENTRY_COLUMNS, 'c.hash', 'c.prev_hash'])
-    .where('a.project_id', '=', projectId);
-  if (filter.since !== undefined) query = query.where('a.created_at', '>=', filter.since);
-  if (filter.until !== undefined) query = query.where('a.created_at', '<', filter.until);
+  let query = entriesOf(db, projectId, filter);
   const after = filter.after;
   if (after !== undefined) {
     query = query.where((eb) => eb(eb.refTuple('a.created_at', 'a.id'), '>', eb.tuple(after.created_at, after.id)));
