@@ -15,12 +15,15 @@ import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import { AssertionError } from '../lib/assert.js';
 import type { Database } from './schema.js';
+import { currentRequestTransaction } from './request-transaction.js';
 import { SqliteDriver } from './sqlite-driver.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
 export interface Db {
   readonly kysely: Kysely<Database>;
+  /** The pool itself, never a request's transaction: for what opens the request transactions. */
+  readonly base?: Kysely<Database>;
   readonly dialect: Dialect;
   /** SQLite only: fixed texts run synchronously on the one connection (see `SqliteStatements`). */
   readonly sqlite?: SqliteStatements;
@@ -82,7 +85,7 @@ function openSqlite(file: string, synchronous: 'full' | 'normal'): Db {
     run: (text, parameters) => void cached.prepare(text).run(...(parameters as unknown[])),
     get: (text, parameters) => cached.prepare(text).get(...(parameters as unknown[])),
   };
-  return { kysely, dialect: 'sqlite', sqlite, destroy: () => kysely.destroy() };
+  return requestAware(kysely, 'sqlite', sqlite);
 }
 
 /** Distinct SQL texts kept prepared; the service's queries are a fixed set, so this is never reached in practice. */
@@ -172,8 +175,39 @@ function openPostgres(url: string, poolSize: number): Db {
   // An idle client that loses its connection emits 'error' on the pool; without a listener that
   // would end the process. The next query gets a fresh connection.
   pool.on('error', () => undefined);
+  // A client in use whose connection is lost (a terminated backend, a failover) emits 'error' on
+  // itself besides failing its query, even between its connect and the caller's first statement;
+  // without a listener that would end the process. The query's own failure is the answer (503),
+  // and the pool replaces the client. 'connect' fires for each new client before it is handed out.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
-  return { kysely, dialect: 'postgres', destroy: () => kysely.destroy() };
+  return requestAware(kysely, 'postgres', undefined);
+}
+
+/**
+ * The database as the service sees it: `kysely` is the request transaction's connection while a
+ * request runs inside one (db/request-transaction.ts), so that everything the request reads and
+ * writes joins it; elsewhere it is the pool (PostgreSQL) or the one connection (SQLite).
+ */
+function requestAware(base: Kysely<Database>, dialect: Dialect, sqlite: SqliteStatements | undefined): Db {
+  return {
+    get kysely() {
+      return currentRequestTransaction()?.connection ?? base;
+    },
+    base,
+    dialect,
+    ...(sqlite === undefined ? {} : { sqlite }),
+    destroy: () => base.destroy(),
+  };
+}
+
+/**
+ * True when `error` says the connection to the database was lost, not that a statement was wrong:
+ * node-postgres reports a connection that ended under a query by message only, with no code.
+ */
+export function isConnectionLost(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  return /Connection terminated|not queryable|Connection ended|connection error/i.test(error.message);
 }
 
 /** True when the database answers a trivial query; used by `GET /readyz`. */

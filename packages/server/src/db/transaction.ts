@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Kysely, sql } from 'kysely';
 import type { Db, Dialect } from './database.js';
+import { currentRequestTransaction } from './request-transaction.js';
 import type { Database } from './schema.js';
 
 /** A Kysely handle bound to one connection inside an open transaction. */
@@ -30,6 +31,9 @@ const RETRY_DELAY_BASE_MS = 5;
 /**
  * Runs `work` in one database transaction and commits it, or rolls it back if `work` throws.
  *
+ * Inside a request transaction (db/request-transaction.ts) it runs `work` in a savepoint of that
+ * transaction instead, whatever the options.
+ *
  * On SQLite it opens the transaction with `BEGIN IMMEDIATE`, taking the write lock up front: a
  * deferred transaction that reads first and writes later can fail with SQLITE_BUSY when another
  * process wrote in between, and that failure cannot be waited out. On PostgreSQL it uses the
@@ -39,6 +43,10 @@ const RETRY_DELAY_BASE_MS = 5;
  */
 export async function inTransaction<T>(db: Db, work: (trx: Transaction) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
   const attemptsMax = options.attemptsMax ?? 5;
+  // Inside a request's own transaction (an idempotent POST), the work is a savepoint of it, so that
+  // it commits with the request's key and response (db/request-transaction.ts).
+  const request = currentRequestTransaction();
+  if (request !== undefined) return request.nested(work, attemptsMax, isRetryable);
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await db.kysely.connection().execute(async (connection) => {

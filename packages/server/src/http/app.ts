@@ -5,7 +5,7 @@ import Fastify, { type FastifyInstance, type FastifyRequest, LogController } fro
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config.js';
-import type { Db } from '../db/database.js';
+import { type Db, isConnectionLost } from '../db/database.js';
 import type { ProjectsService } from '../modules/projects/projects.service.js';
 import type { Clock } from '../lib/clock.js';
 import { ApiError } from '../lib/errors.js';
@@ -15,8 +15,7 @@ import { credentialGuard } from './credentials.js';
 import { type RequestClient, transportClient } from './end-user.js';
 import { sendError, toApiError } from './errors.js';
 import { clientErrorHandler, frameworkErrorHandler } from './framework-errors.js';
-import { idempotencyHooks, type PendingIdempotency, type RouteIdempotency } from './idempotency.js';
-import type { IdempotencyClaim } from './idempotency.store.js';
+import { type IdempotencyClaim, idempotencyHooks, type PendingIdempotency, type RouteIdempotency } from './idempotency.js';
 import { checkRequestText } from './input-text.js';
 import { lazyChildLoggerFactory } from './lazy-logger.js';
 import { createHttpMetrics } from './metrics.js';
@@ -40,7 +39,7 @@ declare module 'fastify' {
     /** Set by the credential guard on every route that takes a credential. */
     principal: Principal | undefined;
     idempotency: PendingIdempotency | undefined;
-    /** On routes that claim their key in their own transaction (`claim: 'transaction'`): the key, not yet claimed. */
+    /** On routes whose key is a ledger movement's own key (`claim: 'movement'`): the key, checked, for the ledger to keep. */
     idempotencyClaim: IdempotencyClaim | undefined;
     /** Set by the credential guard when a secret key's request names its end user (`X-End-User-IP`, `X-End-User-Agent`). */
     endUser: RequestClient | undefined;
@@ -148,6 +147,7 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
     if (!methods.includes('POST') || route.config?.idempotency?.mode === 'off') return;
     route.preHandler = [idempotency.preHandler, ...hookList(route.preHandler)];
     route.onSend = [idempotency.onSend, ...hookList(route.onSend)];
+    route.onResponse = [idempotency.onResponse, ...hookList(route.onResponse)];
   });
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
@@ -187,6 +187,7 @@ function hookList<T>(hooks: T | T[] | undefined): T[] {
 /** Errors that mean the database is down or overloaded, not that the request or the code is wrong. */
 function isUnavailable(thrown: unknown): boolean {
   if (thrown === null || typeof thrown !== 'object') return false;
+  if (isConnectionLost(thrown)) return true;
   const code = (thrown as { code?: unknown }).code;
   return (
     code === 'ECONNREFUSED' ||
@@ -195,6 +196,7 @@ function isUnavailable(thrown: unknown): boolean {
     code === '57P01' || // admin_shutdown
     code === '57P03' || // cannot_connect_now
     code === '53300' || // too_many_connections
-    code === 'SQLITE_BUSY'
+    code === '57P02' || // crash_shutdown
+    (typeof code === 'string' && code.startsWith('SQLITE_BUSY'))
   );
 }

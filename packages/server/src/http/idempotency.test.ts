@@ -9,8 +9,8 @@ import { ApiError } from '../lib/errors.js';
 import { createTestDatabase, describeEachDialect, type TestDatabase, testConfig } from '../test/database.js';
 import { useTestService } from '../test/service.js';
 import type { RouteModule } from '../lib/routes.js';
-import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_RETENTION_MS } from './idempotency.js';
-import { openResponse, SEALED_REQUEST_HASH, storedFingerprint } from './idempotency.sealing.js';
+import { IDEMPOTENCY_RETENTION_MS } from './idempotency.js';
+import { openResponse, SEALED_REQUEST_HASH, storedFingerprint } from '../lib/idempotency.sealing.js';
 import { sealPlaintextSecrets } from '../security/plaintext-sealing.js';
 import { StrictObject } from '../lib/schemas.js';
 
@@ -21,7 +21,7 @@ function manualClock(): Clock & { advance(milliseconds: number): void } {
 }
 
 /** Counts executions of each test route, so "exactly once" can be checked directly. */
-function countingRoutes(executions: Map<string, number>): RouteModule {
+function countingRoutes(executions: Map<string, number>, written: (item: string) => Promise<void> = async () => undefined): RouteModule {
   const count = (name: string) => {
     const next = (executions.get(name) ?? 0) + 1;
     executions.set(name, next);
@@ -44,6 +44,12 @@ function countingRoutes(executions: Map<string, number>): RouteModule {
       },
     );
     app.post('/v1/test/other', { config: { credential: 'secret' } }, () => ({ other: count('other') }));
+    // Writes through the service's database: inside the request's transaction when keyed.
+    app.post<{ Body: { item: string; fail: boolean } }>('/v1/test/write', { config: { credential: 'secret' } }, async (request, reply) => {
+      await written(request.body.item);
+      if (request.body.fail) throw new Error('failed after writing');
+      return reply.code(201).send({ written: request.body.item });
+    });
     app.post('/v1/test/flaky', { config: { credential: 'secret' } }, () => {
       if (count('flaky') === 1) throw new Error('the database went away');
       return { recovered: true };
@@ -59,7 +65,16 @@ function countingRoutes(executions: Map<string, number>): RouteModule {
 describeEachDialect('Idempotency-Key', (dialect) => {
   const executions = new Map<string, number>();
   const clock = manualClock();
-  const ctx = useTestService(dialect, { serviceOptions: { routeModules: [countingRoutes(executions)], clock } });
+  let write: (item: string) => Promise<void> = async () => undefined;
+  const ctx = useTestService(dialect, { serviceOptions: { routeModules: [countingRoutes(executions, (item) => write(item))], clock } });
+  beforeAll(() => {
+    write = async (item) => {
+      await ctx()
+        .service.db.kysely.insertInto('test_orders' as never)
+        .values({ item })
+        .execute();
+    };
+  });
   const send = (options: { url?: string; key?: string; body?: unknown; auth?: Record<string, string> }) => {
     const request: InjectOptions = {
       method: 'POST',
@@ -181,8 +196,9 @@ describeEachDialect('Idempotency-Key', (dialect) => {
     expect(winners).toHaveLength(1);
   });
 
-  it('lets a key held by a crashed request be taken over once its lease has passed', async () => {
-    // A request that claimed its key and died: the row is "running" and nobody will finish it.
+  it('frees at once a key that an older release left claimed without its change', async () => {
+    // Before keys were written inside the change's transaction, a request claimed its key first
+    // ("running", with a lease) and could die before finishing: such a row means nothing ran with it.
     const now = clock.now();
     await ctx()
       .service.db.kysely.insertInto('idempotency_keys')
@@ -190,27 +206,53 @@ describeEachDialect('Idempotency-Key', (dialect) => {
         project_id: ctx().projectId,
         scope: '',
         key: 'crashed-1',
-        request_hash: 'irrelevant',
+        request_hash: await hashOf('crashed-1'),
         request_fields: '{}',
         state: 'running',
         lock_id: 'dead-lock',
-        locked_until: new Date(now.getTime() + IDEMPOTENCY_LEASE_MS).toISOString(),
+        locked_until: new Date(now.getTime() + 60_000).toISOString(),
         response_status: null,
         response_body: null,
         created_at: now.toISOString(),
         expires_at: new Date(now.getTime() + IDEMPOTENCY_RETENTION_MS).toISOString(),
       })
       .execute();
-    await ctx()
-      .service.db.kysely.updateTable('idempotency_keys')
-      .set({ request_hash: await hashOf('crashed-1') })
-      .where('key', '=', 'crashed-1')
-      .execute();
-    expect((await send({ key: 'crashed-1', url: '/v1/test/other' })).statusCode).toBe(409);
-    clock.advance(IDEMPOTENCY_LEASE_MS + 1);
     const response = await send({ key: 'crashed-1', url: '/v1/test/other' });
     expect(response.statusCode).toBe(200);
     expect((await send({ key: 'crashed-1', url: '/v1/test/other' })).headers['idempotent-replayed']).toBe('true');
+  });
+
+  it('commits what the request wrote with its key, and nothing of a request that failed', async () => {
+    await ctx().service.db.kysely.schema.createTable('test_orders').ifNotExists().addColumn('item', 'text').execute();
+    const written = async (item: string) =>
+      (
+        await ctx()
+          .service.db.kysely.selectFrom('test_orders' as never)
+          .selectAll()
+          .where('item' as never, '=', item as never)
+          .execute()
+      ).length;
+    expect((await send({ key: 'write-1', url: '/v1/test/write', body: { item: 'kept', fail: false } })).statusCode).toBe(201);
+    expect(await written('kept')).toBe(1);
+    expect(
+      (await send({ key: 'write-1', url: '/v1/test/write', body: { item: 'kept', fail: false } })).headers['idempotent-replayed'],
+    ).toBe('true');
+    expect(await written('kept')).toBe(1);
+    // A 5xx after the write: the write and the key roll back together; the retry runs once.
+    expect((await send({ key: 'write-2', url: '/v1/test/write', body: { item: 'failed', fail: true } })).statusCode).toBe(500);
+    expect(await written('failed')).toBe(0);
+    expect((await send({ key: 'write-2', url: '/v1/test/write', body: { item: 'failed', fail: false } })).statusCode).toBe(201);
+    expect(await written('failed')).toBe(1);
+  });
+
+  it('answers 409 only while the first request runs, and replays once it has committed', async () => {
+    const first = send({ key: 'slow-1', body: { item: 'slow', quantity: 1, delay_ms: 300 } });
+    await sleep(50);
+    expect((await send({ key: 'slow-1', body: { item: 'slow', quantity: 1, delay_ms: 300 } })).statusCode).toBe(409);
+    expect((await first).statusCode).toBe(201);
+    const again = await send({ key: 'slow-1', body: { item: 'slow', quantity: 1, delay_ms: 300 } });
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(executions.get('orders:slow')).toBe(1);
   });
 
   it('forgets a key after 24 hours; the cleanup job deletes expired keys and never ledger keys', async () => {

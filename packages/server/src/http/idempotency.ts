@@ -1,23 +1,37 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/database.js';
+import { RequestTransaction } from '../db/request-transaction.js';
+import { assert } from '../lib/assert.js';
 import type { Clock } from '../lib/clock.js';
 import { canonicalJson, sha256Hex } from '../lib/crypto.js';
-import { ApiError } from '../lib/errors.js';
+import { ApiError, renderError } from '../lib/errors.js';
+import {
+  answerFrom,
+  completedKeyRow,
+  deleteStaleKey,
+  findKeys,
+  idempotencyInUseError,
+  type IdempotentRequest,
+  type RequestKey,
+  insertCompletedKeys,
+  KeysInFlight,
+  type StoredAnswer,
+  storedAnswer,
+  tryLockKey,
+} from '../lib/idempotency.store.js';
 import type { SecretBox } from '../lib/secret-box.js';
-import { beginIdempotentRequest, completeIdempotentRequest, type IdempotencyLock, releaseIdempotentRequest } from './idempotency.store.js';
 
 /** How long generic keys are kept (docs/api.md section 1). */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
-/** A key whose request has not finished after this long is taken to be abandoned by a crash. */
-export const IDEMPOTENCY_LEASE_MS = 60 * 1000;
 const KEY_LENGTH_MAX = 255;
 const KEY_PATTERN = /^[\x21-\x7e]+$/;
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 export interface RouteIdempotency {
   /**
    * `off` for routes that must not take a key at all: the browser-facing identity provider returns
    * (SAML ACS), which no API client sends. Responses that carry a credential are kept, sealed
-   * (http/idempotency.sealing.ts), so they need no exception.
+   * (lib/idempotency.sealing.ts), so they need no exception.
    */
   readonly mode?: 'request' | 'off';
   /** Keys are per project; a route may narrow them further (per wallet for credits and debits). */
@@ -27,18 +41,31 @@ export interface RouteIdempotency {
   /** The route also takes the key as `idempotency_key` in its body (credit operations). */
   readonly bodyKey?: boolean;
   /**
-   * `transaction`: the hook checks the key and fingerprints the request but claims nothing; the
-   * handler claims the key inside the operation's own database transaction
-   * (`request.idempotencyClaim`, see `IdempotencyClaim`) and sends stored answers itself. Keys
-   * are then kept forever. For the ledger, where a separate claim would cost a commit of its own.
+   * Where the key is written, always in the database transaction of the request's change
+   * (docs/adr/0004-idempotency.md):
+   * - `request` (default): the request runs in a transaction of its own (db/request-transaction.ts)
+   *   that the hook opens before the handler and commits with the key and the response after it;
+   * - `ledger`: the ledger's group commit writes the key and the response in the flush that applies
+   *   the request (`PendingIdempotency.forLedger`);
+   * - `movement`: the key is a movement's own key, kept by the ledger with the transaction it made
+   *   (credits, debits, transfers, holds); the hook only checks it (`request.idempotencyClaim`).
    */
-  readonly claim?: 'hook' | 'transaction';
+  readonly claim?: 'request' | 'ledger' | 'movement';
 }
 
-/** The key a running request holds; a handler that commits its own transaction may settle it there. */
+/** A movement key, as the ledger takes it (`claim: 'movement'`). */
+export interface IdempotencyClaim {
+  readonly key: string;
+}
+
+/** The key a running request holds. */
 export interface PendingIdempotency {
-  readonly lock: IdempotencyLock;
+  readonly request: IdempotentRequest;
+  /** The request's own transaction (`claim: 'request'`); undefined on ledger routes. */
+  readonly transaction: RequestTransaction | undefined;
   settled: boolean;
+  /** The key as the ledger's write path takes it, with how to answer each outcome (`claim: 'ledger'`). */
+  forLedger<Outcome>(answerOf: (outcome: Outcome) => StoredAnswer): RequestKey<Outcome>;
 }
 
 export interface IdempotencyOptions {
@@ -49,61 +76,172 @@ export interface IdempotencyOptions {
 }
 
 /**
- * `Idempotency-Key` on any POST (docs/api.md section 1). The preHandler runs after the credential
- * guard and schema validation, so a request refused for those reasons never claims its key and can
- * be corrected and sent again with it. The onSend hook stores the response for replay, or frees the
- * key after a 5xx (the operation rolled back, so running it again is safe and right).
+ * `Idempotency-Key` on any POST (docs/adr/0004-idempotency.md). The preHandler runs after the
+ * credential guard and schema validation, so a request refused for those reasons never claims its
+ * key and can be corrected and sent again with it. It answers a stored key from the store; else it
+ * marks the key running in this process (a second request with it is 409 until the first ends) and,
+ * on ordinary routes, opens the request's transaction, in which the handler then runs. The onSend
+ * hook writes the key and the response in that transaction and commits it: the change and its
+ * answer commit together, or neither does. A 5xx rolls everything back, so the key stays free.
  */
 export function idempotencyHooks(options: IdempotencyOptions) {
-  async function preHandler(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+  const { db, clock, secrets } = options;
+  const inFlight = new KeysInFlight();
+
+  async function begin(request: FastifyRequest, reply: FastifyReply): Promise<RequestTransaction | 'answered' | undefined> {
     if (request.method !== 'POST') return undefined;
     const config: RouteIdempotency = request.routeOptions.config.idempotency ?? {};
     if (config.mode === 'off') return undefined;
     const key = readIdempotencyKey(request, config.bodyKey === true);
     if (key === undefined || request.principal === undefined) return undefined;
-
-    const fields = requestFields(request);
-    const projectId = request.principal.projectId;
-    // An end user's keys are kept per user (a session route's default), so two users' keys never meet.
-    const scope = config.scope?.(request) ?? (request.principal.kind === 'session' ? `user:${request.principal.userId}` : '');
-    const requestHash = sha256Hex(canonicalJson(fields));
-    if (config.claim === 'transaction') {
-      request.idempotencyClaim = { projectId, scope, key, requestHash, fields, requestId: request.id };
+    if (config.claim === 'movement') {
+      request.idempotencyClaim = { key };
       return undefined;
     }
-    const result = await beginIdempotentRequest(options.db.kysely, {
-      projectId,
-      scope,
+
+    const fields = requestFields(request);
+    const idempotent: IdempotentRequest = {
+      projectId: request.principal.projectId,
+      // An end user's keys are kept per user (a session route's default), so two users' keys never meet.
+      scope: config.scope?.(request) ?? (request.principal.kind === 'session' ? `user:${request.principal.userId}` : ''),
       key,
-      requestHash,
+      requestHash: sha256Hex(canonicalJson(fields)),
       fields,
-      now: options.clock.now(),
-      leaseMs: IDEMPOTENCY_LEASE_MS,
       retentionMs: config.retention === 'forever' ? null : IDEMPOTENCY_RETENTION_MS,
-      secrets: options.secrets,
-    });
-    if (result.kind === 'replay') {
-      return reply.code(result.status).header('Idempotent-Replayed', 'true').type('application/json; charset=utf-8').send(result.body);
+      requestId: request.id,
+    };
+    // Running here: 409 at once, without waiting for the database (SQLite's one connection may be
+    // held by that very request's transaction).
+    if (!inFlight.enter(idempotent)) throw idempotencyInUseError(key);
+    try {
+      const stored = await storedAnswer(db.kysely, secrets, idempotent, clock.now());
+      if (stored !== undefined) {
+        inFlight.leave(idempotent);
+        sendStored(reply, stored, true);
+        return 'answered';
+      }
+      const opened = config.claim === 'ledger' ? undefined : await openFor(idempotent);
+      if (opened !== undefined && !(opened instanceof RequestTransaction)) {
+        inFlight.leave(idempotent);
+        sendStored(reply, opened.answer, true);
+        return 'answered';
+      }
+      request.idempotency = pending(idempotent, opened);
+      return opened;
+    } catch (error) {
+      inFlight.leave(idempotent);
+      throw error;
     }
-    request.idempotency = { lock: result.lock, settled: false };
-    return undefined;
+  }
+
+  /**
+   * Opens the request's transaction with its key locked in it (PostgreSQL's advisory lock: 409 while
+   * another process runs the same key), and looks the key up again inside it: another process may
+   * have committed it since the first look, and then its answer is replayed instead.
+   */
+  async function openFor(idempotent: IdempotentRequest): Promise<RequestTransaction | { readonly answer: StoredAnswer }> {
+    const transaction = await RequestTransaction.open(db.base ?? db.kysely, db.dialect);
+    try {
+      const connection = transaction.connection;
+      assert(connection !== undefined, 'a transaction just opened is open');
+      if (!(await tryLockKey(connection, db.dialect, idempotent))) throw idempotencyInUseError(idempotent.key);
+      const now = clock.now();
+      const [row] = await findKeys(connection, [idempotent]);
+      if (row !== undefined) {
+        const answer = answerFrom(secrets, idempotent, row, now);
+        if (answer !== undefined) {
+          await transaction.rollback();
+          return { answer };
+        }
+        await deleteStaleKey(connection, idempotent, now);
+      }
+      return transaction;
+    } catch (error) {
+      await transaction.rollback().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  function pending(idempotent: IdempotentRequest, transaction: RequestTransaction | undefined): PendingIdempotency {
+    return {
+      request: idempotent,
+      transaction,
+      settled: false,
+      forLedger: <Outcome>(answerOf: (outcome: Outcome) => StoredAnswer): RequestKey<Outcome> => ({
+        name: idempotent,
+        storedAnswer: (row) => answerFrom(secrets, idempotent, row, clock.now()),
+        complete: (outcome) => {
+          const answer = answerOf(outcome);
+          return { answer, row: completedKeyRow(secrets, idempotent, answer, clock.now()) };
+        },
+      }),
+    };
+  }
+
+  /** Callback style, so that the handler runs inside the request's transaction (`RequestTransaction.run`). */
+  function preHandler(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
+    begin(request, reply).then(
+      (begun) => {
+        if (begun === 'answered') return;
+        if (begun === undefined) done();
+        else begun.run(() => done());
+      },
+      (error: unknown) => done(error as Error),
+    );
   }
 
   async function onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
-    const pending = request.idempotency;
-    if (pending === undefined || pending.settled) return payload;
-    pending.settled = true;
-    if (reply.statusCode >= 500) {
-      await releaseIdempotentRequest(options.db.kysely, pending.lock);
-    } else {
+    const held = request.idempotency;
+    if (held === undefined || held.settled) return payload;
+    held.settled = true;
+    try {
+      const transaction = held.transaction;
+      if (transaction === undefined) return payload;
+      if (reply.statusCode >= 500) {
+        await transaction.rollback();
+        return payload;
+      }
       const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : '';
-      const stored = await completeIdempotentRequest(options.db.kysely, options.secrets, pending.lock, { status: reply.statusCode, body });
-      if (!stored) request.log.warn({ idempotencyKey: pending.lock.key }, 'idempotency lock was lost before the response was stored');
+      try {
+        const connection = transaction.connection;
+        assert(connection !== undefined, 'the request transaction stays open until its response is stored');
+        await insertCompletedKeys(connection, [completedKeyRow(secrets, held.request, { status: reply.statusCode, body }, clock.now())]);
+        await transaction.commit();
+        return payload;
+      } catch (error) {
+        await transaction.rollback().catch(() => undefined);
+        // The change may or may not have committed (a connection lost during COMMIT); either way
+        // its key went with it, so a retry with the key replays it or runs it: never twice.
+        request.log.error({ err: error, idempotencyKey: held.request.key }, 'the request transaction did not commit');
+        void reply.code(503).header('Retry-After', '1').type(JSON_TYPE);
+        return JSON.stringify(
+          renderError(
+            new ApiError('service_unavailable', 'The change could not be committed; retry with the same Idempotency-Key.'),
+            request.id,
+          ),
+        );
+      }
+    } finally {
+      inFlight.leave(held.request);
     }
-    return payload;
   }
 
-  return { preHandler, onSend };
+  /** A request that ended without a response through onSend (its socket gone): nothing of it commits. */
+  async function onResponse(request: FastifyRequest): Promise<void> {
+    const held = request.idempotency;
+    if (held === undefined || held.settled) return;
+    held.settled = true;
+    inFlight.leave(held.request);
+    await held.transaction?.rollback();
+  }
+
+  return { preHandler, onSend, onResponse };
+}
+
+/** A stored answer, sent as it was first sent. */
+function sendStored(reply: FastifyReply, answer: StoredAnswer, replayed: boolean): FastifyReply {
+  if (replayed) void reply.header('Idempotent-Replayed', 'true');
+  return reply.code(answer.status).type(JSON_TYPE).send(answer.body);
 }
 
 /**

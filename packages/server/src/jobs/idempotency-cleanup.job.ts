@@ -1,5 +1,5 @@
 import type { Db } from '../db/database.js';
-import { deleteExpiredIdempotencyKeys } from '../http/idempotency.store.js';
+import { deleteExpiredIdempotencyKeys } from '../lib/idempotency.store.js';
 import type { Clock } from '../lib/clock.js';
 import type { PeriodicJob } from './scheduler.js';
 

@@ -1,5 +1,5 @@
 import type { Db } from '../db/database.js';
-import { type IdempotencyKeyName, SEALED_REQUEST_HASH, sealFingerprint, sealResponse } from '../http/idempotency.sealing.js';
+import { type IdempotencyKeyName, SEALED_REQUEST_HASH, sealFingerprint, sealResponse } from '../lib/idempotency.sealing.js';
 import { webhookSecretContext } from '../modules/webhooks/webhooks.secrets.js';
 import { isSealed, type SecretBox } from '../lib/secret-box.js';
 

@@ -1,5 +1,5 @@
 import { type RawBuilder, sql } from 'kysely';
-import { idempotencyRequestContext, idempotencyResponseContext, SEALED_REQUEST_HASH } from '../http/idempotency.sealing.js';
+import { idempotencyRequestContext, idempotencyResponseContext, SEALED_REQUEST_HASH } from '../lib/idempotency.sealing.js';
 import { totpSecretContext } from '../modules/mfa/second-factor.js';
 import { secretContext as oauthProviderContext, stateContext as oauthStateContext } from '../modules/oauth/oauth.service.js';
 import { requestContext as ssoRequestContext, secretContext as ssoConnectionContext } from '../modules/sso/sso.service.js';

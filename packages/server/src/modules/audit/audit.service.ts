@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js';
+import { outsideRequestTransaction } from '../../db/request-transaction.js';
 import { inTransaction, type Transaction } from '../../db/transaction.js';
 import { type Clock, isoTime, parseTimeParam } from '../../lib/clock.js';
 import { canonicalJson } from '../../lib/crypto.js';
@@ -144,7 +145,9 @@ export class AuditService {
   }
 
   #scheduleDrain(): void {
-    this.#draining ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#drain());
+    // Written for the whole process, after the answer: never inside the request transaction of
+    // whichever request queued first (db/request-transaction.ts).
+    this.#draining ??= outsideRequestTransaction(() => new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#drain()));
   }
 
   /** Writes what is queued, in one transaction per pass; never rejects (nobody may be waiting). */

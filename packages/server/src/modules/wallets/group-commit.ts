@@ -1,3 +1,4 @@
+import { outsideRequestTransaction } from '../../db/request-transaction.js';
 import { AssertionError } from '../../lib/assert.js';
 
 export interface GroupCommitOptions<I, O> {
@@ -38,10 +39,13 @@ export class GroupCommit<I, O> {
       this.#queue.push({ item, resolve, reject });
       if (!this.#scheduled) {
         this.#scheduled = true;
-        setImmediate(() => {
-          this.#scheduled = false;
-          this.#start();
-        });
+        // A flush serves many requests: it runs in no request's transaction (db/request-transaction.ts).
+        outsideRequestTransaction(() =>
+          setImmediate(() => {
+            this.#scheduled = false;
+            this.#start();
+          }),
+        );
       }
     });
   }

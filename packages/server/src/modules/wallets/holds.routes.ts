@@ -13,8 +13,8 @@ import {
   ListGrantsQuery,
   ListHoldsQuery,
 } from './holds.schemas.js';
-import type { LedgerService } from './ledger.service.js';
-import { sendOutcome } from './wallets.routes.js';
+import type { BatchOutcome, LedgerService } from './ledger.service.js';
+import { outcomeAnswer, sendKeyedOutcome, sendOutcome } from './wallets.routes.js';
 import { WalletParams } from './wallets.schemas.js';
 
 const security = [{ secretKey: [] }, { secretKeyHeader: [] }];
@@ -32,7 +32,7 @@ export function holdsRoutes(holds: HoldsService, ledger: LedgerService): RouteMo
     app.post(
       '/v1/wallets/:id/holds',
       {
-        config: { credential: 'secret', idempotency: { bodyKey: true, claim: 'transaction' } },
+        config: { credential: 'secret', idempotency: { bodyKey: true, claim: 'movement' } },
         schema: {
           operationId: 'createHold',
           errors: ['resource_missing', 'wallet_frozen', 'wallet_closed', 'insufficient_credits'],
@@ -54,7 +54,7 @@ export function holdsRoutes(holds: HoldsService, ledger: LedgerService): RouteMo
     app.post<{ Params: { id: string } }>(
       '/v1/holds/:id/capture',
       {
-        config: { credential: 'secret', idempotency: { retention: 'forever' } },
+        config: { credential: 'secret', idempotency: { claim: 'ledger', retention: 'forever' } },
         // The body is optional (capture all): no body reads as `{}`.
         preValidation: (request, _reply, done) => {
           request.body ??= {};
@@ -73,15 +73,22 @@ export function holdsRoutes(holds: HoldsService, ledger: LedgerService): RouteMo
       },
       async (request, reply) => {
         const body = request.body as CaptureHoldBody;
-        const outcome = await ledger.capture(requireSecretKey(request).projectId, request.params.id, body, auditContext(request));
-        return sendOutcome(reply, outcome, 200);
+        const requestKey = request.idempotency?.forLedger((outcome: BatchOutcome) => outcomeAnswer(outcome, request.id, 200));
+        const outcome = await ledger.capture(
+          requireSecretKey(request).projectId,
+          request.params.id,
+          body,
+          auditContext(request),
+          requestKey,
+        );
+        return sendKeyedOutcome(reply, outcome, 200);
       },
     );
 
     app.post(
       '/v1/holds/:id/void',
       {
-        config: { credential: 'secret', idempotency: { retention: 'forever' } },
+        config: { credential: 'secret', idempotency: { claim: 'ledger', retention: 'forever' } },
         schema: {
           operationId: 'voidHold',
           errors: ['resource_missing', 'hold_not_pending'],
@@ -93,8 +100,9 @@ export function holdsRoutes(holds: HoldsService, ledger: LedgerService): RouteMo
         },
       },
       async (request: WithParams, reply) => {
-        const outcome = await ledger.void(requireSecretKey(request).projectId, request.params.id, auditContext(request));
-        return sendOutcome(reply, outcome, 200);
+        const requestKey = request.idempotency?.forLedger((outcome: BatchOutcome) => outcomeAnswer(outcome, request.id, 200));
+        const outcome = await ledger.void(requireSecretKey(request).projectId, request.params.id, auditContext(request), requestKey);
+        return sendKeyedOutcome(reply, outcome, 200);
       },
     );
 

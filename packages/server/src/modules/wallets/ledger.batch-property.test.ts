@@ -1,7 +1,5 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { type AddressInfo, createServer as createNetServer } from 'node:net';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { tmpdir } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
@@ -10,6 +8,7 @@ import type { Db } from '../../db/database.js';
 import { createService, type Service } from '../../main.js';
 import { randomBase62 } from '../../lib/ids.js';
 import { createTestDatabase, describeEachDialect, testConfig, type TestDatabase } from '../../test/database.js';
+import { SVC, startServeProcess } from '../../test/serve-process.js';
 import { useTestService } from '../../test/service.js';
 import { verifyLedger } from './ledger.verify.js';
 import {
@@ -167,9 +166,6 @@ describe.skipIf(inject('postgresAdminUrl') === '')('ledger batches property acro
   }, 120_000);
 });
 
-/** The built CLI (`npm run build` first), as an operator runs it. */
-const SVC = fileURLToPath(new URL('../../../bin/svc.js', import.meta.url));
-
 /**
  * A WalletsClient over real HTTP, to a `svc serve` in another process. `request` answers with the
  * parts of an injected response the property reads.
@@ -220,34 +216,6 @@ function httpWalletsClient(origin: string, secretKey: string, userId: string): W
     },
   };
   return client;
-}
-
-/** `svc serve` in a process of its own on a free loopback port, ready once /healthz answers (within 30 s). */
-async function startServeProcess(env: Record<string, string>): Promise<{ origin: string; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [SVC, 'serve'], { env: { ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const origin = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`svc serve exited with ${child.exitCode}: ${stderr}`);
-    try {
-      if ((await fetch(`${origin}/healthz`, { signal: AbortSignal.timeout(1000) })).ok) return { origin, child };
-    } catch {
-      // Not listening yet.
-    }
-    if (Date.now() > deadline) throw new Error(`svc serve did not answer on ${origin} within 30 s: ${stderr}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 describe.skipIf(inject('postgresAdminUrl') === '')('ledger batches property across two OS processes on one PostgreSQL', () => {

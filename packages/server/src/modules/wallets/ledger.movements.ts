@@ -1,5 +1,6 @@
 import { canonicalJson, sha256Hex } from '../../lib/crypto.js';
 import { ApiError } from '../../lib/errors.js';
+import type { RequestAnswer, RequestKey } from '../../lib/idempotency.store.js';
 import type { AuditContext } from '../audit/audit.service.js';
 import type { Hold } from './holds.schemas.js';
 import type { Transaction, Transfer } from './wallets.schemas.js';
@@ -72,6 +73,11 @@ export interface LedgerBatch {
   readonly context: AuditContext;
   readonly movements: readonly MovementRequest[];
   readonly atomic: boolean;
+  /**
+   * The request's own idempotency key (a batch's or a capture's `Idempotency-Key`, not a
+   * movement's): written with the request's answer in the transaction that applies the batch.
+   */
+  readonly requestKey?: RequestKey<BatchOutcome> | undefined;
 }
 
 /**
@@ -90,6 +96,12 @@ export type LedgerValue = Transaction | Transfer | Hold | { readonly object: 'se
 export interface BatchOutcome {
   readonly outcomes: readonly MovementOutcome[];
   readonly refusedAt: number | undefined;
+  /**
+   * With a request key: the answer stored with it (`answered`), the one another request stored
+   * under it first (`replayed`: nothing of this batch was applied), or why the key could not be
+   * used (`refused`: another request under it, nothing applied).
+   */
+  readonly answer?: RequestAnswer | undefined;
 }
 
 /** A movement's fields as the idempotency fingerprint sees them: field name → SHA-256 of its value. */

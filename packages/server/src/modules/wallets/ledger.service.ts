@@ -2,6 +2,7 @@ import type { Db } from '../../db/database.js';
 import { assert } from '../../lib/assert.js';
 import { type Clock, isoTime, parseTimeParam } from '../../lib/clock.js';
 import { ApiError } from '../../lib/errors.js';
+import type { RequestKey } from '../../lib/idempotency.store.js';
 import type { AuditContext, AuditService } from '../audit/audit.service.js';
 import type { BatchOutcome, MovementOutcome, MovementRequest } from './ledger.movements.js';
 import * as ledger from './ledger.store.js';
@@ -81,14 +82,29 @@ export class LedgerService {
     return this.#one(projectId, options, { type: 'hold', walletId, ...movementOf(input, options), expiresInSeconds });
   }
 
-  /** Debits all or part of a pending hold and releases the rest. */
-  async capture(projectId: string, holdId: string, input: CaptureHoldBody, context: AuditContext): Promise<MovementOutcome> {
-    return this.#one(projectId, { audit: context }, { type: 'capture', holdId, amount: input.amount });
+  /**
+   * Debits all or part of a pending hold and releases the rest. With the request's key, the answer
+   * is stored with it in the same transaction (`BatchOutcome.answer`).
+   */
+  async capture(
+    projectId: string,
+    holdId: string,
+    input: CaptureHoldBody,
+    context: AuditContext,
+    requestKey?: RequestKey<BatchOutcome>,
+  ): Promise<BatchOutcome> {
+    return this.#writer.apply({
+      projectId,
+      context,
+      movements: [{ type: 'capture', holdId, amount: input.amount }],
+      atomic: false,
+      requestKey,
+    });
   }
 
-  /** Releases a pending hold. */
-  async void(projectId: string, holdId: string, context: AuditContext): Promise<MovementOutcome> {
-    return this.#one(projectId, { audit: context }, { type: 'void', holdId });
+  /** Releases a pending hold; with the request's key, as `capture`. */
+  async void(projectId: string, holdId: string, context: AuditContext, requestKey?: RequestKey<BatchOutcome>): Promise<BatchOutcome> {
+    return this.#writer.apply({ projectId, context, movements: [{ type: 'void', holdId }], atomic: false, requestKey });
   }
 
   /** Settles what time expired on the wallets (the expiry job): holds past `expires_at`, expired grants. */
@@ -108,9 +124,15 @@ export class LedgerService {
   }
 
   /** Up to 1,000 movements of one request, in order; `atomic`: all of them or none (`POST /v1/wallets/batch`). */
-  async batch(projectId: string, movements: readonly MovementRequest[], atomic: boolean, context: AuditContext): Promise<BatchOutcome> {
+  async batch(
+    projectId: string,
+    movements: readonly MovementRequest[],
+    atomic: boolean,
+    context: AuditContext,
+    requestKey?: RequestKey<BatchOutcome>,
+  ): Promise<BatchOutcome> {
     for (const movement of movements) assertMovement(movement);
-    return this.#writer.apply({ projectId, context, movements, atomic });
+    return this.#writer.apply({ projectId, context, movements, atomic, requestKey });
   }
 
   /** A credit or debit as a transaction, or a transfer. */

@@ -1,6 +1,9 @@
 import type { Db } from '../../db/database.js';
+import type { IdempotencyKeysTable } from '../../db/schema.js';
 import { inTransaction, isUniqueViolation, type Transaction as DbTransaction } from '../../db/transaction.js';
 import { type Clock, isoTime } from '../../lib/clock.js';
+import { isApiError } from '../../lib/errors.js';
+import { deleteStaleKey, findKeys, insertCompletedKeys, type RequestAnswer } from '../../lib/idempotency.store.js';
 import { newId } from '../../lib/ids.js';
 import type { AuditRecord, AuditService } from '../audit/audit.service.js';
 import { recordEvents } from '../events/events.service.js';
@@ -164,7 +167,17 @@ export class LedgerWriter {
       now,
     });
     plan.settleExpired();
-    const outcomes = batches.map((batch) => plan.apply(batch));
+    const answered = await this.#storedAnswers(trx, batches);
+    const keyRows: IdempotencyKeysTable[] = [];
+    const outcomes = batches.map((batch): BatchOutcome => {
+      const stored = answered.get(batch);
+      if (stored !== undefined) return { outcomes: [], refusedAt: undefined, answer: stored };
+      const outcome = plan.apply(batch);
+      if (batch.requestKey === undefined) return outcome;
+      const { answer, row } = batch.requestKey.complete(outcome);
+      keyRows.push(row);
+      return { ...outcome, answer: { kind: 'answered', answer } };
+    });
     await statements.writeBalances(trx, plan.balanceWrites());
     await statements.insertTransactions(trx, plan.transactions);
     await statements.insertEntries(trx, plan.entries);
@@ -173,7 +186,42 @@ export class LedgerWriter {
     await writeHolds(trx, { inserts: plan.holds.inserts(), updates: plan.holds.updates() });
     await statements.insertRefusals(trx, plan.refusals);
     await recordEvents(trx, plan.events);
+    // The requests' keys with their answers, in the transaction of what they answer for
+    // (docs/adr/0004-idempotency.md). Two processes flushing one key: the second waits on the
+    // first's row, fails on the primary key once it commits, and its next try replays it.
+    await insertCompletedKeys(trx, keyRows);
     return outcomes;
+  }
+
+  /**
+   * The batches whose request key was stored before this flush: by another process since the HTTP
+   * layer looked (replayed, nothing applied), or under another request (refused). A row that no
+   * longer counts (expired, or a claim without its change from an older release) is removed.
+   */
+  async #storedAnswers(trx: DbTransaction, batches: readonly LedgerBatch[]): Promise<Map<LedgerBatch, RequestAnswer>> {
+    const answers = new Map<LedgerBatch, RequestAnswer>();
+    const keyed = batches.filter((batch) => batch.requestKey !== undefined);
+    if (keyed.length === 0) return answers;
+    const rows = await findKeys(
+      trx,
+      keyed.map((batch) => batch.requestKey?.name).filter((name) => name !== undefined),
+    );
+    for (const batch of keyed) {
+      const requestKey = batch.requestKey;
+      const row = rows.find(
+        (one) => one.project_id === requestKey?.name.projectId && one.scope === requestKey.name.scope && one.key === requestKey.name.key,
+      );
+      if (requestKey === undefined || row === undefined) continue;
+      try {
+        const answer = requestKey.storedAnswer(row);
+        if (answer === undefined) await deleteStaleKey(trx, requestKey.name, this.#clock.now());
+        else answers.set(batch, { kind: 'replayed', answer });
+      } catch (error) {
+        if (!isApiError(error)) throw error;
+        answers.set(batch, { kind: 'refused', error });
+      }
+    }
+    return answers;
   }
 }
 

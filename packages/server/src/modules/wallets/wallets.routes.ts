@@ -2,9 +2,11 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteModule } from '../../lib/routes.js';
 import { requireSecretKey } from '../../lib/principal.js';
+import { assert } from '../../lib/assert.js';
 import { ApiError, renderError } from '../../lib/errors.js';
+import type { RequestAnswer, StoredAnswer } from '../../lib/idempotency.store.js';
 import { auditContext } from '../audit/audit.service.js';
-import type { LedgerService, MovementOutcome, MovementRequest } from './ledger.service.js';
+import type { BatchOutcome, LedgerService, MovementOutcome, MovementRequest } from './ledger.service.js';
 import {
   BalanceQuery,
   BalanceSchema,
@@ -42,7 +44,7 @@ type WithParams = FastifyRequest<{ Params: { id: string } }>;
  * (docs/adr/0004-idempotency.md). Credit and debit keys are per wallet, transfer keys per project
  * (docs/api.md section 1).
  */
-const ledgerKey = { bodyKey: true, claim: 'transaction' } as const;
+const ledgerKey = { bodyKey: true, claim: 'movement' } as const;
 const JSON_TYPE = 'application/json; charset=utf-8';
 const TRANSFER_ERRORS = [
   'resource_missing',
@@ -242,9 +244,10 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
     app.post(
       '/v1/wallets/batch',
       {
-        // The request's own Idempotency-Key replays the whole answer, like any POST; each operation's
-        // `idempotency_key` is a ledger key, in the single routes' namespace.
-        config: { credential: 'secret' },
+        // The request's own Idempotency-Key replays the whole answer, like any POST, and is written
+        // with it in the flush that applies the batch; each operation's `idempotency_key` is a
+        // ledger key, in the single routes' namespace.
+        config: { credential: 'secret', idempotency: { claim: 'ledger', retention: 'forever' } },
         schema: {
           operationId: 'batchWalletOperations',
           errors: [...TRANSFER_ERRORS, 'idempotency_key_reused', 'hold_not_pending'],
@@ -259,29 +262,15 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
         const body = request.body as BatchBody;
         const movements = body.operations.map((operation, index) => batchMovement(operation, index, ledger));
         const atomic = body.atomic === true;
-        const { outcomes, refusedAt } = await ledger.batch(requireSecretKey(request).projectId, movements, atomic, auditContext(request));
-        if (refusedAt !== undefined) {
-          const refused = outcomes[refusedAt];
-          const movement = movements[refusedAt];
-          if (refused !== undefined && !refused.ok && movement !== undefined) {
-            const { error } = refused;
-            const field =
-              error.param ??
-              (movement.type === 'transfer' || movement.type === 'settle'
-                ? undefined
-                : movement.type === 'capture' || movement.type === 'void'
-                  ? 'hold_id'
-                  : 'wallet_id');
-            throw new ApiError(error.code, error.message, {
-              param: field === undefined ? `operations[${refusedAt}]` : `operations[${refusedAt}].${field}`,
-            });
-          }
-        }
-        const results = outcomes.map((outcome, index) => batchResult(outcome, request.id, movements[index]));
+        const requestKey = request.idempotency?.forLedger((outcome: BatchOutcome) => batchAnswer(outcome, movements, atomic, request.id));
+        const outcome = await ledger.batch(requireSecretKey(request).projectId, movements, atomic, auditContext(request), requestKey);
+        if (outcome.answer !== undefined) return sendLedgerAnswer(reply, outcome.answer);
+        const refusal = batchRefusal(outcome, movements);
+        if (refusal !== undefined) throw refusal;
         return reply
           .code(atomic ? 201 : 200)
           .type(JSON_TYPE)
-          .send(JSON.stringify({ object: 'batch', results }));
+          .send(batchBody(outcome, movements, request.id));
       },
     );
 
@@ -316,6 +305,64 @@ export function sendOutcome(reply: FastifyReply, outcome: MovementOutcome, statu
     .code(outcome.error.status)
     .type(JSON_TYPE)
     .send(JSON.stringify(renderError(outcome.error, outcome.requestId ?? reply.request.id)));
+}
+
+/**
+ * A keyed ledger request's answer (docs/adr/0004-idempotency.md): the one its flush stored with its
+ * key, or the one stored under the key before (`Idempotent-Replayed`), or the refusal of a key
+ * used for another request.
+ */
+export function sendLedgerAnswer(reply: FastifyReply, answer: RequestAnswer): FastifyReply {
+  if (answer.kind === 'refused') throw answer.error;
+  if (answer.kind === 'replayed') void reply.header('Idempotent-Replayed', 'true');
+  return reply.code(answer.answer.status).type(JSON_TYPE).send(answer.answer.body);
+}
+
+/** A single movement's answer as `sendOutcome` sends it, for a request key to keep. */
+export function outcomeAnswer(outcome: BatchOutcome, requestId: string, status: number): StoredAnswer {
+  const [one] = outcome.outcomes;
+  assert(one !== undefined && outcome.outcomes.length === 1, 'a request of one movement has one outcome');
+  if (one.ok) return { status, body: JSON.stringify(one.value) };
+  return { status: one.error.status, body: JSON.stringify(renderError(one.error, one.requestId ?? requestId)) };
+}
+
+/** A keyed single-movement request (capture, void): its stored answer, or the outcome as `sendOutcome` sends it. */
+export function sendKeyedOutcome(reply: FastifyReply, outcome: BatchOutcome, status: number): FastifyReply {
+  if (outcome.answer !== undefined) return sendLedgerAnswer(reply, outcome.answer);
+  const [one] = outcome.outcomes;
+  assert(one !== undefined && outcome.outcomes.length === 1, 'a request of one movement has one outcome');
+  return sendOutcome(reply, one, status);
+}
+
+/** An atomic batch's refusal: the refused operation's error, its `param` naming the operation. */
+function batchRefusal({ outcomes, refusedAt }: BatchOutcome, movements: readonly MovementRequest[]): ApiError | undefined {
+  if (refusedAt === undefined) return undefined;
+  const refused = outcomes[refusedAt];
+  const movement = movements[refusedAt];
+  if (refused === undefined || refused.ok || movement === undefined) return undefined;
+  const { error } = refused;
+  const field =
+    error.param ??
+    (movement.type === 'transfer' || movement.type === 'settle'
+      ? undefined
+      : movement.type === 'capture' || movement.type === 'void'
+        ? 'hold_id'
+        : 'wallet_id');
+  return new ApiError(error.code, error.message, {
+    param: field === undefined ? `operations[${refusedAt}]` : `operations[${refusedAt}].${field}`,
+  });
+}
+
+function batchBody(outcome: BatchOutcome, movements: readonly MovementRequest[], requestId: string): string {
+  const results = outcome.outcomes.map((one, index) => batchResult(one, requestId, movements[index]));
+  return JSON.stringify({ object: 'batch', results });
+}
+
+/** A batch's answer: the results, or an atomic batch's refusal, as the route sends them. */
+function batchAnswer(outcome: BatchOutcome, movements: readonly MovementRequest[], atomic: boolean, requestId: string): StoredAnswer {
+  const refusal = batchRefusal(outcome, movements);
+  if (refusal !== undefined) return { status: refusal.status, body: JSON.stringify(renderError(refusal, requestId)) };
+  return { status: atomic ? 201 : 200, body: batchBody(outcome, movements, requestId) };
 }
 
 /** One operation of a batch as the ledger takes it; which fields a type takes is checked here. */
