@@ -314,6 +314,18 @@ describeEachDialect('rate limits over HTTP', (dialect) => {
     expect((await getProject(current().secretKey, ip)).statusCode).toBe(200);
   });
 
+  it('limits an IPv6 client by its /64', async () => {
+    const { app } = current().service;
+    const prefix = `2001:db8:${Math.floor(Math.random() * 0xffff).toString(16)}:1`;
+    for (let i = 0; i < 3; i += 1)
+      expect((await app.inject({ method: 'GET', url: '/v1/nope', remoteAddress: `${prefix}::${i + 1}` })).statusCode).toBe(404);
+    expectRateLimited(await app.inject({ method: 'GET', url: '/v1/nope', remoteAddress: `${prefix}:ab:cd:ef:12` }));
+    // The next /64 has a bucket of its own.
+    const next = await app.inject({ method: 'GET', url: '/v1/nope', remoteAddress: `${prefix.slice(0, -1)}2::1` });
+    expect(next.statusCode).toBe(404);
+    expect(next.headers['ratelimit-remaining']).toBe('2');
+  });
+
   it('never limits the operational routes', async () => {
     const ip = uniqueIp();
     const { app } = current().service;
