@@ -9,9 +9,7 @@ import { browserAccess } from './http/cors.js';
 import { type RouteModule } from './lib/routes.js';
 import { createLogger } from './http/logger.js';
 import { createMetricsRegistry } from './http/metrics.js';
-import type { RateLimiter } from './lib/rate-limit.js';
-import { MemoryRateLimiter } from './http/rate-limit.memory.js';
-import { RedisRateLimiter } from './http/rate-limit.redis.js';
+import { createLimitStores, type LimitStores } from './http/limit-stores.js';
 import { idempotencyCleanupJob } from './jobs/idempotency-cleanup.job.js';
 import { type JobScheduler, type PeriodicJob, startJobs } from './jobs/scheduler.js';
 import { auditRetentionJob, auditSealJob } from './modules/audit/audit.jobs.js';
@@ -37,7 +35,6 @@ import { holdsRoutes } from './modules/wallets/holds.routes.js';
 import { HoldsService, ledgerExpiryJob } from './modules/wallets/holds.service.js';
 import { WalletsService } from './modules/wallets/wallets.service.js';
 import { createWebhooks, type Webhooks, type WebhooksOptions } from './modules/webhooks/webhooks.module.js';
-import { atMostEvery, OUTAGE_WARNING_INTERVAL_MS } from './lib/at-most-every.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { type SecretBox, secretBoxFromConfig } from './lib/secret-box.js';
 import { sealPlaintextSecrets } from './security/plaintext-sealing.js';
@@ -96,7 +93,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const clock = options.clock ?? systemClock;
   const secrets = secretBoxFromConfig({ keys: config.secrets.keys, dataDir: config.dataDir });
   const db = openDatabase(config.database);
-  let rateLimiter: RateLimiter | undefined;
+  let limitStores: LimitStores | undefined;
   let webhooks: Webhooks | undefined;
   let auth: Auth | undefined;
   let oauth: OAuth | undefined;
@@ -116,16 +113,9 @@ export async function createService(config: Config, options: ServiceOptions = {}
     const metricsRegistry = createMetricsRegistry();
     webhooks = createWebhooks({ db, config, clock, logger, metricsRegistry, audit, secrets }, options.webhooks);
     const webhooksModule = webhooks;
-    rateLimiter =
-      config.redisUrl === undefined
-        ? new MemoryRateLimiter()
-        : new RedisRateLimiter({
-            url: config.redisUrl,
-            onError: atMostEvery(OUTAGE_WARNING_INTERVAL_MS, (error: unknown) =>
-              logger.warn({ err: error }, 'rate limiter: Redis did not answer; requests are let through'),
-            ),
-          });
-    const limiter = rateLimiter;
+    limitStores = createLimitStores({ redisUrl: config.redisUrl, clock, logger, metricsRegistry });
+    const { rateLimiter: limiter, loginThrottle } = limitStores;
+    const limits = limitStores;
     const organizationDeps = { db, config, clock, audit, projects };
     auth = createAuth({
       db,
@@ -134,6 +124,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       logger,
       projects,
       rateLimiter: limiter,
+      loginThrottle,
       browser: browserAccess(config.corsOrigins),
       audit,
       secrets,
@@ -224,7 +215,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
         await webhooksModule.close();
         await authModule.close();
         await oauthModule.close();
-        await limiter.close();
+        await limits.close();
         // Refusals recorded after their responses are written before the database closes.
         await audit.settled().catch(() => undefined);
         await db.destroy();
@@ -234,7 +225,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     await webhooks?.close();
     await auth?.close();
     await oauth?.close();
-    await rateLimiter?.close();
+    await limitStores?.close();
     await db.destroy();
     throw error;
   }

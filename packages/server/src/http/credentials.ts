@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimitConfig } from '../config.js';
 import type { ProjectsService } from '../modules/projects/projects.service.js';
+import { limitAddress } from '../lib/client-address.js';
 import { readCookie } from '../lib/cookies.js';
 import { ApiError } from '../lib/errors.js';
 import { endUserClient } from './end-user.js';
@@ -42,14 +43,14 @@ export function credentialGuard(options: CredentialGuardOptions) {
     const config = request.routeOptions.config;
     const credential: RouteCredential = config.credential ?? 'public';
     const limited = config.rateLimited !== false;
-    if (limited && credential !== 'secret') await limit(reply, `ip:${request.ip}`, ipRule);
+    if (limited && credential !== 'secret') await limit(reply, `ip:${limitAddress(request.ip)}`, ipRule);
     if (credential === 'public') return;
 
     let principal: Principal;
     try {
       principal = await authenticate(request, credential, options);
     } catch (error) {
-      if (limited && credential === 'secret') await limit(reply, `ip:${request.ip}`, ipRule);
+      if (limited && credential === 'secret') await limit(reply, `ip:${limitAddress(request.ip)}`, ipRule);
       throw error;
     }
     request.principal = principal;

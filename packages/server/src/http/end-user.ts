@@ -1,5 +1,5 @@
-import { isIP } from 'node:net';
 import type { FastifyRequest } from 'fastify';
+import { canonicalAddress } from '../lib/client-address.js';
 import { ApiError } from '../lib/errors.js';
 import type { Principal } from '../lib/principal.js';
 
@@ -42,29 +42,17 @@ export function endUserClient(request: FastifyRequest, principal: Principal): Re
 }
 
 /**
- * One spelling per address, so that `2001:DB8::1`, `2001:db8:0:0:0:0:0:1` and `::ffff:192.0.2.1`
- * (an IPv4 address in IPv6 form) count against the same throttle as `2001:db8::1` and `192.0.2.1`.
- * Zone ids (`fe80::1%eth0`) name a local interface, never an end user, and are refused.
+ * The header's address in one spelling (`lib/client-address.ts`), so that `2001:DB8::1` and
+ * `::ffff:192.0.2.1` count against the same throttle as `2001:db8::1` and `192.0.2.1`. Anything
+ * but one address (a list, a range, a zone id) → 400 `parameter_invalid`.
  */
 export function canonicalIp(text: string): string {
-  const value = text.trim();
-  const family = value.length > 64 ? 0 : isIP(value);
-  if (family === 4) return value;
-  if (family === 6 && !value.includes('%')) {
-    // The URL parser writes IPv6 addresses in their canonical form (RFC 5952): lower case, zeros compressed.
-    const canonical = new URL(`http://[${value}]/`).hostname.slice(1, -1);
-    const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(canonical);
-    if (mapped?.[1] === undefined || mapped[2] === undefined) return canonical;
-    const high = Number.parseInt(mapped[1], 16);
-    const low = Number.parseInt(mapped[2], 16);
-    return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
-  }
+  const canonical = canonicalAddress(text);
+  if (canonical !== undefined) return canonical;
   throw new ApiError(
     'parameter_invalid',
     'The X-End-User-IP header must be one IPv4 or IPv6 address, such as 203.0.113.7 or 2001:db8::1.',
-    {
-      param: 'X-End-User-IP',
-    },
+    { param: 'X-End-User-IP' },
   );
 }
 

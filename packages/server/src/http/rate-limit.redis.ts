@@ -43,21 +43,19 @@ export interface RedisRateLimiterOptions {
   readonly url: string;
   /** Namespace of the keys, so several deployments can share one Redis. */
   readonly keyPrefix?: string;
-  /**
-   * Called when Redis does not answer. The request is then let through: a rate limit protects the
-   * service, and an outage of Redis should not become an outage of the API.
-   */
-  readonly onError?: (error: unknown) => void;
 }
 
+/**
+ * Rejects when Redis does not answer within the command timeout; `FallbackRateLimiter`
+ * (lib/store-fallback.ts) then decides in memory, so a limit never fails open.
+ */
 export class RedisRateLimiter implements RateLimiter {
   readonly #redis: Redis;
   readonly #keyPrefix: string;
-  readonly #onError: (error: unknown) => void;
 
   constructor(options: RedisRateLimiterOptions) {
     // commandTimeout bounds the wait, queued or sent: a Redis that is down or stalled (accepts the
-    // connection but never answers) costs a request at most this long, then it is let through.
+    // connection but never answers) costs a request at most this long, then it is refused.
     this.#redis = new Redis(options.url, {
       lazyConnect: false,
       maxRetriesPerRequest: 2,
@@ -66,20 +64,14 @@ export class RedisRateLimiter implements RateLimiter {
     });
     this.#redis.defineCommand('svcTokenBucket', { numberOfKeys: 1, lua: TOKEN_BUCKET_SCRIPT });
     this.#keyPrefix = options.keyPrefix ?? 'svc:ratelimit:';
-    this.#onError = options.onError ?? (() => undefined);
-    // Connection errors are reported through consume(); without a listener ioredis would log them.
+    // Connection errors surface as consume()'s rejections; without a listener ioredis would log them.
     this.#redis.on('error', () => undefined);
   }
 
   async consume(name: string, rule: RateLimitRule): Promise<RateLimitDecision> {
-    try {
-      const redis = this.#redis as unknown as TokenBucketCommand;
-      const [allowed, tokens] = await redis.svcTokenBucket(`${this.#keyPrefix}${name}`, rule.perSecond, rule.burst);
-      return decide(allowed === 1, Number(tokens), rule);
-    } catch (error) {
-      this.#onError(error);
-      return decide(true, rule.burst, rule);
-    }
+    const redis = this.#redis as unknown as TokenBucketCommand;
+    const [allowed, tokens] = await redis.svcTokenBucket(`${this.#keyPrefix}${name}`, rule.perSecond, rule.burst);
+    return decide(allowed === 1, Number(tokens), rule);
   }
 
   async close(): Promise<void> {

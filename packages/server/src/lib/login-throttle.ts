@@ -203,54 +203,39 @@ const COMMAND_TIMEOUT_MS = 250;
 
 /**
  * Shared by every process through Redis (`REDIS_URL`): one counter per key, created with its window
- * as its time to live, checked and incremented by one Lua script (atomic in Redis). If Redis does
- * not answer, attempts are let through (and the error reported): an outage of Redis should not lock
- * every user out.
+ * as its time to live, checked and incremented by one Lua script (atomic in Redis). Rejects when
+ * Redis does not answer within the command timeout; `FallbackLoginThrottle` (lib/store-fallback.ts)
+ * then counts in memory, so the throttle never fails open.
  */
 export class RedisLoginThrottle implements LoginThrottle {
   readonly #redis: Redis & ThrottleCommands;
   readonly #keyPrefix: string;
-  readonly #onError: (error: unknown) => void;
 
-  constructor(options: { url: string; keyPrefix?: string; onError?: (error: unknown) => void }) {
+  constructor(options: { url: string; keyPrefix?: string }) {
     const redis = new Redis(options.url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, commandTimeout: COMMAND_TIMEOUT_MS });
     redis.on('error', () => undefined);
     redis.defineCommand('svcLoginReserve', { lua: RESERVE_SCRIPT });
     redis.defineCommand('svcLoginRelease', { lua: RELEASE_SCRIPT });
     this.#redis = redis as Redis & ThrottleCommands;
     this.#keyPrefix = options.keyPrefix ?? 'svc:login-failures:';
-    this.#onError = options.onError ?? (() => undefined);
   }
 
   async reserve(limits: readonly LoginThrottleLimit[]): Promise<number> {
     if (limits.length === 0) return 0;
-    try {
-      const keys = limits.map((limit) => this.#key(limit.key));
-      const rules = limits.flatMap((limit) => [limit.failuresMax, limit.windowSeconds * 1000]);
-      // ioredis' defined commands take the number of keys from the definition; pass it first when unset.
-      const retryAfterMs = await this.#redis.svcLoginReserve(keys.length, ...keys, ...rules);
-      return retryAfterMs > 0 ? Math.ceil(retryAfterMs / 1000) : 0;
-    } catch (error) {
-      this.#onError(error);
-      return 0;
-    }
+    const keys = limits.map((limit) => this.#key(limit.key));
+    const rules = limits.flatMap((limit) => [limit.failuresMax, limit.windowSeconds * 1000]);
+    // ioredis' defined commands take the number of keys from the definition; pass it first when unset.
+    const retryAfterMs = await this.#redis.svcLoginReserve(keys.length, ...keys, ...rules);
+    return retryAfterMs > 0 ? Math.ceil(retryAfterMs / 1000) : 0;
   }
 
   async release(keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return;
-    try {
-      await this.#redis.svcLoginRelease(String(keys.length), ...keys.map((key) => this.#key(key)));
-    } catch (error) {
-      this.#onError(error);
-    }
+    await this.#redis.svcLoginRelease(String(keys.length), ...keys.map((key) => this.#key(key)));
   }
 
   async clear(key: string): Promise<void> {
-    try {
-      await this.#redis.del(this.#key(key));
-    } catch (error) {
-      this.#onError(error);
-    }
+    await this.#redis.del(this.#key(key));
   }
 
   async close(): Promise<void> {

@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
@@ -17,6 +19,8 @@ declare module 'vitest' {
     postgresAdminUrl: string;
     /** URL of a reachable Redis, or '' when there is none. */
     redisUrl: string;
+    /** `redis-server` when the tests can start (and kill) a Redis of their own, or '' when it is not installed. */
+    redisServerCommand: string;
   }
 }
 
@@ -26,9 +30,11 @@ export async function setup(project: TestProject): Promise<void> {
   const redisUrl = process.env['TEST_REDIS_URL'] ?? DEFAULT_TEST_REDIS_URL;
   const postgresError = await probePostgres(postgresUrl);
   const redisError = await probeRedis(redisUrl);
+  const redisServerError = await probeCommand(REDIS_SERVER_COMMAND);
   const missing: string[] = [];
   if (postgresError !== undefined) missing.push(`PostgreSQL at ${redact(postgresUrl)} (${postgresError})`);
   if (redisError !== undefined) missing.push(`Redis at ${redisUrl} (${redisError})`);
+  if (redisServerError !== undefined) missing.push(`the ${REDIS_SERVER_COMMAND} command, to start and kill a Redis (${redisServerError})`);
   if (missing.length > 0) {
     if (required) throw new Error(`SVC_TEST_REQUIRE_SERVICES=1 but these are not reachable: ${missing.join('; ')}`);
     const line = '='.repeat(100);
@@ -40,6 +46,18 @@ export async function setup(project: TestProject): Promise<void> {
   }
   project.provide('postgresAdminUrl', postgresError === undefined ? postgresUrl : '');
   project.provide('redisUrl', redisError === undefined ? redisUrl : '');
+  project.provide('redisServerCommand', redisServerError === undefined ? REDIS_SERVER_COMMAND : '');
+}
+
+const REDIS_SERVER_COMMAND = 'redis-server';
+
+async function probeCommand(command: string): Promise<string | undefined> {
+  try {
+    await promisify(execFile)(command, ['--version'], { timeout: 5000 });
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
 }
 
 async function probePostgres(url: string): Promise<string | undefined> {

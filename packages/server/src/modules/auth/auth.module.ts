@@ -20,8 +20,7 @@ import { emailCodeComposers, mfaCleanupJob, MfaService, SignInGate } from '../mf
 import { authEmailComposers } from './auth.emails.js';
 import { authRoutes } from './auth.routes.js';
 import { AuthService } from './auth.service.js';
-import { atMostEvery, OUTAGE_WARNING_INTERVAL_MS } from '../../lib/at-most-every.js';
-import { type LoginThrottle, MemoryLoginThrottle, RedisLoginThrottle } from '../../lib/login-throttle.js';
+import type { LoginThrottle } from '../../lib/login-throttle.js';
 
 export interface AuthDependencies {
   readonly db: Db;
@@ -113,21 +112,15 @@ function emailJobWith(
 export function createAuth(
   deps: AuthDependencies & {
     readonly rateLimiter: RateLimiter;
+    /** Log in's failure throttle, built with the rate limiter (`http/limit-stores.ts`), which closes it. */
+    readonly loginThrottle: LoginThrottle;
     /** Browser access (CORS) of the session-token routes, built by the HTTP layer (`http/cors.ts`). */
     readonly browser: BrowserAccess;
   },
 ): Auth {
-  const { db, config, clock, logger } = deps;
+  const { db, config, clock } = deps;
   const { sessions, roles, users } = userModules(deps);
-  const loginThrottle: LoginThrottle =
-    config.redisUrl === undefined
-      ? new MemoryLoginThrottle({ clock })
-      : new RedisLoginThrottle({
-          url: config.redisUrl,
-          onError: atMostEvery(OUTAGE_WARNING_INTERVAL_MS, (error: unknown) =>
-            logger.warn({ err: error }, 'log-in throttle: Redis did not answer; attempts are let through'),
-          ),
-        });
+  const { loginThrottle } = deps;
   const gate = new SignInGate({ db, clock, users, sessions, secrets: deps.secrets, throttle: loginThrottle, audit: deps.audit });
   const mfa = new MfaService({
     db,
@@ -181,9 +174,9 @@ export function createAuth(
       sealedSuccessorsCleanupJob({ db, clock, graceSeconds: config.auth.refreshReuseGraceSeconds }),
       mfaCleanupJob({ db, clock }),
     ],
-    async close() {
-      await loginThrottle.close();
+    close() {
       email.transport.close();
+      return Promise.resolve();
     },
   };
 }

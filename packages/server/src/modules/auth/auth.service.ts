@@ -3,6 +3,7 @@ import { inTransaction } from '../../db/transaction.js';
 import type { Principal } from '../../lib/principal.js';
 import { type RateLimiter, type RateLimitRule, takeOrRefuse } from '../../lib/rate-limit.js';
 import { type Clock, isoTime } from '../../lib/clock.js';
+import { limitAddress } from '../../lib/client-address.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { ApiError } from '../../lib/errors.js';
 import type { AuditContext, AuditRecord, AuditService } from '../audit/audit.service.js';
@@ -106,7 +107,7 @@ export class AuthService {
     if (name.length > NAME_LENGTH_MAX)
       throw new ApiError('parameter_invalid', `name is at most ${NAME_LENGTH_MAX} characters.`, { param: 'name' });
     checkPasswordStrength(input.password, 'password');
-    if (this.#signupLimited) await takeOrRefuse(this.#rateLimiter, `signup:${projectId}:${client.ip ?? ''}`, SIGNUP_RATE_RULE);
+    if (this.#signupLimited) await takeOrRefuse(this.#rateLimiter, `signup:${projectId}:${limitAddress(client.ip)}`, SIGNUP_RATE_RULE);
     if ((await this.#users.findRecordByEmail(projectId, email)) !== undefined) {
       throw new ApiError('email_taken', 'A user with this email already exists.', { param: 'email' });
     }
@@ -350,14 +351,14 @@ export class AuthService {
 type LoginThrottleLimits = ThrottledAttemptLimits;
 
 /**
- * The two limits of a log-in attempt, per project and email: per end-user address, and across all
- * addresses. Both keys share the `{project:email}` hash tag, so a Redis Cluster keeps them on one
- * node, where one script can check and count them together.
+ * The two limits of a log-in attempt, per project and email: per end-user address (an IPv6 one by
+ * its /64), and across all addresses. Both keys share the `{project:email}` hash tag, so a Redis
+ * Cluster keeps them on one node, where one script can check and count them together.
  */
 function loginThrottleLimits(projectId: string, emailKey: string, ip: string | undefined): LoginThrottleLimits {
   const emailTag = `{${projectId}:${sha256Hex(emailKey)}}`;
   return {
-    narrow: { key: `${emailTag}:ip:${ip ?? ''}`, ...LOGIN_FAILURES_PER_ADDRESS },
+    narrow: { key: `${emailTag}:ip:${limitAddress(ip)}`, ...LOGIN_FAILURES_PER_ADDRESS },
     wide: { key: `${emailTag}:all`, ...LOGIN_FAILURES_PER_EMAIL },
   };
 }

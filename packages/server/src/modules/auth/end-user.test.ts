@@ -98,6 +98,21 @@ describeEachDialect('log-in throttling per end user', (dialect) => {
         expect((await login(account.email, account.password, '198.51.100.31')).statusCode).toBe(200);
       });
 
+      it('counts the addresses of one IPv6 /64 as one, and an IPv4-mapped address as its IPv4 address', async () => {
+        const account = await signup(call, ctx().secretKey);
+        // Ten failures spread over one /64: a guesser who owns it gains nothing by changing address.
+        for (let failure = 0; failure < 10; failure += 1)
+          expectError(await login(account.email, 'wrong-password', `2001:db8:7:8::${failure + 1}`), 401, 'invalid_credentials');
+        expectError(await login(account.email, account.password, '2001:DB8:7:8:ffff:ffff:ffff:ffff'), 429, 'rate_limited');
+        expect((await login(account.email, account.password, '2001:db8:7:9::1')).statusCode).toBe(200);
+
+        const other = await signup(call, ctx().secretKey);
+        for (let failure = 0; failure < 10; failure += 1)
+          expectError(await login(other.email, 'wrong-password', '::ffff:198.51.100.60'), 401, 'invalid_credentials');
+        expectError(await login(other.email, other.password, '198.51.100.60'), 429, 'rate_limited');
+        expect((await login(other.email, other.password, '198.51.100.61')).statusCode).toBe(200);
+      });
+
       it('a success forgets the failures of its address', async () => {
         const account = await signup(call, ctx().secretKey);
         for (let failure = 0; failure < 9; failure += 1)

@@ -3,6 +3,7 @@ import type { Db } from '../../db/database.js';
 import type { DashboardAuthenticator, DashboardCredential, Principal } from '../../lib/principal.js';
 import type { RateLimiter, RateLimitRule } from '../../lib/rate-limit.js';
 import { addMilliseconds, type Clock, isoTime } from '../../lib/clock.js';
+import { limitAddress } from '../../lib/client-address.js';
 import { constantTimeEqual, sha256Hex } from '../../lib/crypto.js';
 import { ApiError } from '../../lib/errors.js';
 import type { ProjectsService } from '../projects/projects.service.js';
@@ -63,7 +64,7 @@ export class DashboardService implements DashboardAuthenticator {
     host: string;
   }): Promise<{ token: string; session: DashboardSessionInfo }> {
     checkOrigin(input.origin, input.host);
-    const decision = await this.#rateLimiter.consume(`dashboard-sign-in:${input.ip}`, SIGN_IN_RULE);
+    const decision = await this.#rateLimiter.consume(`dashboard-sign-in:${limitAddress(input.ip)}`, SIGN_IN_RULE);
     if (!decision.allowed) {
       throw new ApiError('rate_limited', `Too many sign-in attempts from this address; retry in ${decision.retryAfterSeconds} s.`, {
         headers: { 'Retry-After': String(decision.retryAfterSeconds) },

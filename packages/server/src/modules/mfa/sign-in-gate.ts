@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Db } from '../../db/database.js';
 import { inTransaction, type Transaction } from '../../db/transaction.js';
 import { addMilliseconds, type Clock, isoTime } from '../../lib/clock.js';
+import { limitAddress } from '../../lib/client-address.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { ApiError } from '../../lib/errors.js';
 import type { SecretBox } from '../../lib/secret-box.js';
@@ -196,7 +197,7 @@ export class SignInGate {
 export function mfaThrottleLimits(projectId: string, userId: string, ip: string | undefined) {
   const tag = `{${projectId}:${userId}}`;
   return {
-    narrow: { key: `${tag}:mfa:ip:${ip ?? ''}`, ...MFA_FAILURES_PER_ADDRESS },
+    narrow: { key: `${tag}:mfa:ip:${limitAddress(ip)}`, ...MFA_FAILURES_PER_ADDRESS },
     wide: { key: `${tag}:mfa:all`, ...MFA_FAILURES_PER_USER },
   };
 }
