@@ -22,6 +22,7 @@ import { lazyChildLoggerFactory } from './lazy-logger.js';
 import { createHttpMetrics } from './metrics.js';
 import { openApiOptions } from './openapi.js';
 import { registerOpsRoutes } from './ops.routes.js';
+import { type RouteMethods, routeMethods } from './route-methods.js';
 import type { DashboardAuthenticator, Principal, RouteCredential, SessionAuthenticator } from '../lib/principal.js';
 import type { RateLimiter } from '../lib/rate-limit.js';
 import type { RouteModule } from '../lib/routes.js';
@@ -143,7 +144,9 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
   // Idempotency-Key applies to POST only, so its hooks are attached to POST routes alone, and not
   // to those that take no key (`idempotency: { mode: 'off' }`).
   const idempotency = idempotencyHooks({ db: deps.db, clock: deps.clock, secrets: deps.secrets });
+  const routes = routeMethods();
   app.addHook('onRoute', (route) => {
+    routes.add(route);
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (!methods.includes('POST') || route.config?.idempotency?.mode === 'off') return;
     route.preHandler = [idempotency.preHandler, ...hookList(route.preHandler)];
@@ -165,9 +168,7 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
     if (error.status >= 500) request.log.error({ err: thrown, request_id: request.id }, 'request failed');
     return sendError(request, reply, error);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendError(request, reply, new ApiError('route_not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}.`)),
-  );
+  app.setNotFoundHandler((request, reply) => sendError(request, reply, unmatchedRoute(request, routes)));
 
   app.addSchema(ErrorResponse);
   await app.register(swagger, openApiOptions({ publicUrl: config.email.publicUrl }));
@@ -177,6 +178,17 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
   for (const register of routeModules) register(app);
   await app.ready();
   return app;
+}
+
+/** 405 with `Allow` when the path exists under other methods, else 404. */
+function unmatchedRoute(request: FastifyRequest, routes: RouteMethods): ApiError {
+  const path = request.url.split('?')[0] ?? '';
+  const allowed = routes.allowedFor(path);
+  if (allowed === undefined || allowed.includes(request.method))
+    return new ApiError('route_not_found', `No route ${request.method} ${path}.`);
+  return new ApiError('method_not_allowed', `${path} takes ${allowed.join(', ')}, not ${request.method}.`, {
+    headers: { Allow: allowed.join(', ') },
+  });
 }
 
 function hookList<T>(hooks: T | T[] | undefined): T[] {
