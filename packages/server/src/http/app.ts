@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -106,13 +107,20 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
   app.removeContentTypeParser(['text/plain']);
   const parseJson = app.getDefaultJsonParser('ignore', 'ignore');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();
     if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
       done(new ApiError('unsupported_media_type', `Send the body as UTF-8 JSON; charset=${charset} is not read.`), undefined);
       return;
     }
-    void parseJson(request, typeof body === 'string' ? body : body.toString('utf8'), done);
+    // Decoding would turn bytes that are not UTF-8 into U+FFFD and let the body through altered;
+    // `isUtf8` checks the bytes as they are, in one native pass.
+    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+    if (!isUtf8(bytes)) {
+      done(new ApiError('body_invalid_json', 'The request body is not valid UTF-8.'), undefined);
+      return;
+    }
+    void parseJson(request, bytes.toString('utf8'), done);
   });
 
   const metrics = createHttpMetrics(deps.metricsRegistry);

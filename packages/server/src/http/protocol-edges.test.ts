@@ -47,3 +47,27 @@ describe('a known path with a method it does not take', () => {
     expect((await inject('GET', '/v1/nope')).headers['allow']).toBeUndefined();
   });
 });
+
+describe('a body that is not UTF-8', () => {
+  const ctx = useTestService('sqlite');
+  const post = (payload: Buffer) =>
+    ctx().service.app.inject({
+      method: 'POST',
+      url: '/v1/organizations',
+      headers: { ...ctx().auth, 'content-type': 'application/json' },
+      payload,
+    });
+
+  // Regression: such bytes were decoded to U+FFFD and the body accepted, altered.
+  it('answers 400 body_invalid_json, and valid UTF-8 of every width goes through', async () => {
+    const latin1 = Buffer.concat([Buffer.from('{"name": "Caf'), Buffer.from([0xe9]), Buffer.from('"}')]);
+    expectError(await post(latin1), 400, 'body_invalid_json');
+    const overlong = Buffer.concat([Buffer.from('{"name": "'), Buffer.from([0xc0, 0xaf]), Buffer.from('"}')]);
+    expectError(await post(overlong), 400, 'body_invalid_json');
+    const encodedSurrogate = Buffer.concat([Buffer.from('{"name": "'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}')]);
+    expectError(await post(encodedSurrogate), 400, 'body_invalid_json');
+    const created = await post(Buffer.from(JSON.stringify({ name: 'Café Ünïcode 日本 😀' }), 'utf8'));
+    expect(created.statusCode).toBe(201);
+    expect(created.json().name).toBe('Café Ünïcode 日本 😀');
+  });
+});
