@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { signup } from '../modules/auth/auth.testing.js';
 import { describeEachDialect } from '../test/database.js';
 import { useTestService } from '../test/service.js';
+import { userAgentText } from './end-user.js';
 import { checkText } from './input-text.js';
 
 function expectError(response: LightMyRequestResponse, status: number, code: string, param?: string): void {
@@ -42,6 +43,17 @@ describe('checkText', () => {
     let deep: unknown = `x${NUL}`;
     for (let depth = 0; depth < 200_000; depth += 1) deep = [deep];
     expect(() => checkText(deep, '')).toThrow(/NUL/);
+  });
+});
+
+describe('userAgentText', () => {
+  it('reads the bytes as UTF-8, keeps bytes that are not UTF-8 as latin1, and never cuts inside a character', () => {
+    expect(userAgentText(Buffer.from('Mozilla/5.0 (Ünïcode)').toString('latin1'))).toBe('Mozilla/5.0 (Ünïcode)');
+    expect(userAgentText('Mozilla/5.0 (Caf\u00e9)')).toBe('Mozilla/5.0 (Café)');
+    expect(userAgentText('Already decoded 日本')).toBe('Already decoded 日本');
+    expect(userAgentText(`${'A'.repeat(499)}😀`)).toBe('A'.repeat(499));
+    expect(userAgentText(`${'A'.repeat(498)}😀`)).toBe(`${'A'.repeat(498)}😀`);
+    expect(userAgentText('B'.repeat(600))).toBe('B'.repeat(500));
   });
 });
 
