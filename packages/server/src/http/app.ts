@@ -72,7 +72,15 @@ export interface AppDependencies {
 /** The HTTP application with every cross-cutting concern attached, ready for `listen` or `inject`. */
 export async function buildApp(deps: AppDependencies, routeModules: readonly RouteModule[] = []): Promise<FastifyInstance> {
   const { config } = deps;
-  const tls = config.tls === undefined ? undefined : { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) };
+  const deadline = requestDeadline(config.requestTimeoutMs);
+  // Node's constructor would make headersTimeout no longer than requestTimeout, but Fastify sets
+  // requestTimeout after it, leaving headersTimeout at 60 s; and with headersTimeout the longer of
+  // the two, Node never cuts off a request whose headers have arrived but whose body has not.
+  const serverOptions = { connectionsCheckingInterval: deadline.checkIntervalMs, headersTimeout: deadline.serverTimeoutMs };
+  const tls =
+    config.tls === undefined
+      ? undefined
+      : { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile), ...serverOptions };
   const app = Fastify({
     loggerInstance: deps.logger,
     childLoggerFactory: lazyChildLoggerFactory(deps.logger),
@@ -81,7 +89,10 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
     genReqId: () => newId('req'),
     bodyLimit: BODY_BYTES_MAX,
     trustProxy: config.trustProxy,
-    requestTimeout: 60_000,
+    // A body that stops short of its Content-Length would otherwise hold its connection and its
+    // request for as long as the client keeps the socket open; clientErrorHandler answers 408.
+    requestTimeout: deadline.serverTimeoutMs,
+    http: serverOptions,
     return503OnClosing: true,
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
@@ -170,6 +181,12 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
   });
 
   app.setErrorHandler((thrown, request, reply) => {
+    if (connectionClosed(request, thrown)) {
+      // The client hung up (or was cut off for being late): nothing is wrong with the service,
+      // and no answer can reach anyone, so none is written.
+      request.log.info({ code: (thrown as { code?: unknown }).code }, 'connection closed before the answer');
+      return reply.hijack();
+    }
     const error = isUnavailable(thrown)
       ? new ApiError('service_unavailable', 'The database is not reachable; retry later.', { cause: thrown })
       : toApiError(thrown);
@@ -199,9 +216,32 @@ function unmatchedRoute(request: FastifyRequest, routes: RouteMethods): ApiError
   });
 }
 
+/**
+ * Node enforces `requestTimeout` by looking for late requests every `connectionsCheckingInterval`
+ * (30 s unless told), so a request is cut off between the timeout and the timeout plus one
+ * interval. Looking every tenth of the limit (at most each second) and giving Node the limit less
+ * one interval cuts every late request off within `requestTimeoutMs`, never after.
+ */
+function requestDeadline(requestTimeoutMs: number): { serverTimeoutMs: number; checkIntervalMs: number } {
+  const checkIntervalMs = Math.min(1000, Math.ceil(requestTimeoutMs / 10));
+  return { serverTimeoutMs: requestTimeoutMs - checkIntervalMs, checkIntervalMs };
+}
+
 function hookList<T>(hooks: T | T[] | undefined): T[] {
   if (hooks === undefined) return [];
   return Array.isArray(hooks) ? hooks : [hooks];
+}
+
+/** What reading a request or writing its answer fails with once its connection is gone. */
+const CONNECTION_CLOSED_CODES: ReadonlySet<string> = new Set(['ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE']);
+
+/**
+ * Whether `thrown` is the request's own connection closing: one of those codes, on a socket that
+ * is closed. The socket is what tells it apart from the same code coming from the database.
+ */
+function connectionClosed(request: FastifyRequest, thrown: unknown): boolean {
+  const code = thrown !== null && typeof thrown === 'object' ? (thrown as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && CONNECTION_CLOSED_CODES.has(code) && request.raw.socket.destroyed;
 }
 
 /** Errors that mean the database is down or overloaded, not that the request or the code is wrong. */

@@ -1,5 +1,7 @@
+import { connect, type AddressInfo } from 'node:net';
 import type { LightMyRequestResponse } from 'fastify';
-import { describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestService } from '../test/service.js';
 
 /**
@@ -17,6 +19,39 @@ function expectError(response: LightMyRequestResponse, status: number, code: str
   });
   expect(body.error.request_id).toBe(response.headers['request-id']);
 }
+
+interface RawExchange {
+  /** Everything the server wrote before the connection closed. */
+  readonly received: string;
+  readonly elapsedMs: number;
+}
+
+/**
+ * Writes `text` on a fresh TCP connection and waits for the server to close it; `hangUpAfterMs`
+ * closes it from this side instead. A raw socket, because an HTTP client would not send a body
+ * shorter than its own Content-Length.
+ */
+function exchange(port: number, text: string, options: { hangUpAfterMs?: number } = {}): Promise<RawExchange> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    let received = '';
+    const socket = connect(port, '127.0.0.1', () => socket.write(text));
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
+    socket.on('error', reject);
+    socket.on('close', () => resolve({ received, elapsedMs: performance.now() - started }));
+    if (options.hangUpAfterMs !== undefined) setTimeout(() => socket.destroy(), options.hangUpAfterMs);
+  });
+}
+
+/** A log that keeps its lines, to see at which level things were written. */
+function capturedLogger(): { logger: pino.Logger; lines: () => Array<{ level: number; msg: string }> } {
+  const written: string[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => written.push(line) });
+  return { logger, lines: () => written.map((line) => JSON.parse(line) as { level: number; msg: string }) };
+}
+
+const PINO_ERROR = 50;
+const PINO_INFO = 30;
 
 describe('a known path with a method it does not take', () => {
   const ctx = useTestService('sqlite', { env: { CORS_ORIGINS: 'https://app.example.com' } });
@@ -69,5 +104,65 @@ describe('a body that is not UTF-8', () => {
     const created = await post(Buffer.from(JSON.stringify({ name: 'Café Ünïcode 日本 😀' }), 'utf8'));
     expect(created.statusCode).toBe(201);
     expect(created.json().name).toBe('Café Ünïcode 日本 😀');
+  });
+});
+
+describe('a body that stops short of its Content-Length, and a client that hangs up', () => {
+  const log = capturedLogger();
+  const ctx = useTestService('sqlite', { env: { REQUEST_TIMEOUT_MS: '1000' }, serviceOptions: { logger: log.logger } });
+  let port = 0;
+  const head = () =>
+    `POST /v1/organizations HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${ctx().auth.authorization}\r\n` +
+    'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n';
+
+  /** The request whose connection closed is logged once it is, at info, and nothing since `from` at error. */
+  async function expectClosedConnectionLoggedAtInfo(from: number): Promise<void> {
+    const closed = () =>
+      log
+        .lines()
+        .slice(from)
+        .find((line) => line.msg === 'connection closed before the answer');
+    await expect.poll(closed).toBeDefined();
+    expect(closed()?.level).toBe(PINO_INFO);
+    expect(
+      log
+        .lines()
+        .slice(from)
+        .filter((line) => line.level >= PINO_ERROR),
+    ).toEqual([]);
+  }
+
+  beforeAll(async () => {
+    await ctx().service.app.listen({ host: '127.0.0.1', port: 0 });
+    port = (ctx().service.app.server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await ctx().service.app.close();
+  });
+
+  // Regression: the request held its connection for as long as the client kept the socket open.
+  it('is cut off within REQUEST_TIMEOUT_MS with 408 request_timeout, the connection closed and nothing logged as an error', async () => {
+    const before = log.lines().length;
+    const answer = await exchange(port, `${head()}{"name": "`);
+    expect(answer.elapsedMs).toBeGreaterThan(800);
+    expect(answer.elapsedMs).toBeLessThan(1500);
+    const [status, ...rest] = answer.received.split('\r\n');
+    expect(status).toBe('HTTP/1.1 408 Request Timeout');
+    const body = JSON.parse(rest.slice(rest.indexOf('') + 1).join('\r\n')) as { error: { code: string; type: string; request_id: string } };
+    expect(body.error).toMatchObject({
+      code: 'request_timeout',
+      type: 'invalid_request_error',
+      request_id: expect.stringMatching(/^req_/),
+    });
+    expect(rest).toContain(`Request-Id: ${body.error.request_id}`);
+    await expectClosedConnectionLoggedAtInfo(before);
+  });
+
+  // Regression: a hang-up while the body was read was logged as an error (a database outage, even).
+  it('logs a client that hangs up mid-body at info, not as an error', async () => {
+    const before = log.lines().length;
+    const answer = await exchange(port, `${head()}{"name": "`, { hangUpAfterMs: 100 });
+    expect(answer.received).toBe('');
+    await expectClosedConnectionLoggedAtInfo(before);
   });
 });
