@@ -199,7 +199,7 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
   await app.register(swagger, openApiOptions({ publicUrl: config.email.publicUrl }));
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { url: '/v1/openapi.json' } });
 
-  registerOpsRoutes(app, { db: deps.db, metrics, metricsToken: deps.config.metricsToken });
+  registerOpsRoutes(app, { db: deps.db, metrics, metricsToken: config.metricsToken, production: config.nodeEnv === 'production' });
   for (const register of routeModules) register(app);
   await app.ready();
   return app;

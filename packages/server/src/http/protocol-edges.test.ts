@@ -166,3 +166,32 @@ describe('a body that stops short of its Content-Length, and a client that hangs
     await expectClosedConnectionLoggedAtInfo(before);
   });
 });
+
+describe('GET /metrics in production', () => {
+  const production = { NODE_ENV: 'production', SMTP_URL: 'smtp://127.0.0.1:2525', SECRETS_ENCRYPTION_KEY: 'a'.repeat(64) };
+  const quiet = { serviceOptions: { logger: pino({ level: 'silent' }) } };
+
+  describe('without METRICS_TOKEN', () => {
+    const ctx = useTestService('sqlite', { env: production, ...quiet });
+
+    it('answers 404 route_not_found, for every method', async () => {
+      expectError(await ctx().service.app.inject({ method: 'GET', url: '/metrics' }), 404, 'route_not_found');
+      expectError(await ctx().service.app.inject({ method: 'POST', url: '/metrics' }), 404, 'route_not_found');
+      expect((await ctx().service.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    });
+  });
+
+  describe('with METRICS_TOKEN', () => {
+    const token = 'production-metrics-token-0123456789';
+    const ctx = useTestService('sqlite', { env: { ...production, METRICS_TOKEN: token }, ...quiet });
+    const scrape = (headers: Record<string, string> = {}) => ctx().service.app.inject({ method: 'GET', url: '/metrics', headers });
+
+    it('answers only Authorization: Bearer <METRICS_TOKEN>, 401 in the error shape otherwise', async () => {
+      expect((await scrape({ authorization: `Bearer ${token}` })).body).toContain('http_requests_total');
+      expectError(await scrape(), 401, 'credential_missing');
+      const wrong = await scrape({ authorization: 'Bearer production-metrics-token-0123456780' });
+      expectError(wrong, 401, 'metrics_token_invalid');
+      expect(wrong.body).not.toContain(token);
+    });
+  });
+});
