@@ -69,6 +69,11 @@ export interface Config {
   readonly auditRetentionDays: number;
   readonly shutdownTimeoutMs: number;
   /**
+   * `REQUEST_TIMEOUT_MS`: a request whose headers and body have not all arrived this long after it
+   * began is cut off (408 `request_timeout`). Default 30 s; handlers' own time does not count.
+   */
+  readonly requestTimeoutMs: number;
+  /**
    * `METRICS_TOKEN`: when set, `GET /metrics` answers only `Authorization: Bearer <METRICS_TOKEN>`;
    * unset, it is open (keep it off the public network then).
    */
@@ -224,6 +229,8 @@ export function loadConfig(env: Env = process.env): Config {
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, { min: 1, max: 3650 }),
     auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 365, { min: 1, max: 36500 }),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, { min: 0 }),
+    // At least a second: the deadline is checked in steps of a tenth of it (http/app.ts).
+    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, { min: 1000, max: 300_000 }),
     metricsToken,
     auth: {
       sessionTtlSeconds: duration(env, 'SESSION_TTL', 24 * 60 * 60),

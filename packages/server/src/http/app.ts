@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -21,6 +22,7 @@ import { lazyChildLoggerFactory } from './lazy-logger.js';
 import { createHttpMetrics } from './metrics.js';
 import { openApiOptions } from './openapi.js';
 import { registerOpsRoutes } from './ops.routes.js';
+import { type RouteMethods, routeMethods } from './route-methods.js';
 import type { DashboardAuthenticator, Principal, RouteCredential, SessionAuthenticator } from '../lib/principal.js';
 import type { RateLimiter } from '../lib/rate-limit.js';
 import type { RouteModule } from '../lib/routes.js';
@@ -69,7 +71,15 @@ export interface AppDependencies {
 /** The HTTP application with every cross-cutting concern attached, ready for `listen` or `inject`. */
 export async function buildApp(deps: AppDependencies, routeModules: readonly RouteModule[] = []): Promise<FastifyInstance> {
   const { config } = deps;
-  const tls = config.tls === undefined ? undefined : { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) };
+  const deadline = requestDeadline(config.requestTimeoutMs);
+  // Node's constructor would make headersTimeout no longer than requestTimeout, but Fastify sets
+  // requestTimeout after it, leaving headersTimeout at 60 s; and with headersTimeout the longer of
+  // the two, Node never cuts off a request whose headers have arrived but whose body has not.
+  const serverOptions = { connectionsCheckingInterval: deadline.checkIntervalMs, headersTimeout: deadline.serverTimeoutMs };
+  const tls =
+    config.tls === undefined
+      ? undefined
+      : { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile), ...serverOptions };
   const app = Fastify({
     loggerInstance: deps.logger,
     childLoggerFactory: lazyChildLoggerFactory(deps.logger),
@@ -78,7 +88,10 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
     genReqId: () => newId('req'),
     bodyLimit: BODY_BYTES_MAX,
     trustProxy: config.trustProxy,
-    requestTimeout: 60_000,
+    // A body that stops short of its Content-Length would otherwise hold its connection and its
+    // request for as long as the client keeps the socket open; clientErrorHandler answers 408.
+    requestTimeout: deadline.serverTimeoutMs,
+    http: serverOptions,
     return503OnClosing: true,
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
@@ -104,13 +117,20 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
   app.removeContentTypeParser(['text/plain']);
   const parseJson = app.getDefaultJsonParser('ignore', 'ignore');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();
     if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
       done(new ApiError('unsupported_media_type', `Send the body as UTF-8 JSON; charset=${charset} is not read.`), undefined);
       return;
     }
-    void parseJson(request, typeof body === 'string' ? body : body.toString('utf8'), done);
+    // Decoding would turn bytes that are not UTF-8 into U+FFFD and let the body through altered;
+    // `isUtf8` checks the bytes as they are, in one native pass.
+    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+    if (!isUtf8(bytes)) {
+      done(new ApiError('body_invalid_json', 'The request body is not valid UTF-8.'), undefined);
+      return;
+    }
+    void parseJson(request, bytes.toString('utf8'), done);
   });
 
   const metrics = createHttpMetrics(deps.metricsRegistry);
@@ -142,7 +162,9 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
   // Idempotency-Key applies to POST only, so its hooks are attached to POST routes alone, and not
   // to those that take no key (`idempotency: { mode: 'off' }`).
   const idempotency = idempotencyHooks({ db: deps.db, clock: deps.clock, secrets: deps.secrets });
+  const routes = routeMethods();
   app.addHook('onRoute', (route) => {
+    routes.add(route);
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (!methods.includes('POST') || route.config?.idempotency?.mode === 'off') return;
     route.preHandler = [idempotency.preHandler, ...hookList(route.preHandler)];
@@ -159,29 +181,67 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
   });
 
   app.setErrorHandler((thrown, request, reply) => {
+    if (connectionClosed(request, thrown)) {
+      // The client hung up (or was cut off for being late): nothing is wrong with the service,
+      // and no answer can reach anyone, so none is written.
+      request.log.info({ code: (thrown as { code?: unknown }).code }, 'connection closed before the answer');
+      return reply.hijack();
+    }
     const error = isUnavailable(thrown)
       ? new ApiError('service_unavailable', 'The database is not reachable; retry later.', { cause: thrown })
       : toApiError(thrown);
     if (error.status >= 500) request.log.error({ err: thrown, request_id: request.id }, 'request failed');
     return sendError(request, reply, error);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendError(request, reply, new ApiError('route_not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}.`)),
-  );
+  app.setNotFoundHandler((request, reply) => sendError(request, reply, unmatchedRoute(request, routes)));
 
   app.addSchema(ErrorResponse);
   await app.register(swagger, openApiOptions({ publicUrl: config.email.publicUrl }));
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { url: '/v1/openapi.json' } });
 
-  registerOpsRoutes(app, { db: deps.db, metrics, metricsToken: deps.config.metricsToken });
+  registerOpsRoutes(app, { db: deps.db, metrics, metricsToken: config.metricsToken, production: config.nodeEnv === 'production' });
   for (const register of routeModules) register(app);
   await app.ready();
   return app;
 }
 
+/** 405 with `Allow` when the path exists under other methods, else 404. */
+function unmatchedRoute(request: FastifyRequest, routes: RouteMethods): ApiError {
+  const path = request.url.split('?')[0] ?? '';
+  const allowed = routes.allowedFor(path);
+  if (allowed === undefined || allowed.includes(request.method))
+    return new ApiError('route_not_found', `No route ${request.method} ${path}.`);
+  return new ApiError('method_not_allowed', `${path} takes ${allowed.join(', ')}, not ${request.method}.`, {
+    headers: { Allow: allowed.join(', ') },
+  });
+}
+
+/**
+ * Node enforces `requestTimeout` by looking for late requests every `connectionsCheckingInterval`
+ * (30 s unless told), so a request is cut off between the timeout and the timeout plus one
+ * interval. Looking every tenth of the limit (at most each second) and giving Node the limit less
+ * one interval cuts every late request off within `requestTimeoutMs`, never after.
+ */
+function requestDeadline(requestTimeoutMs: number): { serverTimeoutMs: number; checkIntervalMs: number } {
+  const checkIntervalMs = Math.min(1000, Math.ceil(requestTimeoutMs / 10));
+  return { serverTimeoutMs: requestTimeoutMs - checkIntervalMs, checkIntervalMs };
+}
+
 function hookList<T>(hooks: T | T[] | undefined): T[] {
   if (hooks === undefined) return [];
   return Array.isArray(hooks) ? hooks : [hooks];
+}
+
+/** What reading a request or writing its answer fails with once its connection is gone. */
+const CONNECTION_CLOSED_CODES: ReadonlySet<string> = new Set(['ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE']);
+
+/**
+ * Whether `thrown` is the request's own connection closing: one of those codes, on a socket that
+ * is closed. The socket is what tells it apart from the same code coming from the database.
+ */
+function connectionClosed(request: FastifyRequest, thrown: unknown): boolean {
+  const code = thrown !== null && typeof thrown === 'object' ? (thrown as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && CONNECTION_CLOSED_CODES.has(code) && request.raw.socket.destroyed;
 }
 
 /** Errors that mean the database is down or overloaded, not that the request or the code is wrong. */

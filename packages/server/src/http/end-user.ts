@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { FastifyRequest } from 'fastify';
 import { canonicalAddress } from '../lib/client-address.js';
 import { ApiError } from '../lib/errors.js';
@@ -19,7 +20,8 @@ export const USER_AGENT_LENGTH_MAX = 500;
 
 /** The connection's own address (as `trustProxy` resolves it) and `User-Agent`. */
 export function transportClient(request: FastifyRequest): RequestClient {
-  return { ip: request.ip, userAgent: headerValue(request.headers['user-agent'])?.slice(0, USER_AGENT_LENGTH_MAX) };
+  const userAgent = headerValue(request.headers['user-agent']);
+  return { ip: request.ip, userAgent: userAgent === undefined ? undefined : userAgentText(userAgent) };
 }
 
 /**
@@ -37,8 +39,27 @@ export function endUserClient(request: FastifyRequest, principal: Principal): Re
   const transport = transportClient(request);
   return {
     ip: ipHeader === undefined ? transport.ip : canonicalIp(ipHeader),
-    userAgent: agentHeader === undefined ? transport.userAgent : agentHeader.slice(0, USER_AGENT_LENGTH_MAX),
+    userAgent: agentHeader === undefined ? transport.userAgent : userAgentText(agentHeader),
   };
+}
+
+/**
+ * A user agent as text: the header's bytes read as UTF-8, cut at `USER_AGENT_LENGTH_MAX`
+ * characters. Node hands a header over one byte per character (latin1), so "Ünïcode" sent as UTF-8
+ * arrives as "Ã\u009cnÃ¯code"; re-reading the bytes restores it. Bytes that are not UTF-8 keep
+ * their latin1 reading, which is what HTTP/1.1 long defined header bytes to be (RFC 9110 section
+ * 5.5): an agent is recorded, never refused.
+ */
+export function userAgentText(header: string): string {
+  let text = header;
+  // Only text of characters 0x80–0xFF came from bytes this way; wider ones were decoded already.
+  if (/[\x80-\xff]/.test(header) && !/[\u0100-\uffff]/.test(header)) {
+    const bytes = Buffer.from(header, 'latin1');
+    if (isUtf8(bytes)) text = bytes.toString('utf8');
+  }
+  // Cutting between the two halves of a surrogate pair would leave half a character.
+  const end = /[\uD800-\uDBFF]/.test(text.charAt(USER_AGENT_LENGTH_MAX - 1)) ? USER_AGENT_LENGTH_MAX - 1 : USER_AGENT_LENGTH_MAX;
+  return text.slice(0, end);
 }
 
 /**

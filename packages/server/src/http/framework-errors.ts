@@ -36,7 +36,7 @@ function frameworkError(error: FastifyError): ApiError {
  */
 export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  if (!socket.writable) {
+  if (!socket.writable || responseStarted(socket)) {
     socket.destroy(error);
     return;
   }
@@ -52,5 +52,19 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
     `HTTP/1.1 ${apiError.status} ${STATUS_CODES[apiError.status] ?? 'Error'}\r\n` +
       `Connection: close\r\nContent-Type: application/json; charset=utf-8\r\nRequest-Id: ${requestId}\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    // A late request's client has stopped sending and may never close its side: once the answer
+    // is out the connection goes, and with it the request still waiting for its body.
+    () => {
+      if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') socket.destroy();
+    },
   );
+}
+
+/**
+ * Whether a response on this connection has begun (its status line is out), as Node's own
+ * handler asks: another answer written now would land in the middle of it. `_httpMessage` is the
+ * response Node is writing on the socket; it is not in Node's types.
+ */
+function responseStarted(socket: Socket): boolean {
+  return (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage?.headersSent === true;
 }

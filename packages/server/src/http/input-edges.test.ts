@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { signup } from '../modules/auth/auth.testing.js';
 import { describeEachDialect } from '../test/database.js';
 import { useTestService } from '../test/service.js';
+import { userAgentText } from './end-user.js';
 import { checkText } from './input-text.js';
 
 function expectError(response: LightMyRequestResponse, status: number, code: string, param?: string): void {
@@ -42,6 +43,17 @@ describe('checkText', () => {
     let deep: unknown = `x${NUL}`;
     for (let depth = 0; depth < 200_000; depth += 1) deep = [deep];
     expect(() => checkText(deep, '')).toThrow(/NUL/);
+  });
+});
+
+describe('userAgentText', () => {
+  it('reads the bytes as UTF-8, keeps bytes that are not UTF-8 as latin1, and never cuts inside a character', () => {
+    expect(userAgentText(Buffer.from('Mozilla/5.0 (Ünïcode)').toString('latin1'))).toBe('Mozilla/5.0 (Ünïcode)');
+    expect(userAgentText('Mozilla/5.0 (Caf\u00e9)')).toBe('Mozilla/5.0 (Café)');
+    expect(userAgentText('Already decoded 日本')).toBe('Already decoded 日本');
+    expect(userAgentText(`${'A'.repeat(499)}😀`)).toBe('A'.repeat(499));
+    expect(userAgentText(`${'A'.repeat(498)}😀`)).toBe(`${'A'.repeat(498)}😀`);
+    expect(userAgentText('B'.repeat(600))).toBe('B'.repeat(500));
   });
 });
 
@@ -169,6 +181,55 @@ describeEachDialect('edges of input', (dialect) => {
     );
     // Malformed JSON is still what it was.
     expectError(await create('{"user_id": '), 400, 'body_invalid_json');
+  });
+});
+
+describeEachDialect('hidden characters in an email address', (dialect) => {
+  const ctx = useTestService(dialect);
+  const call = (options: InjectOptions) => ctx().service.app.inject(options);
+  const post = (url: string, payload: object) => call({ method: 'POST', url, headers: ctx().auth, payload });
+
+  /** Controls, zero-width and other invisible characters, and bidirectional marks, overrides and isolates. */
+  const HIDDEN = {
+    'U+0007 bell': '\u0007',
+    'U+007F delete': '\u007F',
+    'U+0085 next line': '\u0085',
+    'U+00AD soft hyphen': '\u00AD',
+    'U+200B zero-width space': '\u200B',
+    'U+200C zero-width non-joiner': '\u200C',
+    'U+200D zero-width joiner': '\u200D',
+    'U+200E left-to-right mark': '\u200E',
+    'U+200F right-to-left mark': '\u200F',
+    'U+202A left-to-right embedding': '\u202A',
+    'U+202E right-to-left override': '\u202E',
+    'U+2060 word joiner': '\u2060',
+    'U+2066 left-to-right isolate': '\u2066',
+    'U+2069 pop directional isolate': '\u2069',
+    'U+FEFF zero-width no-break space': '\uFEFF',
+  };
+
+  // Regression: "admin\u200B@example.com" signed up as a second, look-alike account of admin@example.com.
+  it.each(Object.entries(HIDDEN))('refuses %s with 400 parameter_invalid naming email, on sign-up and log in', async (_name, character) => {
+    const email = `ad${character}min@example.com`;
+    expectError(await post('/v1/auth/signup', { email, password: 'Tq7!vexo-plumb-hidden' }), 400, 'parameter_invalid', 'email');
+    expectError(await post('/v1/auth/login', { email, password: 'Tq7!vexo-plumb-hidden' }), 400, 'parameter_invalid', 'email');
+  });
+
+  it('refuses it wherever an address is taken: reset, email codes, invitations, the users filter', async () => {
+    const email = 'owner\u202E@example.com';
+    expectError(await post('/v1/auth/password/forgot', { email }), 400, 'parameter_invalid', 'email');
+    expectError(await post('/v1/auth/email-code', { email }), 400, 'parameter_invalid', 'email');
+    const organization = await post('/v1/organizations', { name: 'Hidden characters' });
+    expect(organization.statusCode).toBe(201);
+    const invitations = `/v1/organizations/${organization.json<{ id: string }>().id}/invitations`;
+    expectError(await post(invitations, { email }), 400, 'parameter_invalid', 'email');
+    const list = await call({ method: 'GET', url: `/v1/users?email=${encodeURIComponent(email)}`, headers: ctx().auth });
+    expectError(list, 400, 'parameter_invalid', 'email');
+    // Nothing was made of it, and the same address without the character is fine.
+    expect((await post(invitations, { email: 'owner@example.com' })).statusCode).toBe(201);
+    expect((await signup(call, ctx().secretKey, { email: ' Plain.Address@Example.COM ' })).body.user.email).toBe(
+      'Plain.Address@example.com',
+    );
   });
 });
 

@@ -11,6 +11,8 @@ export interface OpsRoutesOptions {
   readonly metrics: HttpMetrics;
   /** `METRICS_TOKEN`: when set, `GET /metrics` needs it as a bearer token. */
   readonly metricsToken: string | undefined;
+  /** `NODE_ENV=production`: `/metrics` exists only with a token. */
+  readonly production: boolean;
 }
 
 /**
@@ -28,16 +30,18 @@ function checkMetricsToken(expected: string | undefined, authorization: string |
   }
 }
 
+const config = { credential: 'public', rateLimited: false } as const;
+const tags = ['operations'];
+
 /**
  * Health, readiness, metrics and the OpenAPI document: outside /v1's credentials and rate limits.
- * `/metrics` takes its own token when METRICS_TOKEN is set, and a scrape never queries the
- * database: every gauge is held in memory (docs/configuration.md, `METRICS_TOKEN`).
+ * `/metrics` takes its own token when METRICS_TOKEN is set; in production without one it is not
+ * served at all (404), since what it tells (routes, error rates, process figures) is for the
+ * operator only and an open one on a public address is a mistake easily made. A scrape never
+ * queries the database: every gauge is held in memory (docs/configuration.md, `METRICS_TOKEN`).
  */
 export function registerOpsRoutes(app: FastifyInstance, options: OpsRoutesOptions): void {
-  const config = { credential: 'public', rateLimited: false } as const;
   const Status = Type.Object({ status: Type.String() });
-
-  const tags = ['operations'];
 
   app.get(
     '/healthz',
@@ -57,6 +61,25 @@ export function registerOpsRoutes(app: FastifyInstance, options: OpsRoutesOption
   );
 
   // Public unless METRICS_TOKEN is set; then a bearer token (the metricsToken security scheme).
+  // In production, no token means no route.
+  if (!options.production || options.metricsToken !== undefined) registerMetricsRoute(app, options);
+
+  app.get(
+    '/v1/openapi.json',
+    {
+      config,
+      schema: {
+        operationId: 'getOpenApiDocument',
+        tags,
+        summary: 'This API as OpenAPI 3.1',
+        response: { 200: { description: 'The OpenAPI document.', type: 'object', additionalProperties: true } },
+      },
+    },
+    () => app.swagger(),
+  );
+}
+
+function registerMetricsRoute(app: FastifyInstance, options: OpsRoutesOptions): void {
   app.get(
     '/metrics',
     {
@@ -73,19 +96,5 @@ export function registerOpsRoutes(app: FastifyInstance, options: OpsRoutesOption
       const text = await options.metrics.registry.metrics();
       return reply.type(options.metrics.registry.contentType).send(text);
     },
-  );
-
-  app.get(
-    '/v1/openapi.json',
-    {
-      config,
-      schema: {
-        operationId: 'getOpenApiDocument',
-        tags,
-        summary: 'This API as OpenAPI 3.1',
-        response: { 200: { description: 'The OpenAPI document.', type: 'object', additionalProperties: true } },
-      },
-    },
-    () => app.swagger(),
   );
 }

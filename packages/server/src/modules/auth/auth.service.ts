@@ -11,7 +11,14 @@ import { queueEmail } from '../email/email.service.js';
 import type { SessionCheck, SessionClient, SessionPrincipal, SessionsService } from '../sessions/sessions.service.js';
 import type { IssuedSession, SessionInfo } from '../sessions/sessions.schemas.js';
 import { type SignInGate, signInChanges, type SignInResult, signInResult } from '../mfa/mfa.service.js';
-import { IdentityLinking, type NormalizedEmail, normalizeEmail, toUser, type UsersService } from '../users/users.service.js';
+import {
+  IdentityLinking,
+  type NormalizedEmail,
+  normalizeEmail,
+  refuseHiddenEmailCharacters,
+  toUser,
+  type UsersService,
+} from '../users/users.service.js';
 import { NAME_LENGTH_MAX, type User } from '../users/users.schemas.js';
 import { EMAIL_SHOWN_LENGTH_MAX, userRecord } from './auth.common.js';
 import { AuthEmailFlows } from './auth.email-flows.js';
@@ -176,6 +183,8 @@ export class AuthService {
     context: AuditContext,
     found: (userId: string) => void,
   ): Promise<SignInResult> {
+    // An address that cannot be a user's is wrong credentials below, but hidden characters are a 400 everywhere.
+    refuseHiddenEmailCharacters(input.email);
     let email: NormalizedEmail | undefined;
     try {
       email = normalizeEmail(input.email);

@@ -1,9 +1,11 @@
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { describe, expect, inject, it, vi } from 'vitest';
 import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
 import { auditReader } from '../audit/audit.testing.js';
-import { bearer, signup, strongPassword, uniqueEmail } from './auth.testing.js';
+import { bearer, signup, type SignupBody, strongPassword, uniqueEmail } from './auth.testing.js';
 
 /** Counts password checks, to prove that a refused attempt never reaches one. */
 const passwordChecks = vi.hoisted(() => ({ count: 0 }));
@@ -126,6 +128,43 @@ describeEachDialect('log-in throttling per end user', (dialect) => {
   }
 });
 
+interface SignupAnswer {
+  readonly status: number;
+  readonly requestId: string | undefined;
+  readonly body: SignupBody;
+}
+
+/**
+ * A request over loopback, as a real client sends it: Node's HTTP client writes header text as
+ * latin1, so a header given as the latin1 reading of UTF-8 bytes goes out as those bytes.
+ */
+function postOverSocket(port: number, path: string, options: { headers: Record<string, string>; body: object }): Promise<SignupAnswer> {
+  const payload = JSON.stringify(options.body);
+  const headers = Object.fromEntries(
+    Object.entries({ ...options.headers, 'content-type': 'application/json' }).map(([name, value]) => [
+      name,
+      Buffer.from(value, 'utf8').toString('latin1'),
+    ]),
+  );
+  return new Promise((resolve, reject) => {
+    const request = httpRequest({ host: '127.0.0.1', port, path, method: 'POST', headers }, (response) => {
+      let text = '';
+      response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      response.on('end', () => {
+        const requestId = response.headers['request-id'];
+        resolve({
+          status: response.statusCode ?? 0,
+          requestId: typeof requestId === 'string' ? requestId : undefined,
+          body: JSON.parse(text) as SignupBody,
+        });
+      });
+    });
+    request.on('error', reject);
+    // As a Buffer: a string body would be joined to the headers and the whole written as UTF-8.
+    request.end(Buffer.from(payload, 'utf8'));
+  });
+}
+
 interface SessionRow {
   id: string;
   ip: string | null;
@@ -216,6 +255,23 @@ describeEachDialect('X-End-User-IP and X-End-User-Agent', (dialect) => {
     });
     const session = (await sessionsOf(account.userId)).find((row) => row.id === nameOf(response.json().session.id));
     expect(session?.user_agent).toBe('A'.repeat(500));
+  });
+
+  // Regression: Node gives header bytes one per character (latin1), so an agent sent as UTF-8 was
+  // stored as "Mozilla/5.0 (Ã\u009cnÃ¯code)".
+  it('read X-End-User-Agent as UTF-8: the session and the audit entry show it as sent', async () => {
+    await ctx().service.app.listen({ host: '127.0.0.1', port: 0 });
+    const port = (ctx().service.app.server.address() as AddressInfo).port;
+    const agent = 'Mozilla/5.0 (Ünïcode; 日本; 😀)';
+    const answer = await postOverSocket(port, '/v1/auth/signup', {
+      headers: { ...ctx().auth, 'x-end-user-ip': '198.51.100.20', 'x-end-user-agent': agent },
+      body: { email: uniqueEmail('agent'), password: strongPassword() },
+    });
+    expect(answer.status).toBe(201);
+    const session = (await sessionsOf(answer.body.user.id)).find((row) => row.id === nameOf(answer.body.session.id));
+    expect(session?.user_agent).toBe(agent);
+    const entries = await auditReader(ctx().service, ctx().secretKey).all({ action: 'user.signup' });
+    expect(entries.find((entry) => entry.request_id === answer.requestId)?.user_agent).toBe(agent);
   });
 
   it('are ignored on session-token routes: a session holder cannot choose its address', async () => {

@@ -29,8 +29,31 @@ export interface NormalizedEmail {
   readonly emailKey: string;
 }
 
+/**
+ * Characters no one types in an address but that make two different addresses look the same, or
+ * one look like another: controls (`Cc`), zero-width and other invisible characters (the soft
+ * hyphen, U+200B–U+200D, U+2060, U+FEFF: `Default_Ignorable_Code_Point`), and the marks, embeddings,
+ * overrides and isolates that reorder text (U+200E, U+200F, U+202A–U+202E, U+2066–U+2069: `Cf`).
+ */
+const HIDDEN_EMAIL_CHARACTER = /[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
+
+/**
+ * Refuses an address with a hidden character (400 `parameter_invalid` naming `param`). Every
+ * address the service takes passes here, through `normalizeEmail`; log in calls it on its own,
+ * since it answers other malformed addresses as wrong credentials.
+ */
+export function refuseHiddenEmailCharacters(raw: string, param = 'email'): void {
+  const hidden = HIDDEN_EMAIL_CHARACTER.exec(raw.trim())?.[0];
+  if (hidden === undefined) return;
+  const codePoint = `U+${(hidden.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+  throw new ApiError('parameter_invalid', `${param} may not contain control, invisible or bidirectional characters (${codePoint}).`, {
+    param,
+  });
+}
+
 /** Trims the address and lower-cases its domain; the local part keeps its case but compares without it. */
 export function normalizeEmail(raw: string, param = 'email'): NormalizedEmail {
+  refuseHiddenEmailCharacters(raw, param);
   const trimmed = raw.trim();
   const at = trimmed.lastIndexOf('@');
   if (trimmed.length > EMAIL_LENGTH_MAX || at < 1 || !EMAIL_PATTERN.test(trimmed)) {
@@ -187,7 +210,9 @@ export class UsersService {
       if (cursor === undefined) throw new ApiError('resource_missing', `No user ${query.starting_after}.`, { param: 'starting_after' });
       before = { createdAt: cursor.created_at, id: cursor.id };
     }
-    // An ?email= that is not an address matches nobody rather than failing the list.
+    // An ?email= that is not an address matches nobody rather than failing the list; one with a
+    // hidden character is refused as it would be anywhere else.
+    if (query.email !== undefined) refuseHiddenEmailCharacters(query.email);
     const emailKey = query.email === undefined ? undefined : query.email.trim().toLowerCase();
     const rows = await store.listUsers(this.#db.kysely, projectId, { emailKey, before, limit: limit + 1 });
     return { object: 'list', data: rows.slice(0, limit).map(toUser), has_more: rows.length > limit };
