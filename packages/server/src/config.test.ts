@@ -55,6 +55,11 @@ describe('loadConfig', () => {
     expect(loadConfig({ METRICS_TOKEN: 'm'.repeat(32) }).metricsToken).toBe('m'.repeat(32));
   });
 
+  it('asks for a sign-in or reauthentication within REAUTH_WINDOW_SECONDS (default 600) before sensitive changes', () => {
+    expect(loadConfig({}).auth.reauthWindowSeconds).toBe(600);
+    expect(loadConfig({ REAUTH_WINDOW_SECONDS: '1' }).auth.reauthWindowSeconds).toBe(1);
+  });
+
   it.each([
     [{ PORT: 'eighty' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
@@ -70,6 +75,8 @@ describe('loadConfig', () => {
     [{ REFRESH_REUSE_GRACE_SECONDS: '61' }, 'REFRESH_REUSE_GRACE_SECONDS'],
     [{ REFRESH_REUSE_GRACE_SECONDS: '1.5' }, 'REFRESH_REUSE_GRACE_SECONDS'],
     [{ METRICS_TOKEN: 'short' }, 'METRICS_TOKEN'],
+    [{ REAUTH_WINDOW_SECONDS: '0' }, 'REAUTH_WINDOW_SECONDS'],
+    [{ REAUTH_WINDOW_SECONDS: '600s' }, 'REAUTH_WINDOW_SECONDS'],
   ])('refuses %o, naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`^${variable}:`));

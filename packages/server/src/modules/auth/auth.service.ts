@@ -351,10 +351,10 @@ type LoginThrottleLimits = ThrottledAttemptLimits;
 
 /**
  * The two limits of a log-in attempt, per project and email: per end-user address, and across all
- * addresses. Both keys share the `{project:email}` hash tag, so a Redis Cluster keeps them on one
- * node, where one script can check and count them together.
+ * addresses; reauthentication counts on the same ones. Both keys share the `{project:email}` hash
+ * tag, so a Redis Cluster keeps them on one node, where one script can check and count them together.
  */
-function loginThrottleLimits(projectId: string, emailKey: string, ip: string | undefined): LoginThrottleLimits {
+export function loginThrottleLimits(projectId: string, emailKey: string, ip: string | undefined): LoginThrottleLimits {
   const emailTag = `{${projectId}:${sha256Hex(emailKey)}}`;
   return {
     narrow: { key: `${emailTag}:ip:${ip ?? ''}`, ...LOGIN_FAILURES_PER_ADDRESS },
