@@ -13,7 +13,7 @@ import { sealedSuccessorsCleanupJob, SessionsService } from '../sessions/session
 import { sessionsRoutes } from '../sessions/sessions.routes.js';
 import { RolesService } from '../users/roles.service.js';
 import { usersRoutes } from '../users/users.routes.js';
-import { type UserClaimStep, type UserDeletionStep, UsersService } from '../users/users.service.js';
+import { securityNoticeComposers, type UserClaimStep, type UserDeletionStep, UsersService } from '../users/users.service.js';
 import { EmailCodesService } from '../mfa/email-codes.service.js';
 import { mfaRoutes } from '../mfa/mfa.routes.js';
 import { emailCodeComposers, mfaCleanupJob, MfaService, SignInGate } from '../mfa/mfa.service.js';
@@ -108,6 +108,7 @@ function emailJobWith(
       publicUrl: config.email.publicUrl,
       passwordResetUrl: config.auth.passwordResetUrl,
     }),
+    ...securityNoticeComposers({ users, projects }),
     ...ownComposers,
     ...deps.emailComposers,
   };

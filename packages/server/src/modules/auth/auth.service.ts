@@ -10,7 +10,14 @@ import { queueEmail } from '../email/email.service.js';
 import type { SessionCheck, SessionClient, SessionPrincipal, SessionsService } from '../sessions/sessions.service.js';
 import type { IssuedSession, SessionInfo } from '../sessions/sessions.schemas.js';
 import { type SignInGate, signInChanges, type SignInResult, signInResult } from '../mfa/mfa.service.js';
-import { IdentityLinking, type NormalizedEmail, normalizeEmail, toUser, type UsersService } from '../users/users.service.js';
+import {
+  IdentityLinking,
+  type NormalizedEmail,
+  normalizeEmail,
+  queueSecurityNotice,
+  toUser,
+  type UsersService,
+} from '../users/users.service.js';
 import { NAME_LENGTH_MAX, type User } from '../users/users.schemas.js';
 import { EMAIL_SHOWN_LENGTH_MAX, userRecord } from './auth.common.js';
 import { AuthEmailFlows } from './auth.email-flows.js';
@@ -337,6 +344,7 @@ export class AuthService {
         changes: { sessions_revoked: revoked.length },
         createdAt: isoTime(now),
       });
+      await queueSecurityNotice(trx, { projectId, user, change: 'password_changed', changedAt: isoTime(now) });
       return toUser({ ...user, updated_at: isoTime(now) });
     });
   }

@@ -8,7 +8,7 @@ import { type LoginThrottle, throttledAttempt } from '../../lib/login-throttle.j
 import { recordEvent } from '../events/events.service.js';
 import type { ProjectsService } from '../projects/projects.service.js';
 import type { SessionClient } from '../sessions/sessions.service.js';
-import type { UserClaimStep, UsersService } from '../users/users.service.js';
+import { queueSecurityNotice, type UserClaimStep, type UsersService } from '../users/users.service.js';
 import * as store from './mfa.store.js';
 import {
   type FactorProof,
@@ -144,6 +144,8 @@ export class MfaService {
           const codeHashes = codes.map((recoveryCode) => recoveryCodeHash(userId, recoveryCode) ?? '');
           await store.replaceRecoveryCodes(trx, { projectId, userId, codeHashes, now: nowIso });
           await this.#recordChange(trx, { projectId, userId, type: 'user.mfa.enabled', by: 'user', record, context, nowIso });
+          const user = await this.#users.getRecord(projectId, userId, trx);
+          await queueSecurityNotice(trx, { projectId, user, change: 'totp_enabled', changedAt: nowIso });
           return { status: 'active', recovery_codes: codes } as const;
         }),
       );
