@@ -103,20 +103,20 @@ export class EmailCodesService {
       // adding one, would pass the limits together; one of them is made to run again instead.
       await inTransaction(
         this.#db,
-        (trx) =>
-          this.#requestInTransaction(trx, { projectId, email, createUser: input.createUser }, async (queued) => {
-            await this.#audit.record(trx, context, { ...record(user?.id ?? null, queued), createdAt: isoTime(this.#clock.now()) });
-          }),
+        async (trx) => {
+          const queued = await this.#queueCodeInTransaction(trx, { projectId, email, createUser: input.createUser });
+          await this.#audit.record(trx, context, { ...record(user?.id ?? null, queued), createdAt: isoTime(this.#clock.now()) });
+        },
         { isolation: 'serializable' },
       );
     });
   }
 
-  async #requestInTransaction(
+  /** Stores the request and queues its email when the address's limits allow; answers whether it did. */
+  async #queueCodeInTransaction(
     trx: Transaction,
     input: { projectId: string; email: NormalizedEmail; createUser: boolean },
-    recorded: (queued: boolean) => Promise<void>,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const { projectId, email } = input;
     const now = this.#clock.now();
     const codes = await store.addressCodes(trx, {
@@ -126,10 +126,7 @@ export class EmailCodesService {
       attemptsMax: EMAIL_CODE_ATTEMPTS_MAX,
     });
     const resendFrom = isoTime(addMilliseconds(now, -EMAIL_CODE_RESEND_INTERVAL_MS));
-    if (codes.live >= EMAIL_CODES_LIVE_MAX || (codes.latestCreatedAt !== undefined && codes.latestCreatedAt > resendFrom)) {
-      await recorded(false);
-      return;
-    }
+    if (codes.live >= EMAIL_CODES_LIVE_MAX || (codes.latestCreatedAt !== undefined && codes.latestCreatedAt > resendFrom)) return false;
     const requestRef = randomBytes(16).toString('base64url');
     await store.insertEmailCodeRequest(trx, {
       project_id: projectId,
@@ -150,7 +147,7 @@ export class EmailCodesService {
       data: { email_key: email.emailKey, request_ref: requestRef },
       now: isoTime(now),
     });
-    await recorded(true);
+    return true;
   }
 
   /**
