@@ -12,6 +12,8 @@ import type {
   DisableTotpParams,
   MfaStatus,
   Project,
+  ReauthenticateParams,
+  Reauthentication,
   SessionBalance,
   SessionBalanceParams,
   TotpActivation,
@@ -119,7 +121,14 @@ export class SvcSessionClient {
     disableTotp(params: DisableTotpParams, options?: RequestOptions): Promise<MfaStatus>;
   };
   readonly auth: {
-    /** `POST /v1/auth/password/change`; the user's other sessions are revoked, this one stays. */
+    /**
+     * `POST /v1/users/me/reauthenticate` with the password, an authenticator code or a recovery
+     * code. Adding a passkey, enrolling or removing an authenticator and changing the password
+     * need a sign-in or reauthentication within `REAUTH_WINDOW_SECONDS`; otherwise they fail with
+     * 403 `reauthentication_required`: call this, then send the request again.
+     */
+    reauthenticate(params: ReauthenticateParams, options?: RequestOptions): Promise<Reauthentication>;
+    /** `POST /v1/auth/password/change`; the user's other sessions are revoked, this one stays. Needs a recent sign-in. */
     changePassword(params: ChangePasswordParams, options?: RequestOptions): Promise<User>;
     /** `POST /v1/auth/logout`: ends this session; the token is refused from then on. */
     logout(options?: RequestOptions): Promise<void>;
@@ -141,6 +150,7 @@ export class SvcSessionClient {
       disableTotp: (params, requestOptions) => api.call('DELETE /v1/users/me/mfa/totp', { body: params }, requestOptions),
     };
     this.auth = {
+      reauthenticate: (params, requestOptions) => api.call('POST /v1/users/me/reauthenticate', { body: params }, requestOptions),
       changePassword: (params, requestOptions) => api.call('POST /v1/auth/password/change', { body: params }, requestOptions),
       logout: async (requestOptions) => {
         await api.call('POST /v1/auth/logout', { body: {} }, requestOptions);

@@ -72,6 +72,10 @@ export type SendVerificationEmailParams = RequestBody<'POST /v1/auth/verify-emai
 export type ForgotPasswordParams = RequestBody<'POST /v1/auth/password/forgot'>;
 export type ResetPasswordParams = RequestBody<'POST /v1/auth/password/reset'>;
 export type ChangePasswordParams = RequestBody<'POST /v1/auth/password/change'>;
+/** Exactly one of `{ password }`, `{ code }` (authenticator) or `{ recovery_code }`. */
+export type ReauthenticateParams = RequestBody<'POST /v1/users/me/reauthenticate'>;
+/** `{ object: 'reauthentication', reauthenticated_at }`. */
+export type Reauthentication = ResponseBody<'POST /v1/users/me/reauthenticate'>;
 /** The answer of calls that queue an email: `{ accepted: true }`. */
 export type Accepted = ResponseBody<'POST /v1/auth/password/forgot'>;
 // Second factors and emailed codes

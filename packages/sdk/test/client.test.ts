@@ -387,7 +387,7 @@ describe('SvcClient against the real server', () => {
     expect(events.length).toBeGreaterThanOrEqual(5);
   });
 
-  it('the session client: wallet.getBalance, users.me, auth.changePassword, auth.logout', async () => {
+  it('the session client: wallet.getBalance, users.me, auth.reauthenticate, auth.changePassword, auth.logout', async () => {
     const svc = client();
     const { email, user } = await newUser();
     const wallet = await svc.wallets.create({ user_id: user.id, currency: 'USD' });
@@ -402,6 +402,12 @@ describe('SvcClient against the real server', () => {
     expect(await me.users.me()).toMatchObject({ id: user.id, email });
     expect(await svc.withSession(login.session).users.me()).toMatchObject({ id: user.id });
 
+    await expect(me.auth.reauthenticate({ password: 'not the password' })).rejects.toMatchObject({
+      status: 401,
+      code: 'invalid_credentials',
+    });
+    expect(await me.auth.reauthenticate({ password: PASSWORD })).toMatchObject({ object: 'reauthentication' });
+    expect(await svc.auth.reauthenticate(login.session, { password: PASSWORD })).toMatchObject({ object: 'reauthentication' });
     await expect(me.auth.changePassword({ current_password: 'not the password', new_password: 'whatever-else-1' })).rejects.toMatchObject({
       status: 401,
     });

@@ -60,6 +60,11 @@ describe('loadConfig', () => {
     expect(loadConfig({ REQUEST_TIMEOUT_MS: '1000' }).requestTimeoutMs).toBe(1000);
   });
 
+  it('asks for a sign-in or reauthentication within REAUTH_WINDOW_SECONDS (default 600) before sensitive changes', () => {
+    expect(loadConfig({}).auth.reauthWindowSeconds).toBe(600);
+    expect(loadConfig({ REAUTH_WINDOW_SECONDS: '1' }).auth.reauthWindowSeconds).toBe(1);
+  });
+
   it.each([
     [{ PORT: 'eighty' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
@@ -77,6 +82,8 @@ describe('loadConfig', () => {
     [{ METRICS_TOKEN: 'short' }, 'METRICS_TOKEN'],
     [{ REQUEST_TIMEOUT_MS: '999' }, 'REQUEST_TIMEOUT_MS'],
     [{ REQUEST_TIMEOUT_MS: '300001' }, 'REQUEST_TIMEOUT_MS'],
+    [{ REAUTH_WINDOW_SECONDS: '0' }, 'REAUTH_WINDOW_SECONDS'],
+    [{ REAUTH_WINDOW_SECONDS: '600s' }, 'REAUTH_WINDOW_SECONDS'],
   ])('refuses %o, naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`^${variable}:`));

@@ -126,6 +126,11 @@ export interface AuthConfig {
    * answers the same new session again (a client's network retry) instead of counting as reuse.
    */
   readonly refreshReuseGraceSeconds: number;
+  /**
+   * `REAUTH_WINDOW_SECONDS` (default 600): how recently a session's user must have signed in or
+   * reauthenticated to add a passkey or an authenticator, remove one, or change the password.
+   */
+  readonly reauthWindowSeconds: number;
   /** Where `GET /v1/auth/verify-email` sends the browser after verifying; unset → a small HTML page. */
   readonly emailVerifiedRedirectUrl: string | undefined;
   /** The application's reset page; the reset email links to it with `?token=`. Unset → the email carries the token alone. */
@@ -238,6 +243,8 @@ export function loadConfig(env: Env = process.env): Config {
       // At most a minute: the window exists for a retry after a dropped response, and whoever holds
       // a copy of the token may use it as long as it lasts.
       refreshReuseGraceSeconds: integer(env, 'REFRESH_REUSE_GRACE_SECONDS', 0, { min: 0, max: 60 }),
+      // At most a session's default lifetime: a longer window would make every session count as recent.
+      reauthWindowSeconds: integer(env, 'REAUTH_WINDOW_SECONDS', 600, { min: 1, max: 24 * 60 * 60 }),
       emailVerifiedRedirectUrl: optionalUrl(env, 'EMAIL_VERIFIED_REDIRECT_URL'),
       passwordResetUrl: optionalUrl(env, 'PASSWORD_RESET_URL'),
       invitationAcceptUrl: optionalUrl(env, 'INVITATION_ACCEPT_URL'),

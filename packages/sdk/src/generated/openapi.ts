@@ -1161,6 +1161,25 @@ export interface Operations {
     status: 200;
     response: User;
   };
+  /** Prove again who the session user is, with the password or a second factor, before a sensitive change */
+  'POST /v1/users/me/reauthenticate': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      /** The user's password. */
+      password?: string;
+      /** A current 6-digit code of the authenticator. */
+      code?: string;
+      /** One of the unused recovery codes; it is used up. */
+      recovery_code?: string;
+    };
+    status: 200;
+    response: {
+      object: 'reauthentication';
+      /** From now until `REAUTH_WINDOW_SECONDS` later, this session may make the changes that need a recent sign-in. */
+      reauthenticated_at: string;
+    };
+  };
   /** The session user's second factors */
   'GET /v1/users/me/mfa': {
     path: Record<string, never>;
@@ -2672,6 +2691,8 @@ export const operations = {
   resetPassword: { method: 'POST', path: '/v1/auth/password/reset', credential: 'secret', body: 'json', list: false },
   /** `POST /v1/auth/password/change`: Change the session user's password, given the current one; the user's other sessions are revoked */
   changePassword: { method: 'POST', path: '/v1/auth/password/change', credential: 'session', body: 'json', list: false },
+  /** `POST /v1/users/me/reauthenticate`: Prove again who the session user is, with the password or a second factor, before a sensitive change */
+  reauthenticate: { method: 'POST', path: '/v1/users/me/reauthenticate', credential: 'session', body: 'json', list: false },
   /** `GET /v1/users/me/mfa`: The session user's second factors */
   getMyMfa: { method: 'GET', path: '/v1/users/me/mfa', credential: 'session', body: 'none', list: false },
   /** `POST /v1/users/me/mfa/totp`: Start enrolling an authenticator app: a new secret, pending until a code confirms it */

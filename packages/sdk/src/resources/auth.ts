@@ -16,6 +16,8 @@ import type {
   OAuthCallbackResult,
   OAuthStartParams,
   OAuthStartResult,
+  ReauthenticateParams,
+  Reauthentication,
   ResetPasswordParams,
   SendVerificationEmailParams,
   SignUpParams,
@@ -140,9 +142,19 @@ export class Auth {
 
   /**
    * `POST /v1/auth/password/change` on behalf of the holder of `sessionToken` (a session route);
-   * the user's other sessions are revoked. Same as `client.withSession(token).auth.changePassword(…)`.
+   * the user's other sessions are revoked. It needs a recent sign-in (see `reauthenticate`).
+   * Same as `client.withSession(token).auth.changePassword(…)`.
    */
   changePassword(sessionToken: string, params: ChangePasswordParams, options?: RequestOptions): Promise<User> {
     return this.#api.withSession(sessionToken).call('POST /v1/auth/password/change', { body: params }, options);
+  }
+
+  /**
+   * `POST /v1/users/me/reauthenticate` on behalf of the holder of `sessionToken`: the password, an
+   * authenticator code or a recovery code, before a change that needs a recent sign-in.
+   * Same as `client.withSession(token).auth.reauthenticate(…)`.
+   */
+  reauthenticate(sessionToken: string, params: ReauthenticateParams, options?: RequestOptions): Promise<Reauthentication> {
+    return this.#api.withSession(sessionToken).call('POST /v1/users/me/reauthenticate', { body: params }, options);
   }
 }

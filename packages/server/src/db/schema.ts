@@ -47,7 +47,7 @@ export interface Database {
   mfa_totp: MfaTotpTable;
   mfa_recovery_codes: MfaRecoveryCodesTable;
   mfa_tokens: MfaTokensTable;
-  email_codes: EmailCodesTable;
+  email_code_requests: EmailCodeRequestsTable;
   project_counts: ProjectCountsTable;
   stats_days: StatsDaysTable;
   stats_folds: StatsFoldsTable;
@@ -340,6 +340,12 @@ export interface SessionsTable {
   last_used_at: string;
   revoked_at: string | null;
   revoked_reason: SessionRevokedReason | null;
+  /**
+   * When the user last proved who they are on this refresh chain: the sign-in, or the latest
+   * `POST /v1/users/me/reauthenticate`; a refresh carries it over. Null for sessions from before
+   * migration 0031, which count as not recent.
+   */
+  authenticated_at: string | null;
 }
 
 export type EmailTokenPurpose = 'verify_email' | 'password_reset';
@@ -843,18 +849,22 @@ export interface MfaTokensTable {
   created_at: string;
 }
 
-/** The latest sign-in code asked for an address; the code itself only as a salted SHA-256. */
-export interface EmailCodesTable {
+/**
+ * One sign-in code asked for an address (up to 3 live at once); the code itself only as a salted
+ * SHA-256. Supersedes `email_codes` (one row per address), which migration 0031 emptied.
+ */
+export interface EmailCodeRequestsTable {
   project_id: string;
+  /** Random; names the request, salts the hash, and ties the queued email to this row. */
+  request_ref: string;
   /** The lower-cased address, as `users.email_key`. */
   email_key: string;
   email: string;
-  /** Random; names the request, salts the hash, and ties the queued email to this row. */
-  request_ref: string;
   /** Null until the email is composed, when the code is made. */
   code_hash: string | null;
   /** 1 when the request asked to create the user if none has the address. */
   create_user: number;
+  /** Wrong codes tried while this one was live; the fifth ends it. */
   attempts: number;
   expires_at: string;
   used_at: string | null;

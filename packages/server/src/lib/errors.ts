@@ -101,6 +101,11 @@ export const ERROR_CATALOG = {
     status: 401,
     description: 'The `mfa_token` is unknown, expired (5 minutes), already used, or ended by 5 wrong codes; log in again.',
   },
+  reauthentication_required: {
+    status: 403,
+    description:
+      'The change (a passkey, an authenticator, the password) needs a sign-in within `REAUTH_WINDOW_SECONDS`; confirm with `POST /v1/users/me/reauthenticate`, then send it again.',
+  },
   mfa_already_enabled: { status: 409, description: 'The user already has an active authenticator; disable it first.' },
   mfa_not_enabled: { status: 409, description: 'The user has no active authenticator (or no enrolment to confirm).' },
   email_code_invalid: {

@@ -18,3 +18,13 @@ export interface BrowserAccess {
   /** Registers the preflight of one session route; nothing when no origin is configured. */
   readonly preflight: (app: FastifyInstance, url: string, methods: readonly string[]) => void;
 }
+
+/**
+ * A route-level `preValidation` hook for session routes that change how the user signs in (a
+ * passkey, an authenticator, the password): it refuses with 403 `reauthentication_required` unless
+ * the session signed in or reauthenticated within `REAUTH_WINDOW_SECONDS`. Built by the auth
+ * module from the sessions service. It runs before the body is validated and before an
+ * `Idempotency-Key` is claimed, so a refused request can be sent again, with the same key, once the
+ * user has reauthenticated.
+ */
+export type RecentAuthenticationGuard = (request: FastifyRequest) => Promise<void>;

@@ -103,7 +103,9 @@ describeEachDialect('secrets at rest', (dialect) => {
   async function outboxTokens(): Promise<string[]> {
     await runEmailJob(ctx().service);
     const outbox = join(dataDir, 'outbox');
-    return readdirSync(outbox).map((file) => tokenIn(readFileSync(join(outbox, file), 'utf8')));
+    // Security notices (a password reset's) carry no token: nothing to take from them.
+    const texts = readdirSync(outbox).map((file) => readFileSync(join(outbox, file), 'utf8'));
+    return texts.filter((text) => !text.includes('Security notice')).map(tokenIn);
   }
 
   it('issues every kind of credential with an Idempotency-Key, and stores or logs none of them in clear', async () => {

@@ -29,6 +29,7 @@ export const AUDIT_ACTIONS = [
   'session.refresh_token_reused',
   'session.revoke',
   'session.logout',
+  'session.reauthenticate',
   'secret_key.create',
   'secret_key.revoke',
   'webhook_endpoint.create',

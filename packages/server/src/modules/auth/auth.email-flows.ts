@@ -13,7 +13,7 @@ import { ApiError } from '../../lib/errors.js';
 import type { AuditContext, AuditRecord, AuditService } from '../audit/audit.service.js';
 import { queueEmail } from '../email/email.service.js';
 import type { SessionsService } from '../sessions/sessions.service.js';
-import { normalizeEmail, toUser, type UsersService } from '../users/users.service.js';
+import { normalizeEmail, queueSecurityNotice, toUser, type UsersService } from '../users/users.service.js';
 import type { User } from '../users/users.schemas.js';
 import { EMAIL_SHOWN_LENGTH_MAX, userRecord } from './auth.common.js';
 import { EMAIL_TOKEN_PATTERN, PASSWORD_RESET_TEMPLATE, VERIFY_EMAIL_TEMPLATE } from './auth.emails.js';
@@ -173,6 +173,7 @@ export class AuthEmailFlows {
         changes: { sessions_revoked: revoked.length },
         createdAt: nowIso,
       });
+      await queueSecurityNotice(trx, { projectId, user, change: 'password_reset', changedAt: nowIso });
       const verified = await this.#users.markEmailVerifiedInTransaction(trx, user, now);
       return toUser({ ...verified, updated_at: nowIso });
     });

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
-import type { BrowserAccess, RouteModule } from '../../lib/routes.js';
+import type { BrowserAccess, RecentAuthenticationGuard, RouteModule } from '../../lib/routes.js';
 import type { RateLimiter } from '../../lib/rate-limit.js';
 import type { PeriodicJob } from '../../jobs/scheduler.js';
 import type { Clock } from '../../lib/clock.js';
@@ -13,7 +13,7 @@ import { sealedSuccessorsCleanupJob, SessionsService } from '../sessions/session
 import { sessionsRoutes } from '../sessions/sessions.routes.js';
 import { RolesService } from '../users/roles.service.js';
 import { usersRoutes } from '../users/users.routes.js';
-import { type UserClaimStep, type UserDeletionStep, UsersService } from '../users/users.service.js';
+import { securityNoticeComposers, type UserClaimStep, type UserDeletionStep, UsersService } from '../users/users.service.js';
 import { EmailCodesService } from '../mfa/email-codes.service.js';
 import { mfaRoutes } from '../mfa/mfa.routes.js';
 import { emailCodeComposers, mfaCleanupJob, MfaService, SignInGate } from '../mfa/mfa.service.js';
@@ -21,6 +21,7 @@ import { authEmailComposers } from './auth.emails.js';
 import { authRoutes } from './auth.routes.js';
 import { AuthService } from './auth.service.js';
 import type { LoginThrottle } from '../../lib/login-throttle.js';
+import { Reauthentication } from './reauthentication.js';
 
 export interface AuthDependencies {
   readonly db: Db;
@@ -54,6 +55,8 @@ export interface Auth {
   readonly mfa: MfaService;
   /** Browser access (CORS) of session-token routes, for other modules' session routes. */
   readonly browser: BrowserAccess;
+  /** The check of session routes that change how the user signs in: a sign-in or reauthentication within `REAUTH_WINDOW_SECONDS`. */
+  readonly requireRecentAuthentication: RecentAuthenticationGuard;
   readonly routes: readonly RouteModule[];
   /** The email outbox job (tests call its `run()`) and the refresh grace window's cleanup. */
   readonly jobs: readonly PeriodicJob[];
@@ -72,6 +75,7 @@ function userModules(
     sessionTtlSeconds: config.auth.sessionTtlSeconds,
     refreshTtlSeconds: config.auth.refreshTtlSeconds,
     refreshReuseGraceSeconds: config.auth.refreshReuseGraceSeconds,
+    reauthWindowSeconds: config.auth.reauthWindowSeconds,
     secrets: deps.secrets,
   });
   const roles = new RolesService({ db, clock, audit });
@@ -103,6 +107,7 @@ function emailJobWith(
       publicUrl: config.email.publicUrl,
       passwordResetUrl: config.auth.passwordResetUrl,
     }),
+    ...securityNoticeComposers({ users, projects }),
     ...ownComposers,
     ...deps.emailComposers,
   };
@@ -153,6 +158,12 @@ export function createAuth(
     signupLimited: config.rateLimit.ipPerSecond > 0,
   });
   const { browser } = deps;
+  const reauthentication = new Reauthentication({ db, clock, users, sessions, mfa, loginThrottle, audit: deps.audit });
+  const requireRecentAuthentication: RecentAuthenticationGuard = async (request) => {
+    const principal = request.principal;
+    if (principal?.kind !== 'session') throw new Error(`${request.url} needs a recent sign-in but ran without a session principal`);
+    await sessions.requireRecentAuthentication(principal);
+  };
   const email = emailJobWith(deps, users, emailCodeComposers(emailCodes, deps.projects));
   return {
     users,
@@ -163,9 +174,15 @@ export function createAuth(
     gate,
     mfa,
     browser,
+    requireRecentAuthentication,
     routes: [
-      authRoutes(service, { browser, emailVerifiedRedirectUrl: config.auth.emailVerifiedRedirectUrl }),
-      mfaRoutes({ mfa, gate, emailCodes, browser }),
+      authRoutes(service, {
+        browser,
+        emailVerifiedRedirectUrl: config.auth.emailVerifiedRedirectUrl,
+        reauthentication,
+        requireRecentAuthentication,
+      }),
+      mfaRoutes({ mfa, gate, emailCodes, browser, requireRecentAuthentication }),
       sessionsRoutes(service, sessions),
       usersRoutes(users, roles, { browser }),
     ],

@@ -1,6 +1,6 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { BrowserAccess, RouteModule } from '../../lib/routes.js';
+import type { BrowserAccess, RecentAuthenticationGuard, RouteModule } from '../../lib/routes.js';
 import { requireSecretKey } from '../../lib/principal.js';
 import { type AuditContext, auditContext } from '../audit/audit.service.js';
 import { isApiError } from '../../lib/errors.js';
@@ -14,6 +14,8 @@ import {
   ForgotPasswordBody,
   LoginBody,
   LoginQuery,
+  ReauthenticateBody,
+  ReauthenticationSchema,
   ResendVerificationBody,
   ResetPasswordBody,
   SignupBody,
@@ -23,6 +25,7 @@ import {
   SignInResponse,
 } from './auth.schemas.js';
 import type { AuthService } from './auth.service.js';
+import { type Reauthentication, reauthenticationProof } from './reauthentication.js';
 
 const tags = ['auth'];
 const secretKeySecurity = [{ secretKey: [] }, { secretKeyHeader: [] }];
@@ -37,6 +40,16 @@ export interface AuthRoutesOptions {
   readonly browser: BrowserAccess;
   /** Where the verification page sends the browser after verifying, instead of showing a page. */
   readonly emailVerifiedRedirectUrl: string | undefined;
+  readonly reauthentication: Reauthentication;
+  /** Refuses a session that has not signed in or reauthenticated lately (changing the password). */
+  readonly requireRecentAuthentication: RecentAuthenticationGuard;
+}
+
+/** The session principal of a session route; the credential guard guarantees one. */
+function sessionPrincipalOf(request: FastifyRequest, route: string) {
+  const principal = request.principal;
+  if (principal?.kind !== 'session') throw new Error(`${route} ran without a session principal`);
+  return principal;
 }
 
 /** HTTP only: `/v1/auth/*` (email and password; OAuth and SSO are another module's). */
@@ -231,9 +244,10 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
       {
         config: { credential: 'session' },
         onSend: options.browser.onSend,
+        preValidation: options.requireRecentAuthentication,
         schema: {
           operationId: 'changePassword',
-          errors: ['invalid_credentials', 'password_too_weak'],
+          errors: ['reauthentication_required', 'invalid_credentials', 'password_too_weak'],
           tags,
           security: sessionSecurity,
           summary: "Change the session user's password, given the current one; the user's other sessions are revoked",
@@ -242,12 +256,38 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
         },
       },
       (request) => {
-        const principal = request.principal;
-        if (principal?.kind !== 'session') throw new Error('password change ran without a session principal');
+        const principal = sessionPrincipalOf(request, 'password change');
         return auth.changePassword(principal, request.body as Static<typeof ChangePasswordBody>, request.client, auditContext(request));
       },
     );
     options.browser.preflight(app, '/v1/auth/password/change', ['POST']);
+
+    app.post(
+      '/v1/users/me/reauthenticate',
+      {
+        config: { credential: 'session' },
+        onSend: options.browser.onSend,
+        schema: {
+          operationId: 'reauthenticate',
+          errors: ['invalid_credentials', 'mfa_code_invalid', 'mfa_not_enabled'],
+          tags,
+          security: sessionSecurity,
+          summary: 'Prove again who the session user is, with the password or a second factor, before a sensitive change',
+          description:
+            "Send exactly one of `password`, `code` (authenticator) or `recovery_code`. Adding a passkey, enrolling or removing an authenticator and changing the password need a sign-in or reauthentication within `REAUTH_WINDOW_SECONDS` (403 `reauthentication_required`). Wrong answers count against log in's throttle for the user's email.",
+          body: ReauthenticateBody,
+          response: { 200: ReauthenticationSchema },
+        },
+      },
+      (request) =>
+        options.reauthentication.reauthenticate(
+          sessionPrincipalOf(request, 'reauthenticate'),
+          reauthenticationProof(request.body as Static<typeof ReauthenticateBody>),
+          request.client,
+          auditContext(request),
+        ),
+    );
+    options.browser.preflight(app, '/v1/users/me/reauthenticate', ['POST']);
   };
 }
 

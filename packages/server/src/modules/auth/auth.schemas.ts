@@ -46,6 +46,26 @@ export const ChangePasswordBody = StrictObject({
   new_password: Password,
 });
 
+/** Exactly one of the three: checked by the service, which names the field in its refusal. */
+export const ReauthenticateBody = StrictObject({
+  password: Type.Optional(Type.String({ maxLength: PASSWORD_INPUT_LENGTH_MAX, description: "The user's password." })),
+  code: Type.Optional(Type.String({ minLength: 1, maxLength: 16, description: 'A current 6-digit code of the authenticator.' })),
+  recovery_code: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 64, description: 'One of the unused recovery codes; it is used up.' }),
+  ),
+});
+
+export const ReauthenticationSchema = Type.Object(
+  {
+    object: Type.Literal('reauthentication'),
+    reauthenticated_at: Type.String({
+      format: 'date-time',
+      description: 'From now until `REAUTH_WINDOW_SECONDS` later, this session may make the changes that need a recent sign-in.',
+    }),
+  },
+  { $id: 'Reauthentication' },
+);
+
 export const AcceptedSchema = Type.Object(
   { accepted: Type.Literal(true) },
   { $id: 'Accepted', description: 'Queued; the email goes out shortly.' },

@@ -16,6 +16,7 @@ import {
   type NormalizedEmail,
   normalizeEmail,
   refuseHiddenEmailCharacters,
+  queueSecurityNotice,
   toUser,
   type UsersService,
 } from '../users/users.service.js';
@@ -347,6 +348,7 @@ export class AuthService {
         changes: { sessions_revoked: revoked.length },
         createdAt: isoTime(now),
       });
+      await queueSecurityNotice(trx, { projectId, user, change: 'password_changed', changedAt: isoTime(now) });
       return toUser({ ...user, updated_at: isoTime(now) });
     });
   }
@@ -361,10 +363,11 @@ type LoginThrottleLimits = ThrottledAttemptLimits;
 
 /**
  * The two limits of a log-in attempt, per project and email: per end-user address (an IPv6 one by
- * its /64), and across all addresses. Both keys share the `{project:email}` hash tag, so a Redis
- * Cluster keeps them on one node, where one script can check and count them together.
+ * its /64), and across all addresses; reauthentication counts on the same ones. Both keys share the
+ * `{project:email}` hash tag, so a Redis Cluster keeps them on one node, where one script can check
+ * and count them together.
  */
-function loginThrottleLimits(projectId: string, emailKey: string, ip: string | undefined): LoginThrottleLimits {
+export function loginThrottleLimits(projectId: string, emailKey: string, ip: string | undefined): LoginThrottleLimits {
   const emailTag = `{${projectId}:${sha256Hex(emailKey)}}`;
   return {
     narrow: { key: `${emailTag}:ip:${limitAddress(ip)}`, ...LOGIN_FAILURES_PER_ADDRESS },

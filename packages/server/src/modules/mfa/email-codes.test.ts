@@ -4,7 +4,7 @@ import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
 import { tokenIn, useTestSmtp } from '../../test/smtp.js';
 import { bearer, eventsOf, runEmailJob, signup, testClock, uniqueEmail } from '../auth/auth.testing.js';
-import { EMAIL_CODE_TTL_MS } from './email-codes.service.js';
+import { EMAIL_CODE_RESEND_INTERVAL_MS, EMAIL_CODE_TTL_MS } from './email-codes.service.js';
 import { codeAt, enrolTotp } from './mfa.testing.js';
 
 function expectError(response: LightMyRequestResponse, status: number, code: string, param?: string): void {
@@ -29,9 +29,15 @@ describeEachDialect('sign-in by emailed code', (dialect) => {
         if (match?.[1] === undefined) throw new Error(`no code in the email:\n${email.text}`);
         return match[1];
       });
+  // Asking is limited per end-user address too (20 at once): each request here comes from an address of its own.
+  let requests = 0;
+  const ask = (payload: object) => {
+    requests += 1;
+    return post('/v1/auth/email-code', payload, { ...ctx().auth, 'x-end-user-ip': `10.1.${Math.floor(requests / 250)}.${requests % 250}` });
+  };
   /** Asks a code for the address and answers the one the email carried. */
   const askCode = async (email: string, createUser = false) => {
-    expect((await post('/v1/auth/email-code', createUser ? { email, create_user: true } : { email })).statusCode).toBe(202);
+    expect((await ask(createUser ? { email, create_user: true } : { email })).statusCode).toBe(202);
     await runEmailJob(ctx().service);
     const code = codesTo(email).at(-1);
     if (code === undefined) throw new Error(`no email reached ${email}`);
@@ -53,13 +59,14 @@ describeEachDialect('sign-in by emailed code', (dialect) => {
 
   it('answers 202 alike for an unknown address and sends nothing; the same address with create_user makes a verified user', async () => {
     const email = uniqueEmail('code-new');
-    const unknown = await post('/v1/auth/email-code', { email });
+    const unknown = await ask({ email });
     expect(unknown.statusCode).toBe(202);
     expect(unknown.json()).toEqual({ accepted: true });
     await runEmailJob(ctx().service);
     expect(codesTo(email)).toEqual([]);
     expectError(await post('/v1/auth/email-code/verify', { email, code: '123456' }), 401, 'email_code_invalid');
 
+    clock.advance(EMAIL_CODE_RESEND_INTERVAL_MS);
     const code = await askCode(email, true);
     const created = await post('/v1/auth/email-code/verify', { email, code });
     expect(created.statusCode).toBe(200);
@@ -67,7 +74,7 @@ describeEachDialect('sign-in by emailed code', (dialect) => {
     expect((await eventsOf(ctx().service, ctx().projectId, 'user.created')).map((data) => data['email'])).toContain(email);
   });
 
-  it('a code dies after 5 wrong tries, after 10 minutes, and when a newer one is asked', async () => {
+  it('a code dies after 5 wrong tries and after 10 minutes', async () => {
     const user = await signup(call, ctx().secretKey);
     const code = await askCode(user.email);
     for (let attempt = 0; attempt < 5; attempt += 1) {
@@ -75,15 +82,69 @@ describeEachDialect('sign-in by emailed code', (dialect) => {
     }
     expectError(await post('/v1/auth/email-code/verify', { email: user.email, code }), 401, 'email_code_invalid');
 
+    clock.advance(EMAIL_CODE_RESEND_INTERVAL_MS);
     const late = await askCode(user.email);
     clock.advance(EMAIL_CODE_TTL_MS);
     expectError(await post('/v1/auth/email-code/verify', { email: user.email, code: late }), 401, 'email_code_invalid');
+  });
 
-    const older = await askCode(user.email);
-    const newer = await askCode(user.email);
-    if (older !== newer)
-      expectError(await post('/v1/auth/email-code/verify', { email: user.email, code: older }), 401, 'email_code_invalid');
-    expect((await post('/v1/auth/email-code/verify', { email: user.email, code: newer })).statusCode).toBe(200);
+  it('asking again never ends the codes already sent: up to 3 live, any of them signs in, and then the others end', async () => {
+    const user = await signup(call, ctx().secretKey);
+    const codes: string[] = [];
+    for (let request = 0; request < 3; request += 1) {
+      codes.push(await askCode(user.email));
+      clock.advance(EMAIL_CODE_RESEND_INTERVAL_MS);
+    }
+    expect(codesTo(user.email)).toHaveLength(3);
+    // A fourth while three are live: 202, and nothing is sent.
+    expect((await ask({ email: user.email })).statusCode).toBe(202);
+    await runEmailJob(ctx().service);
+    expect(codesTo(user.email)).toHaveLength(3);
+
+    const [oldest, middle, newest] = codes;
+    // The oldest still signs in; having signed in, the address's other codes are done with.
+    expect((await post('/v1/auth/email-code/verify', { email: user.email, code: oldest! })).statusCode).toBe(200);
+    for (const other of [middle!, newest!].filter((code) => code !== oldest)) {
+      expectError(await post('/v1/auth/email-code/verify', { email: user.email, code: other }), 401, 'email_code_invalid');
+    }
+  });
+
+  it('a request within 60 s of the last sends nothing new and still answers 202; the code sent stays good', async () => {
+    const user = await signup(call, ctx().secretKey);
+    const code = await askCode(user.email);
+    clock.advance(EMAIL_CODE_RESEND_INTERVAL_MS - 1000);
+    const again = await ask({ email: user.email });
+    expect(again.statusCode).toBe(202);
+    expect(again.json()).toEqual({ accepted: true });
+    await runEmailJob(ctx().service);
+    expect(codesTo(user.email)).toEqual([code]);
+    clock.advance(1000);
+    await askCode(user.email);
+    expect(codesTo(user.email)).toHaveLength(2);
+    expect((await post('/v1/auth/email-code/verify', { email: user.email, code })).statusCode).toBe(200);
+  });
+
+  it('five wrong tries end the codes they were made against; a code sent after some of them has five of its own', async () => {
+    const user = await signup(call, ctx().secretKey);
+    const first = await askCode(user.email);
+    const wrong = (...codes: string[]) => ['000000', '111111', '222222'].find((candidate) => !codes.includes(candidate))!;
+    for (let attempt = 0; attempt < 4; attempt += 1) {
+      expectError(await post('/v1/auth/email-code/verify', { email: user.email, code: wrong(first) }), 401, 'email_code_invalid');
+    }
+    clock.advance(EMAIL_CODE_RESEND_INTERVAL_MS);
+    const second = await askCode(user.email);
+    // Checked against both live codes, this fifth wrong try ends the first and is the second's first.
+    expectError(await post('/v1/auth/email-code/verify', { email: user.email, code: wrong(first, second) }), 401, 'email_code_invalid');
+    // The first's own code is dead now; trying it is the second's second try.
+    expectError(
+      await post('/v1/auth/email-code/verify', { email: user.email, code: first === second ? wrong(first) : first }),
+      401,
+      'email_code_invalid',
+    );
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      expectError(await post('/v1/auth/email-code/verify', { email: user.email, code: wrong(second) }), 401, 'email_code_invalid');
+    }
+    expect((await post('/v1/auth/email-code/verify', { email: user.email, code: second })).statusCode).toBe(200);
   });
 
   it('a user with an authenticator gets mfa_required from the code, and the session only with the second factor', async () => {
@@ -117,31 +178,11 @@ describeEachDialect('sign-in by emailed code', (dialect) => {
     });
   });
 
-  it('refuses a banned user, a malformed code and a malformed address; wrong codes past the limit are 429', async () => {
+  it('refuses a banned user, a malformed code and a malformed address', async () => {
     const user = await signup(call, ctx().secretKey);
     expectError(await post('/v1/auth/email-code/verify', { email: user.email, code: '12ab56' }), 401, 'email_code_invalid');
     expectError(await post('/v1/auth/email-code', { email: 'not-an-address' }), 400, 'parameter_invalid', 'email');
     expectError(await post('/v1/auth/email-code', { email: user.email, extra: true }), 400, 'parameter_unknown');
-    // Two codes of five wrong tries: the limit per address and end-user address (10 per 15 minutes) is full.
-    for (let round = 0; round < 2; round += 1) {
-      clock.advance(60_000);
-      const code = await askCode(user.email);
-      for (let attempt = 0; attempt < 5; attempt += 1) {
-        expectError(await post('/v1/auth/email-code/verify', { email: user.email, code: wrongCode(code) }), 401, 'email_code_invalid');
-      }
-    }
-    clock.advance(60_000);
-    const code = await askCode(user.email);
-    const limited = await post('/v1/auth/email-code/verify', { email: user.email, code });
-    expectError(limited, 429, 'rate_limited');
-    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
-    // The owner, elsewhere, is below the limit of the address across end-user addresses (20).
-    const elsewhere = await post(
-      '/v1/auth/email-code/verify',
-      { email: user.email, code },
-      { ...ctx().auth, 'x-end-user-ip': '198.51.100.7' },
-    );
-    expect(elsewhere.statusCode).toBe(200);
 
     const banned = await signup(call, ctx().secretKey);
     const bannedCode = await askCode(banned.email);
@@ -149,12 +190,52 @@ describeEachDialect('sign-in by emailed code', (dialect) => {
     expectError(await post('/v1/auth/email-code/verify', { email: banned.email, code: bannedCode }), 403, 'user_banned');
   });
 
-  it('past 3 requests a minute for one address still answers 202 and sends nothing more', async () => {
+  describe('wrong codes count like log in', () => {
+    const from = (ip: string) => ({ ...ctx().auth, 'x-end-user-ip': ip });
+    const guess = (email: string, code: string, ip: string) => post('/v1/auth/email-code/verify', { email, code }, from(ip));
+
+    it('10 per 15 minutes per (address, end-user address): then 429 even for the right code; the owner elsewhere signs in', async () => {
+      const user = await signup(call, ctx().secretKey);
+      // Two codes' five wrong tries each: the limit of this address from 203.0.113.9 is full.
+      for (let round = 0; round < 2; round += 1) {
+        clock.advance(EMAIL_CODE_RESEND_INTERVAL_MS);
+        const code = await askCode(user.email);
+        for (let attempt = 0; attempt < 5; attempt += 1) {
+          expectError(await guess(user.email, wrongCode(code), '203.0.113.9'), 401, 'email_code_invalid');
+        }
+      }
+      clock.advance(EMAIL_CODE_RESEND_INTERVAL_MS);
+      const code = await askCode(user.email);
+      const limited = await guess(user.email, code, '203.0.113.9');
+      expectError(limited, 429, 'rate_limited');
+      expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+      // The owner, elsewhere, is below the limit across end-user addresses (100): not locked out.
+      expect((await guess(user.email, code, '198.51.100.7')).statusCode).toBe(200);
+    });
+
+    it('100 per 15 minutes per address from all end-user addresses together: then 429 from a new address too', async () => {
+      const user = await signup(call, ctx().secretKey);
+      for (let address = 1; address <= 10; address += 1) {
+        for (let attempt = 0; attempt < 10; attempt += 1) {
+          expectError(await guess(user.email, '000000', `192.0.2.${address}`), 401, 'email_code_invalid');
+        }
+      }
+      const code = await askCode(user.email);
+      expectError(await guess(user.email, code, '198.51.100.80'), 429, 'rate_limited');
+      // The window ends: the same code (still live, untried) signs in.
+      clock.advance(9 * 60 * 1000);
+      expectError(await guess(user.email, code, '198.51.100.80'), 429, 'rate_limited');
+      clock.advance(6 * 60 * 1000);
+      expect((await guess(user.email, code, '198.51.100.80')).statusCode).not.toBe(429);
+    });
+  });
+
+  it('requests sent at once for one address pass the limits together never: one code is sent', async () => {
     const user = await signup(call, ctx().secretKey);
-    for (let request = 0; request < 5; request += 1)
-      expect((await post('/v1/auth/email-code', { email: user.email })).statusCode).toBe(202);
+    const answers = await Promise.all(Array.from({ length: 5 }, () => ask({ email: user.email })));
+    expect(answers.map((answer) => answer.statusCode)).toEqual([202, 202, 202, 202, 202]);
     await runEmailJob(ctx().service);
-    expect(codesTo(user.email).length).toBeLessThanOrEqual(3);
+    expect(codesTo(user.email)).toHaveLength(1);
   });
 
   describe('audit', () => {

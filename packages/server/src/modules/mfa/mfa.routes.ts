@@ -1,6 +1,6 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { BrowserAccess, RouteModule } from '../../lib/routes.js';
+import type { BrowserAccess, RecentAuthenticationGuard, RouteModule } from '../../lib/routes.js';
 import { requireSecretKey } from '../../lib/principal.js';
 import { ApiError } from '../../lib/errors.js';
 import { auditContext } from '../audit/audit.service.js';
@@ -31,6 +31,8 @@ export interface MfaRoutesOptions {
   readonly gate: SignInGate;
   readonly emailCodes: EmailCodesService;
   readonly browser: BrowserAccess;
+  /** Enrolling, confirming and removing an authenticator need a recent sign-in or reauthentication. */
+  readonly requireRecentAuthentication: RecentAuthenticationGuard;
 }
 
 function sessionPrincipal(request: FastifyRequest): SessionPrincipal {
@@ -44,6 +46,7 @@ export function mfaRoutes(options: MfaRoutesOptions): RouteModule {
   const { mfa, gate, emailCodes, browser } = options;
   return (app: FastifyInstance) => {
     const session = { config: { credential: 'session' as const }, onSend: browser.onSend };
+    const recentSession = { ...session, preValidation: options.requireRecentAuthentication };
 
     app.get(
       '/v1/users/me/mfa',
@@ -67,10 +70,10 @@ export function mfaRoutes(options: MfaRoutesOptions): RouteModule {
     app.post(
       '/v1/users/me/mfa/totp',
       {
-        ...session,
+        ...recentSession,
         schema: {
           operationId: 'enrollTotp',
-          errors: ['mfa_already_enabled'],
+          errors: ['reauthentication_required', 'mfa_already_enabled'],
           tags: ['mfa'],
           security: sessionSecurity,
           summary: 'Start enrolling an authenticator app: a new secret, pending until a code confirms it',
@@ -86,10 +89,10 @@ export function mfaRoutes(options: MfaRoutesOptions): RouteModule {
     app.post(
       '/v1/users/me/mfa/totp/verify',
       {
-        ...session,
+        ...recentSession,
         schema: {
           operationId: 'confirmTotp',
-          errors: ['mfa_code_invalid', 'mfa_not_enabled', 'mfa_already_enabled'],
+          errors: ['reauthentication_required', 'mfa_code_invalid', 'mfa_not_enabled', 'mfa_already_enabled'],
           tags: ['mfa'],
           security: sessionSecurity,
           summary: 'Confirm the enrolment with a code: the authenticator becomes active; answers ten recovery codes, once',
@@ -107,10 +110,10 @@ export function mfaRoutes(options: MfaRoutesOptions): RouteModule {
     app.delete(
       '/v1/users/me/mfa/totp',
       {
-        ...session,
+        ...recentSession,
         schema: {
           operationId: 'disableTotp',
-          errors: ['mfa_code_invalid', 'mfa_not_enabled'],
+          errors: ['reauthentication_required', 'mfa_code_invalid', 'mfa_not_enabled'],
           tags: ['mfa'],
           security: sessionSecurity,
           summary: 'Turn the authenticator off, with a current code or a recovery code; the recovery codes go with it',

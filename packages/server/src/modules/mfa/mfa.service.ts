@@ -8,7 +8,7 @@ import { type LoginThrottle, throttledAttempt } from '../../lib/login-throttle.j
 import { recordEvent } from '../events/events.service.js';
 import type { ProjectsService } from '../projects/projects.service.js';
 import type { SessionClient } from '../sessions/sessions.service.js';
-import type { UserClaimStep, UsersService } from '../users/users.service.js';
+import { queueSecurityNotice, type UserClaimStep, type UsersService } from '../users/users.service.js';
 import * as store from './mfa.store.js';
 import {
   type FactorProof,
@@ -25,6 +25,7 @@ import { mfaThrottleLimits } from './sign-in-gate.js';
 export { type MfaChallenge, SignInGate, signInChanges, type SignInResult, signInResult } from './sign-in-gate.js';
 export { mfaCleanupJob } from './mfa.job.js';
 export { emailCodeComposers } from './email-codes.emails.js';
+export type { FactorProof, MfaMethod } from './second-factor.js';
 import { matchingStep, newTotpSecret, otpauthUrl, TOTP_CODE_PATTERN } from './totp.js';
 
 export interface TotpEnrolment {
@@ -143,6 +144,8 @@ export class MfaService {
           const codeHashes = codes.map((recoveryCode) => recoveryCodeHash(userId, recoveryCode) ?? '');
           await store.replaceRecoveryCodes(trx, { projectId, userId, codeHashes, now: nowIso });
           await this.#recordChange(trx, { projectId, userId, type: 'user.mfa.enabled', by: 'user', record, context, nowIso });
+          const user = await this.#users.getRecord(projectId, userId, trx);
+          await queueSecurityNotice(trx, { projectId, user, change: 'totp_enabled', changedAt: nowIso });
           return { status: 'active', recovery_codes: codes } as const;
         }),
       );
@@ -183,6 +186,28 @@ export class MfaService {
       );
       if (disabled === undefined) throw codeInvalid('code');
     });
+  }
+
+  /**
+   * Checks a second factor of the user's active authenticator outside a sign-in (reauthentication)
+   * and, when it is right, runs `then` in the same transaction, which uses the code up. Wrong codes
+   * count as at `/auth/mfa/verify` (per user and address, and per user). Answers undefined for a
+   * wrong code; 409 `mfa_not_enabled` when the user has no active authenticator.
+   */
+  async proveFactor<T>(
+    input: { projectId: string; userId: string; proof: FactorProof; client: SessionClient },
+    then: (trx: Transaction, method: MfaMethod, now: Date) => Promise<T>,
+  ): Promise<T | undefined> {
+    const { projectId, userId, proof } = input;
+    return throttledAttempt(this.#throttle, mfaThrottleLimits(projectId, userId, input.client.ip), () =>
+      inTransaction(this.#db, async (trx) => {
+        const factor = await store.findTotp(trx, projectId, userId);
+        if (factor?.status !== 'active') throw new ApiError('mfa_not_enabled', 'The user has no active authenticator.');
+        const now = this.#clock.now();
+        const method = await proveSecondFactorInTransaction(trx, this.#secrets, { projectId, userId, proof, now });
+        return method === undefined ? undefined : then(trx, method, now);
+      }),
+    );
   }
 
   /** `DELETE /v1/users/{id}/mfa`: an administrator removes every second factor of the user (a lost phone and lost codes). */

@@ -150,7 +150,12 @@ export async function deleteExpired(db: Executor, before: string, limit: number)
     .deleteFrom('mfa_tokens')
     .where('token_hash', 'in', (eb) => eb.selectFrom('mfa_tokens').select('token_hash').where('expires_at', '<', before).limit(limit))
     .executeTakeFirst();
-  // One row per address at most: the table stays as small as the set of addresses asked for lately.
-  const codes = await db.deleteFrom('email_codes').where('expires_at', '<', before).executeTakeFirst();
+  const codes = await db
+    .deleteFrom('email_code_requests')
+    .where('expires_at', '<', before)
+    .where('request_ref', 'in', (eb) =>
+      eb.selectFrom('email_code_requests').select('request_ref').where('expires_at', '<', before).limit(limit),
+    )
+    .executeTakeFirst();
   return Number(tokens.numDeletedRows) + Number(codes.numDeletedRows);
 }

@@ -20,7 +20,7 @@ export interface PasskeysDependencies {
   readonly clock: Clock;
   readonly audit: AuditService;
   readonly projects: ProjectsService;
-  readonly auth: Pick<Auth, 'users' | 'gate' | 'loginThrottle' | 'browser'>;
+  readonly auth: Pick<Auth, 'users' | 'gate' | 'loginThrottle' | 'browser' | 'requireRecentAuthentication'>;
   readonly rateLimiter: RateLimiter;
 }
 
@@ -75,5 +75,15 @@ export function createPasskeys(deps: PasskeysDependencies): Passkeys {
     intervalMs: 10 * 60 * 1000,
     run: () => challenges.deleteExpired(new Date(clock.now().getTime() - CHALLENGE_RETENTION_MS), CLEANUP_BATCH),
   };
-  return { service, signIn, routes: [passkeysRoutes(service, signIn, { browser: deps.auth.browser })], jobs: [cleanup] };
+  return {
+    service,
+    signIn,
+    routes: [
+      passkeysRoutes(service, signIn, {
+        browser: deps.auth.browser,
+        requireRecentAuthentication: deps.auth.requireRecentAuthentication,
+      }),
+    ],
+    jobs: [cleanup],
+  };
 }

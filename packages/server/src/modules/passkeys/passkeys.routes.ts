@@ -1,6 +1,6 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { BrowserAccess, RouteModule } from '../../lib/routes.js';
+import type { BrowserAccess, RecentAuthenticationGuard, RouteModule } from '../../lib/routes.js';
 import { requireSecretKey } from '../../lib/principal.js';
 import { auditContext } from '../audit/audit.service.js';
 import { sendSignIn } from '../auth/auth.schemas.js';
@@ -38,17 +38,26 @@ function sessionUser(request: FastifyRequest): { projectId: string; userId: stri
 }
 
 /** HTTP only: a user's passkeys (session token), the project's view of them (secret key), and passkey sign-in. */
-export function passkeysRoutes(passkeys: PasskeysService, signIn: PasskeySignIn, options: { browser: BrowserAccess }): RouteModule {
-  const { browser } = options;
+export function passkeysRoutes(
+  passkeys: PasskeysService,
+  signIn: PasskeySignIn,
+  options: {
+    browser: BrowserAccess;
+    /** Adding a passkey needs a recent sign-in or reauthentication: a stolen session must not plant a way in. */
+    requireRecentAuthentication: RecentAuthenticationGuard;
+  },
+): RouteModule {
+  const { browser, requireRecentAuthentication } = options;
   return (app: FastifyInstance) => {
     app.post(
       '/v1/users/me/passkeys/options',
       {
         config: { credential: 'session' },
         onSend: browser.onSend,
+        preValidation: requireRecentAuthentication,
         schema: {
           operationId: 'createPasskeyRegistrationOptions',
-          errors: [...notConfigured],
+          errors: [...notConfigured, 'reauthentication_required'],
           tags,
           security: sessionSecurity,
           summary: "Creation options for a new passkey of the session's user",
@@ -68,10 +77,12 @@ export function passkeysRoutes(passkeys: PasskeysService, signIn: PasskeySignIn,
       {
         config: { credential: 'session' },
         onSend: browser.onSend,
+        preValidation: requireRecentAuthentication,
         schema: {
           operationId: 'registerPasskey',
           errors: [
             ...notConfigured,
+            'reauthentication_required',
             'passkey_challenge_invalid',
             'passkey_challenge_expired',
             'passkey_verification_failed',

@@ -7,7 +7,7 @@ import { newId } from '../../lib/ids.js';
 import type { AuditContext, AuditRecord, AuditService } from '../audit/audit.service.js';
 import { recordEvent } from '../events/events.service.js';
 import type { ProjectsService } from '../projects/projects.service.js';
-import type { UsersService } from '../users/users.service.js';
+import { queueSecurityNotice, type UsersService } from '../users/users.service.js';
 import { CHALLENGE_TTL_MS, challengeOfClientData, type PasskeyChallenges } from './passkeys.challenges.js';
 import { PASSKEY_NAME_LENGTH_MAX, type Passkey, type RegistrationCredential } from './passkeys.schemas.js';
 import * as store from './passkeys.store.js';
@@ -136,7 +136,7 @@ export class PasskeysService {
     };
     try {
       await inTransaction(this.#db, async (trx) => {
-        await this.#users.getRecord(projectId, userId, trx);
+        const user = await this.#users.getRecord(projectId, userId, trx);
         const count = (await store.listUserCredentials(trx, projectId, userId)).length;
         if (count >= PASSKEYS_PER_USER_MAX)
           throw new ApiError('parameter_invalid', `A user has at most ${PASSKEYS_PER_USER_MAX} passkeys; remove one first.`, {
@@ -144,6 +144,7 @@ export class PasskeysService {
           });
         await store.insertPasskey(trx, passkey);
         await recordPasskeyChange(trx, this.#audit, context, { passkey, kind: 'added', now });
+        await queueSecurityNotice(trx, { projectId, user, change: 'passkey_added', changedAt: now });
       });
     } catch (error) {
       if (isUniqueViolation(error))

@@ -75,12 +75,26 @@ describeEachDialect('passkeys: sign-in', (dialect) => {
       expect(String(body['session'])).toMatch(/^svc_ses_/);
     });
 
-    it("with an email, lists that user's passkeys and signs them in", async () => {
+    it("with an email, lists none of that user's passkeys (they are discoverable) and signs them in", async () => {
       const setup = await userWithPasskey();
       const options = await signInOptions(client, setup.user.email.toUpperCase());
-      expect(options.allowCredentials?.map((item) => item.id)).toEqual([setup.passkey.credentialId]);
+      expect(options.allowCredentials).toEqual([]);
       const response = await signIn(setup, { email: setup.user.email });
       expect(response.statusCode, response.body).toBe(200);
+    });
+
+    it('answers the same shape for a known and an unknown email, naming no credential (no enumeration)', async () => {
+      const setup = await userWithPasskey();
+      await registerPasskey(client, setup.user.token, new SoftwareAuthenticator({ origin: ORIGIN }));
+      const shape = (options: object) =>
+        Object.fromEntries(
+          Object.entries(options).map(([key, value]) => [key, key === 'challenge' || key === 'challenge_id' ? typeof value : value]),
+        );
+      const known = await signInOptions(client, setup.user.email);
+      const unknown = await signInOptions(client, 'nobody.at.all@example.com');
+      expect(shape(known)).toEqual(shape(unknown));
+      expect(known.allowCredentials).toEqual([]);
+      expect(JSON.stringify(known)).not.toContain(setup.passkey.credentialId);
     });
 
     it('accepts authenticators that keep no counter (always 0), sign-in after sign-in', async () => {

@@ -70,28 +70,21 @@ export class PasskeySignIn {
   }
 
   /**
-   * Request options and their `challenge_id`. With an email, only that user's passkeys may answer
-   * (`allowCredentials` lists them; an address of no user gets an empty list and a challenge that no
-   * passkey can satisfy); without one, any discoverable passkey of the project may.
+   * Request options and their `challenge_id`, the same for every email, known or not:
+   * `allowCredentials` is always empty (passkeys are discoverable, so the browser finds the user's
+   * own), so the answer never tells whether an address has an account or which credentials it has.
+   * With an email, only that user's passkeys may answer the challenge (an address of no user gets
+   * one that no passkey can satisfy); without one, any discoverable passkey of the project may.
    */
   async options(projectId: string, input: { email?: string | undefined }, client: SessionClient) {
     const relyingParty = await this.#projects.getRelyingParty(projectId);
     if (this.#optionsLimited) {
       await takeOrRefuse(this.#rateLimiter, `passkey-options:${projectId}:${client.ip ?? ''}`, PASSKEY_OPTIONS_RATE_RULE);
     }
-    let userId: string | null = null;
-    let allowCredentials: { id: string; transports: string[] }[] = [];
-    if (input.email !== undefined) {
-      const user = await this.#users.findRecordByEmail(projectId, normalizeEmail(input.email));
-      userId = user?.id ?? null;
-      if (user !== undefined) {
-        const credentials = await store.listUserCredentials(this.#db.kysely, projectId, user.id);
-        allowCredentials = credentials.map((row) => ({ id: row.credential_id, transports: parseTransports(row.transports) }));
-      }
-    }
+    const user = input.email === undefined ? undefined : await this.#users.findRecordByEmail(projectId, normalizeEmail(input.email));
     const options = await generateAuthenticationOptions({
       rpID: relyingParty.rp_id,
-      allowCredentials,
+      allowCredentials: [],
       timeout: CHALLENGE_TTL_MS,
       userVerification: 'required',
     });
@@ -99,7 +92,7 @@ export class PasskeySignIn {
       projectId,
       purpose: 'authentication',
       challenge: options.challenge,
-      userId,
+      userId: user?.id ?? null,
       userBound: input.email !== undefined,
     });
     return { challenge_id: challengeId, ...options };

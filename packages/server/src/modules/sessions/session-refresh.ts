@@ -144,6 +144,7 @@ export class SessionRefresh {
       name,
       refreshToken,
       chainId: row.chain_id,
+      authenticatedAt: row.authenticated_at,
     });
     await this.#recordRefreshed(trx, context, row, issued, nowIso);
     return { kind: 'issued', issued };

@@ -32,6 +32,8 @@ export async function insertSession(
     name: string;
     refreshToken: string;
     chainId: string;
+    /** A sign-in's own time; a refresh carries its predecessor's (a refresh proves nothing new). */
+    authenticatedAt: string | null;
   },
 ): Promise<IssuedSessionTokens> {
   const nowIso = isoTime(input.now);
@@ -55,6 +57,7 @@ export async function insertSession(
     last_used_at: nowIso,
     revoked_at: null,
     revoked_reason: null,
+    authenticated_at: input.authenticatedAt,
   });
   await recordEvent(trx, {
     projectId: input.projectId,

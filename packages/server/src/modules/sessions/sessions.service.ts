@@ -50,6 +50,8 @@ export interface SessionsServiceOptions {
   /** Seals the successor's tokens for the grace window (unused when it is 0). */
   readonly secrets: SecretBox;
   readonly audit: AuditService;
+  /** `REAUTH_WINDOW_SECONDS`: how recent a sign-in or reauthentication must be for sensitive changes. */
+  readonly reauthWindowSeconds: number;
 }
 
 /**
@@ -66,9 +68,11 @@ export class SessionsService implements SessionAuthenticator {
   readonly #lifetimes: SessionLifetimes;
   readonly #refresh: SessionRefresh;
   readonly #audit: AuditService;
+  readonly #reauthWindowMs: number;
 
   constructor(options: SessionsServiceOptions) {
     this.#db = options.db;
+    this.#reauthWindowMs = options.reauthWindowSeconds * 1000;
     this.#clock = options.clock;
     this.#lifetimes = { sessionTtlMs: options.sessionTtlSeconds * 1000, refreshTtlMs: options.refreshTtlSeconds * 1000 };
     this.#audit = options.audit;
@@ -82,14 +86,54 @@ export class SessionsService implements SessionAuthenticator {
     });
   }
 
-  /** Creates a session for a user, in the caller's transaction, with its `session.created` event. */
+  /**
+   * Creates the session of a sign-in for a user, in the caller's transaction, with its
+   * `session.created` event. The sign-in is its user's latest proof of identity (`authenticated_at`).
+   */
   async createInTransaction(
     trx: Transaction,
     input: { projectId: string; userId: string; client: SessionClient; now: Date; chainId?: string },
   ): Promise<IssuedSessionTokens> {
     const { token, name } = newSessionToken();
     const refreshToken = newRefreshToken();
-    return insertSession(trx, this.#lifetimes, { ...input, token, name, refreshToken, chainId: input.chainId ?? name });
+    return insertSession(trx, this.#lifetimes, {
+      ...input,
+      token,
+      name,
+      refreshToken,
+      chainId: input.chainId ?? name,
+      authenticatedAt: isoTime(input.now),
+    });
+  }
+
+  /**
+   * Refuses (403 `reauthentication_required`) unless the session's user signed in or
+   * reauthenticated within `REAUTH_WINDOW_SECONDS`: someone who finds a session open, or steals its
+   * token, must not be able to add a way in or change the password with it alone.
+   */
+  async requireRecentAuthentication(principal: SessionPrincipal): Promise<void> {
+    const now = this.#clock.now();
+    // The credential guard has just found the session live (neither revoked nor expired).
+    const row = await store.findAuthenticatedAt(this.#db.kysely, principal.projectId, principal.sessionName);
+    const recentSince = isoTime(addMilliseconds(now, -this.#reauthWindowMs));
+    if (row?.authenticated_at == null || row.authenticated_at < recentSince) {
+      throw new ApiError(
+        'reauthentication_required',
+        `This change needs a sign-in within the last ${this.#reauthWindowMs / 1000} s; confirm with POST /v1/users/me/reauthenticate, then send it again.`,
+      );
+    }
+  }
+
+  /**
+   * Records that the session's user proved who they are again (`POST /v1/users/me/reauthenticate`),
+   * in the caller's transaction. Answers the time recorded.
+   */
+  async markReauthenticatedInTransaction(trx: Transaction, principal: SessionPrincipal, now: Date): Promise<string> {
+    const nowIso = isoTime(now);
+    if (!(await store.setAuthenticatedAt(trx, principal.projectId, principal.sessionName, nowIso))) {
+      throw new ApiError('session_revoked', 'The session was revoked or expired meanwhile; log in again.');
+    }
+    return nowIso;
   }
 
   /** The SessionAuthenticator of the credential guard: a valid token's principal, or a 401. */

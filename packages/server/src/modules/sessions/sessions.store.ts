@@ -10,10 +10,13 @@ export type SessionRow = SessionsTable;
 /** Every log in writes one: an SQL text, without Kysely's query builder (docs/performance.md, "Log in"). */
 export async function insertSession(db: Executor, row: SessionRow): Promise<void> {
   await sql`insert into sessions (id, project_id, user_id, token_hash, refresh_token_hash, refresh_expires_at, chain_id,
-      refreshed_at, replaced_by, successor_sealed, expires_at, ip, user_agent, created_at, last_used_at, revoked_at, revoked_reason)
+      refreshed_at, replaced_by, successor_sealed, expires_at, ip, user_agent, created_at, last_used_at, revoked_at, revoked_reason,
+      authenticated_at)
     values (${row.id}, ${row.project_id}, ${row.user_id}, ${row.token_hash}, ${row.refresh_token_hash}, ${row.refresh_expires_at},
       ${row.chain_id}, ${row.refreshed_at}, ${row.replaced_by}, ${row.successor_sealed}, ${row.expires_at}, ${row.ip},
-      ${row.user_agent}, ${row.created_at}, ${row.last_used_at}, ${row.revoked_at}, ${row.revoked_reason})`.execute(db);
+      ${row.user_agent}, ${row.created_at}, ${row.last_used_at}, ${row.revoked_at}, ${row.revoked_reason}, ${row.authenticated_at})`.execute(
+    db,
+  );
 }
 
 /** What checking a session token needs: one primary-key lookup, nothing else. */
@@ -36,7 +39,7 @@ export async function findSessionForCheck(db: Db, sessionId: string): Promise<Se
 
 const SESSION_COLUMNS =
   'id, project_id, user_id, token_hash, refresh_token_hash, refresh_expires_at, chain_id, refreshed_at, replaced_by, ' +
-  'successor_sealed, expires_at, ip, user_agent, created_at, last_used_at, revoked_at, revoked_reason';
+  'successor_sealed, expires_at, ip, user_agent, created_at, last_used_at, revoked_at, revoked_reason, authenticated_at';
 
 /** A read outside any transaction (checking a token): a fixed, prepared text. */
 const FIND_SESSION = fixedQuery<SessionRow>(`select ${SESSION_COLUMNS} from sessions where project_id = ? and id = ?`);
@@ -100,6 +103,7 @@ export async function findSessionWithUser(
     last_used_at: row.last_used_at,
     revoked_at: row.revoked_at,
     revoked_reason: row.revoked_reason,
+    authenticated_at: row.authenticated_at,
   };
   if (row.u_id === null) return { session, user: undefined };
   const user = {
@@ -130,6 +134,33 @@ export async function findSessionByRefreshHash(db: Executor, projectId: string, 
     .where('project_id', '=', projectId)
     .where('refresh_token_hash', '=', refreshHash)
     .executeTakeFirst();
+}
+
+/** When the session's user last proved who they are (`authenticated_at`); the caller has checked the session is live. */
+export async function findAuthenticatedAt(
+  db: Executor,
+  projectId: string,
+  sessionId: string,
+): Promise<{ authenticated_at: string | null } | undefined> {
+  return db
+    .selectFrom('sessions')
+    .select('authenticated_at')
+    .where('project_id', '=', projectId)
+    .where('id', '=', sessionId)
+    .executeTakeFirst();
+}
+
+/** Records a reauthentication on a live session; false when it was revoked or expired meanwhile. */
+export async function setAuthenticatedAt(db: Executor, projectId: string, sessionId: string, nowIso: string): Promise<boolean> {
+  const result = await db
+    .updateTable('sessions')
+    .set({ authenticated_at: nowIso })
+    .where('project_id', '=', projectId)
+    .where('id', '=', sessionId)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', nowIso)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
 /** Moves `last_used_at` forward, only when it is older than `staleBefore` (at most one write a minute). */

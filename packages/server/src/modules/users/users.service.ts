@@ -15,6 +15,8 @@ import { toUser } from './users.views.js';
 // Identity linking (docs/adr/0014-identity-linking.md) is part of the users module's surface.
 export { IdentityLinking, type SignedInUser, type SignInAttempt, type SignInMethod } from './identity-linking.js';
 export { toUser } from './users.views.js';
+// Security notices are queued by the modules whose changes they report (passkeys, second factors, passwords).
+export { queueSecurityNotice, type SecurityChange, securityNoticeComposers } from './security-notices.js';
 
 export type UserRecord = store.UserRow;
 
