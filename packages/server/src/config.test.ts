@@ -55,6 +55,16 @@ describe('loadConfig', () => {
     expect(loadConfig({ METRICS_TOKEN: 'm'.repeat(32) }).metricsToken).toBe('m'.repeat(32));
   });
 
+  it("takes DNS_SERVERS: ip, ip:port or [ipv6]:port, comma-separated; default none (the system's resolvers)", () => {
+    expect(loadConfig({}).dnsServers).toEqual([]);
+    expect(loadConfig({ DNS_SERVERS: ' 127.0.0.1:5353, 9.9.9.9 ,[::1]:53,::1' }).dnsServers).toEqual([
+      '127.0.0.1:5353',
+      '9.9.9.9',
+      '[::1]:53',
+      '::1',
+    ]);
+  });
+
   it.each([
     [{ PORT: 'eighty' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
@@ -70,6 +80,10 @@ describe('loadConfig', () => {
     [{ REFRESH_REUSE_GRACE_SECONDS: '61' }, 'REFRESH_REUSE_GRACE_SECONDS'],
     [{ REFRESH_REUSE_GRACE_SECONDS: '1.5' }, 'REFRESH_REUSE_GRACE_SECONDS'],
     [{ METRICS_TOKEN: 'short' }, 'METRICS_TOKEN'],
+    [{ DNS_SERVERS: 'dns.example' }, 'DNS_SERVERS'],
+    [{ DNS_SERVERS: '127.0.0.1:0' }, 'DNS_SERVERS'],
+    [{ DNS_SERVERS: '127.0.0.1:70000' }, 'DNS_SERVERS'],
+    [{ DNS_SERVERS: '1.1.1.1,::1:53x' }, 'DNS_SERVERS'],
   ])('refuses %o, naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`^${variable}:`));
