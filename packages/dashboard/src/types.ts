@@ -185,6 +185,16 @@ export interface Member {
   email?: string;
 }
 
+/** An organization's email domain; once verified, its SSO connection answers for it. */
+export interface OrganizationDomain {
+  domain: string;
+  status: 'pending' | 'verified';
+  verification: 'dns' | 'manual';
+  txt_record: { name: string; value: string };
+  created_at: string;
+  verified_at: string | null;
+}
+
 export interface Invitation {
   id: string;
   email: string;

@@ -119,12 +119,20 @@ export interface OrganizationInvitationAcceptedEventData extends OrganizationMem
   readonly email: string;
 }
 
+export interface OrganizationDomainVerifiedEventData {
+  readonly organization_id: string;
+  /** Lower case, ASCII (punycode). */
+  readonly domain: string;
+  readonly verification: 'dns' | 'manual';
+}
+
 /** Any organization event's data. */
 export type OrganizationEventData =
   | OrganizationCreatedEventData
   | OrganizationMemberAddedEventData
   | OrganizationMemberRemovedEventData
-  | OrganizationInvitationAcceptedEventData;
+  | OrganizationInvitationAcceptedEventData
+  | OrganizationDomainVerifiedEventData;
 
 export interface WebhookTestEventData {
   readonly endpoint_id: string;
@@ -166,6 +174,7 @@ export type WebhookEvent =
   | Envelope<'organization.member.added', OrganizationMemberAddedEventData>
   | Envelope<'organization.member.removed', OrganizationMemberRemovedEventData>
   | Envelope<'organization.invitation.accepted', OrganizationInvitationAcceptedEventData>
+  | Envelope<'organization.domain.verified', OrganizationDomainVerifiedEventData>
   | Envelope<'webhook_endpoint.disabled', WebhookEndpointDisabledEventData>
   | Envelope<'webhook.test', WebhookTestEventData>;
 

@@ -65,6 +65,16 @@ describe('loadConfig', () => {
     expect(loadConfig({ REAUTH_WINDOW_SECONDS: '1' }).auth.reauthWindowSeconds).toBe(1);
   });
 
+  it("takes DNS_SERVERS: ip, ip:port or [ipv6]:port, comma-separated; default none (the system's resolvers)", () => {
+    expect(loadConfig({}).dnsServers).toEqual([]);
+    expect(loadConfig({ DNS_SERVERS: ' 127.0.0.1:5353, 9.9.9.9 ,[::1]:53,::1' }).dnsServers).toEqual([
+      '127.0.0.1:5353',
+      '9.9.9.9',
+      '[::1]:53',
+      '::1',
+    ]);
+  });
+
   it.each([
     [{ PORT: 'eighty' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
@@ -84,6 +94,10 @@ describe('loadConfig', () => {
     [{ REQUEST_TIMEOUT_MS: '300001' }, 'REQUEST_TIMEOUT_MS'],
     [{ REAUTH_WINDOW_SECONDS: '0' }, 'REAUTH_WINDOW_SECONDS'],
     [{ REAUTH_WINDOW_SECONDS: '600s' }, 'REAUTH_WINDOW_SECONDS'],
+    [{ DNS_SERVERS: 'dns.example' }, 'DNS_SERVERS'],
+    [{ DNS_SERVERS: '127.0.0.1:0' }, 'DNS_SERVERS'],
+    [{ DNS_SERVERS: '127.0.0.1:70000' }, 'DNS_SERVERS'],
+    [{ DNS_SERVERS: '1.1.1.1,::1:53x' }, 'DNS_SERVERS'],
   ])('refuses %o, naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`^${variable}:`));

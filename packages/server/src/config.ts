@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import {
   checkedUrl,
@@ -78,6 +79,11 @@ export interface Config {
    * unset, it is open (keep it off the public network then).
    */
   readonly metricsToken: string | undefined;
+  /**
+   * `DNS_SERVERS`: the resolvers that organization domains' TXT records are looked up at, each
+   * `ip`, `ip:port` or `[ipv6]:port` as node:dns `setServers` takes them; empty → the system's.
+   */
+  readonly dnsServers: readonly string[];
   readonly auth: AuthConfig;
   readonly email: EmailConfig;
   readonly oauth: OAuthConfig;
@@ -237,6 +243,7 @@ export function loadConfig(env: Env = process.env): Config {
     // At least a second: the deadline is checked in steps of a tenth of it (http/app.ts).
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, { min: 1000, max: 300_000 }),
     metricsToken,
+    dnsServers: dnsServers(env['DNS_SERVERS']),
     auth: {
       sessionTtlSeconds: duration(env, 'SESSION_TTL', 24 * 60 * 60),
       refreshTtlSeconds: duration(env, 'REFRESH_TTL', 30 * 24 * 60 * 60),
@@ -351,4 +358,21 @@ function encryptionKey(name: string, raw: string): Buffer {
     );
   }
   return key;
+}
+
+/** `DNS_SERVERS`: comma-separated `ip`, `ip:port` or `[ipv6]:port`; a port from 1 to 65535. */
+function dnsServers(value: string | undefined): readonly string[] {
+  const servers = (value ?? '')
+    .split(',')
+    .map((server) => server.trim())
+    .filter((server) => server !== '');
+  for (const server of servers) {
+    const match = /^\[([^\]]+)\]:(\d+)$/.exec(server) ?? /^([^:]+):(\d+)$/.exec(server);
+    const address = match?.[1] ?? server;
+    const port = match === null ? 53 : Number(match[2]);
+    if (isIP(address) === 0 || !Number.isInteger(port) || port < 1 || port > 65535) {
+      throw new ConfigError('DNS_SERVERS', `"${server}" is not an IP address, with an optional port (ip:port, [ipv6]:port)`);
+    }
+  }
+  return servers;
 }

@@ -22,7 +22,7 @@ import { removeSecondFactorsOfClaimedUser } from './modules/mfa/mfa.service.js';
 import { createPasskeys, type Passkeys, removePasskeysOfClaimedUser } from './modules/passkeys/passkeys.module.js';
 import { createOrganizations, organizationsAuthHooks } from './modules/organizations/organizations.module.js';
 import { projectsRoutes } from './modules/projects/projects.routes.js';
-import { createSso, type Sso } from './modules/sso/sso.module.js';
+import { createSso, type Sso, ssoDomainRemovalStep } from './modules/sso/sso.module.js';
 import { ProjectsService } from './modules/projects/projects.service.js';
 import { statsFoldJob } from './modules/stats/stats.fold.js';
 import { statsRoutes } from './modules/stats/stats.routes.js';
@@ -132,7 +132,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       userClaimSteps: [removeSecondFactorsOfClaimedUser(), removePasskeysOfClaimedUser({ audit })],
     });
     const authModule = auth;
-    const organizations = createOrganizations({ ...organizationDeps, auth: authModule });
+    const organizations = createOrganizations({ ...organizationDeps, auth: authModule, domainRemovalSteps: [ssoDomainRemovalStep()] });
     oauth = createOAuth({ db, config, clock, audit, auth: authModule, secrets }, options.oauth);
     const oauthModule = oauth;
     const ssoModule = createSso({

@@ -2,6 +2,7 @@ import { useId, useState } from 'react';
 import { del, post } from '../api.js';
 import { formatDateTime, formatRelative } from '../format.js';
 import type { Invitation, Member, Organization } from '../types.js';
+import { OrganizationDomains } from './organization-domains.js';
 import { Empty, ErrorBox, Link, Loaded, Page, Pager, SearchBox, StatusBadge, useAction, usePagedList, useResource } from '../ui.js';
 
 export function OrganizationsPage() {
@@ -181,6 +182,7 @@ export function OrganizationPage(props: { id: string }) {
         </Loaded>
         <Pager {...invitations} />
       </section>
+      <OrganizationDomains organizationId={props.id} />
     </Page>
   );
 }

@@ -400,6 +400,26 @@ export interface UserOrganizationMembership {
   organization: Organization;
 }
 
+/** An email domain of an organization; once verified, SSO through the organization's connection answers for it. */
+export interface OrganizationDomain {
+  object: 'organization_domain';
+  organization_id: string;
+  /** Lower case, ASCII (internationalized names as punycode), no trailing dot. */
+  domain: string;
+  status: 'pending' | 'verified';
+  /** `dns`: verified once `POST …/verify` finds the TXT record. `manual`: the operator's own assertion that the organization owns the domain; verified at once. */
+  verification: 'dns' | 'manual';
+  /** The TXT record to publish in the domain's DNS for `dns` verification. */
+  txt_record: {
+    /** `_svc-verification.<domain>`. */
+    name: string;
+    /** The text the record must hold; random for each organization and domain. */
+    value: string;
+  };
+  created_at: string;
+  verified_at: string | null;
+}
+
 /** An organization's SSO connection. The OIDC client secret is never returned. */
 export interface SsoConnection {
   id: string;
@@ -1919,6 +1939,84 @@ export interface Operations {
       has_more: boolean;
     };
   };
+  /** The organization's domains, newest first; `starting_after` is a domain */
+  'GET /v1/organizations/{id}/domains': {
+    path: {
+      /** Begins with `org_`. */
+      id: string;
+    };
+    query: {
+      limit?: number;
+      starting_after?: string;
+    };
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'list';
+      data: OrganizationDomain[];
+      has_more: boolean;
+    };
+  };
+  /** Add an email domain: pending until its TXT record is verified, or verified at once with `manual` */
+  'POST /v1/organizations/{id}/domains': {
+    path: {
+      /** Begins with `org_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      /** A domain name of two or more labels; upper case, a trailing dot and Unicode (stored as punycode) are accepted. */
+      domain: string;
+      /** `dns`: verified once `POST …/verify` finds the TXT record. `manual`: the operator's own assertion that the organization owns the domain; verified at once. */
+      verification: 'dns' | 'manual';
+    };
+    status: 201;
+    response: OrganizationDomain;
+  };
+  /** Retrieve a domain of the organization, with its status and TXT record */
+  'GET /v1/organizations/{id}/domains/{domain}': {
+    path: {
+      /** Begins with `org_`. */
+      id: string;
+      /** A domain name of two or more labels; upper case, a trailing dot and Unicode (stored as punycode) are accepted. */
+      domain: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: OrganizationDomain;
+  };
+  /** Remove a domain; the organization's SSO connection stops answering for it */
+  'DELETE /v1/organizations/{id}/domains/{domain}': {
+    path: {
+      /** Begins with `org_`. */
+      id: string;
+      /** A domain name of two or more labels; upper case, a trailing dot and Unicode (stored as punycode) are accepted. */
+      domain: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'organization_domain';
+      organization_id: string;
+      domain: string;
+      deleted: true;
+    };
+  };
+  /** Look the TXT record up and mark the domain verified when it holds the value; a verified domain answers as it is */
+  'POST /v1/organizations/{id}/domains/{domain}/verify': {
+    path: {
+      /** Begins with `org_`. */
+      id: string;
+      /** A domain name of two or more labels; upper case, a trailing dot and Unicode (stored as punycode) are accepted. */
+      domain: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: OrganizationDomain;
+  };
   /** The organization's SSO connections */
   'GET /v1/organizations/{id}/sso-connections': {
     path: {
@@ -2823,6 +2921,34 @@ export const operations = {
   acceptInvitation: { method: 'POST', path: '/v1/invitations/accept', credential: 'session', body: 'json', list: false },
   /** `GET /v1/users/me/organizations`: The session user's memberships, newest first, each with its organization; `starting_after` is an organization id */
   listCurrentUserOrganizations: { method: 'GET', path: '/v1/users/me/organizations', credential: 'session', body: 'none', list: true },
+  /** `GET /v1/organizations/{id}/domains`: The organization's domains, newest first; `starting_after` is a domain */
+  listOrganizationDomains: { method: 'GET', path: '/v1/organizations/{id}/domains', credential: 'secret', body: 'none', list: true },
+  /** `POST /v1/organizations/{id}/domains`: Add an email domain: pending until its TXT record is verified, or verified at once with `manual` */
+  addOrganizationDomain: { method: 'POST', path: '/v1/organizations/{id}/domains', credential: 'secret', body: 'json', list: false },
+  /** `GET /v1/organizations/{id}/domains/{domain}`: Retrieve a domain of the organization, with its status and TXT record */
+  getOrganizationDomain: {
+    method: 'GET',
+    path: '/v1/organizations/{id}/domains/{domain}',
+    credential: 'secret',
+    body: 'none',
+    list: false,
+  },
+  /** `DELETE /v1/organizations/{id}/domains/{domain}`: Remove a domain; the organization's SSO connection stops answering for it */
+  deleteOrganizationDomain: {
+    method: 'DELETE',
+    path: '/v1/organizations/{id}/domains/{domain}',
+    credential: 'secret',
+    body: 'none',
+    list: false,
+  },
+  /** `POST /v1/organizations/{id}/domains/{domain}/verify`: Look the TXT record up and mark the domain verified when it holds the value; a verified domain answers as it is */
+  verifyOrganizationDomain: {
+    method: 'POST',
+    path: '/v1/organizations/{id}/domains/{domain}/verify',
+    credential: 'secret',
+    body: 'none',
+    list: false,
+  },
   /** `GET /v1/organizations/{id}/sso-connections`: The organization's SSO connections */
   listSsoConnections: { method: 'GET', path: '/v1/organizations/{id}/sso-connections', credential: 'secret', body: 'none', list: false },
   /** `POST /v1/organizations/{id}/sso-connections`: Create the organization's SSO connection (OIDC or SAML) with its email domains */

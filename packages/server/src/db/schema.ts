@@ -36,6 +36,7 @@ export interface Database {
   organizations: OrganizationsTable;
   organization_members: OrganizationMembersTable;
   organization_invitations: OrganizationInvitationsTable;
+  organization_domains: OrganizationDomainsTable;
   sso_connections: SsoConnectionsTable;
   sso_domains: SsoDomainsTable;
   sso_requests: SsoRequestsTable;
@@ -644,6 +645,23 @@ export interface OrganizationInvitationsTable {
   revoked_at: string | null;
   created_at: string;
   updated_at: string;
+}
+
+/**
+ * An email domain an organization claims (migration 0032): verified by a TXT record (`dns`) or by
+ * the operator's word (`manual`). Verified for one organization of a project at most.
+ */
+export interface OrganizationDomainsTable {
+  project_id: string;
+  organization_id: string;
+  /** Lower case, ASCII (punycode), no trailing dot. */
+  domain: string;
+  verification: 'dns' | 'manual';
+  status: 'pending' | 'verified';
+  /** What the TXT record at `_svc-verification.<domain>` must hold; random per organization and domain. */
+  txt_value: string;
+  created_at: string;
+  verified_at: string | null;
 }
 
 /** A signed-in operator dashboard (docs/adr/0012-dashboard.md); the cookie token only as its hash. */

@@ -128,6 +128,19 @@ export const ERROR_CATALOG = {
     status: 403,
     description: "The session user's verified email is not the address the invitation was sent to.",
   },
+  domain_not_allowed: {
+    status: 422,
+    description: 'The domain is a public mail domain (gmail.com, outlook.com and the like); no organization can claim it.',
+  },
+  domain_taken: {
+    status: 409,
+    description: 'Another organization of the project has verified this domain, or this organization has it already.',
+  },
+  domain_unverified: {
+    status: 422,
+    description:
+      "The domain's TXT record was not found or holds another value, or an SSO connection names a domain the organization has not verified.",
+  },
 
   // OAuth and SSO.
   oauth_provider_unknown: { status: 404, description: 'No such OAuth provider.' },
@@ -166,7 +179,10 @@ export const ERROR_CATALOG = {
     status: 400,
     description: 'The SAML response is malformed, reports a failure, comes from another issuer, or lacks what a sign-in needs.',
   },
-  sso_domain_not_allowed: { status: 403, description: "The signed-in email's domain is not one of the connection's domains." },
+  sso_domain_mismatch: {
+    status: 403,
+    description: "The signed-in email is in none of the organization's verified domains, and its user is not a member of the organization.",
+  },
   sso_code_invalid: { status: 400, description: 'The SSO code is unknown, expired or already used.' },
 
   // Passkeys.

@@ -205,6 +205,7 @@ describeEachDialect('secrets at rest', (dialect) => {
     // SSO through an OIDC connection: the client secret, the service's one-time code, the session.
     keep('the SSO client secret', SSO_CLIENT_SECRET);
     const ssoOrganization = (await postTwice('/v1/organizations', { name: 'SSO corp' })).json<{ id: string }>();
+    await postTwice(`/v1/organizations/${ssoOrganization.id}/domains`, { domain: 'sso.example', verification: 'manual' });
     await postTwice(`/v1/organizations/${ssoOrganization.id}/sso-connections`, {
       type: 'oidc',
       domains: ['sso.example'],

@@ -134,6 +134,11 @@ describeEachDialect('secrets rotation', (dialect) => {
     }>();
     await ok(before, {
       method: 'POST',
+      url: `/v1/organizations/${organization.id}/domains`,
+      payload: { domain: 'sso.example', verification: 'manual' },
+    });
+    await ok(before, {
+      method: 'POST',
       url: `/v1/organizations/${organization.id}/sso-connections`,
       payload: {
         type: 'oidc',

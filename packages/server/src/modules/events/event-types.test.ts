@@ -121,9 +121,10 @@ describeEachDialect('GET /v1/event-types and the events the service emits (issue
       headers: { authorization: `Bearer ${String(login['session'])}` },
       payload: {},
     });
-    // Organizations: create, add a member.
+    // Organizations: create, add a member, verify a domain.
     const organization = await post('/v1/organizations', { name: 'Catalog' }, 201);
     await post(`/v1/organizations/${String(organization['id'])}/members`, { user_id: user.id, role: 'member' }, 201);
+    await post(`/v1/organizations/${String(organization['id'])}/domains`, { domain: 'catalog.example', verification: 'manual' }, 201);
     // Webhooks: the test event.
     const endpoint = await post('/v1/webhooks', { url: 'https://hooks.example.com/in', events: ['*'] }, 201);
     await post(`/v1/webhooks/${String(endpoint['id'])}/test`, {}, 201);

@@ -156,6 +156,15 @@ const EVENT_CATALOG_DEFINITIONS = {
       role: Role,
     }),
   },
+  'organization.domain.verified': {
+    description:
+      "An organization's email domain was verified (its TXT record found, or the operator's word); SSO through its connection answers for it.",
+    data: data({
+      organization_id: OrganizationId,
+      domain: Type.String({ description: 'Lower case, ASCII (punycode).' }),
+      verification: Type.Union([Type.Literal('dns'), Type.Literal('manual')]),
+    }),
+  },
   'webhook_endpoint.disabled': {
     description:
       "A webhook endpoint was switched off because every attempt to it failed for `WEBHOOK_DISABLE_AFTER_SECONDS`; sent to the project's other endpoints.",

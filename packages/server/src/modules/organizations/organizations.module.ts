@@ -8,6 +8,9 @@ import type { Auth } from '../auth/auth.module.js';
 import type { EmailComposer } from '../email/email.service.js';
 import type { ProjectsService } from '../projects/projects.service.js';
 import type { UserDeletionStep } from '../users/users.service.js';
+import { dnsTxtLookup } from './domains.dns.js';
+import { organizationDomainsRoutes } from './domains.routes.js';
+import { type DomainRemovalStep, OrganizationDomainsService } from './domains.service.js';
 import { invitationEmailComposers } from './invitations.emails.js';
 import { InvitationsService } from './invitations.service.js';
 import { removeMembershipsOfDeletedUser } from './memberships.js';
@@ -40,16 +43,35 @@ export function organizationsAuthHooks(deps: OrganizationsDependencies): Organiz
   };
 }
 
-/** Organizations, members, invitations and authorization checks, with their routes. */
+/** Organizations, members, invitations, domains and authorization checks, with their routes. */
 export interface Organizations {
   readonly service: OrganizationsService;
   readonly invitations: InvitationsService;
+  readonly domains: OrganizationDomainsService;
   readonly routes: readonly RouteModule[];
 }
 
-export function createOrganizations(deps: OrganizationsDependencies & { readonly auth: Auth }): Organizations {
-  const { db, clock, audit, auth } = deps;
+export function createOrganizations(
+  deps: OrganizationsDependencies & {
+    readonly auth: Auth;
+    /** What other modules do when a domain is removed (the SSO module's connections). */
+    readonly domainRemovalSteps?: readonly DomainRemovalStep[];
+  },
+): Organizations {
+  const { db, config, clock, audit, auth } = deps;
   const service = new OrganizationsService({ db, clock, audit, users: auth.users, roles: auth.roles });
   const invitations = new InvitationsService({ db, clock, audit, users: auth.users, organizations: service });
-  return { service, invitations, routes: [organizationsRoutes({ organizations: service, invitations, browser: auth.browser })] };
+  const domains = new OrganizationDomainsService({
+    db,
+    clock,
+    audit,
+    lookupTxt: dnsTxtLookup(config.dnsServers),
+    removalSteps: deps.domainRemovalSteps ?? [],
+  });
+  return {
+    service,
+    invitations,
+    domains,
+    routes: [organizationsRoutes({ organizations: service, invitations, browser: auth.browser }), organizationDomainsRoutes(domains)],
+  };
 }

@@ -23,6 +23,7 @@ import {
   type UpdateOrganizationBody,
   type UserMembershipList,
 } from './organizations.schemas.js';
+import { verifiedDomains } from './domains.store.js';
 import * as store from './organizations.store.js';
 
 // The membership rule, for sign-ins that add members (SSO).
@@ -307,6 +308,16 @@ export class OrganizationsService {
       return organization === undefined ? [] : [{ ...toMembership(row), organization: toOrganization(organization) }];
     });
     return { object: 'list', data, has_more: rows.length > limit };
+  }
+
+  /** The organization's verified domains, sorted (domains.service.ts); in the caller's transaction when given. */
+  async verifiedDomains(projectId: string, organizationId: string, executor: Transaction = this.#db.kysely): Promise<string[]> {
+    return verifiedDomains(executor, projectId, organizationId);
+  }
+
+  /** True when the user is a member of the organization; in the caller's transaction when given. */
+  async isMember(projectId: string, organizationId: string, userId: string, executor: Transaction = this.#db.kysely): Promise<boolean> {
+    return (await store.findMember(executor, projectId, organizationId, userId)) !== undefined;
   }
 
   /** 400 `parameter_invalid` unless `role` is a built-in or custom role of the project. */

@@ -77,6 +77,9 @@ describe.skipIf(chromiumMissing && !required)('SAML SSO in headless Chromium (HT
     const api = (url: string, payload: object) => ctx().service.app.inject({ method: 'POST', url, headers: ctx().auth, payload });
     const organization = await api('/v1/organizations', { name: 'Browser corp' });
     const organizationId = organization.json<{ id: string }>().id;
+    expect(
+      (await api(`/v1/organizations/${organizationId}/domains`, { domain: 'browser.example', verification: 'manual' })).statusCode,
+    ).toBe(201);
     const created = await api(`/v1/organizations/${organizationId}/sso-connections`, {
       type: 'saml',
       domains: ['browser.example'],

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import { inTransaction, isUniqueViolation } from '../../db/transaction.js';
+import { inTransaction, isUniqueViolation, type Transaction } from '../../db/transaction.js';
 import { type Clock, isoTime } from '../../lib/clock.js';
 import { ApiError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
@@ -19,6 +19,10 @@ export interface SsoOrganizations {
   get(projectId: string, organizationId: string): Promise<unknown>;
   /** 400 `parameter_invalid` unless `role` is a role of the project. */
   requireRole(projectId: string, role: string, param?: string): Promise<void>;
+  /** The organization's verified domains: the only ones its connection may answer for. */
+  verifiedDomains(projectId: string, organizationId: string, executor?: Transaction): Promise<string[]>;
+  /** Whether the user is a member of the organization. */
+  isMember(projectId: string, organizationId: string, userId: string, executor?: Transaction): Promise<boolean>;
 }
 
 export interface SsoConnectionsOptions {
@@ -35,7 +39,7 @@ export interface SsoConnectionsOptions {
 
 /**
  * An organization's SSO connection (docs/adr/0011-sso.md): one per organization, OpenID Connect or
- * SAML, with the email domains it answers for (each domain one connection's in a project), the
+ * SAML, with the email domains it answers for (verified domains of its organization), the
  * application's redirect URIs and the role new members get. The OIDC client secret is sealed.
  */
 export class SsoConnections {
@@ -114,6 +118,7 @@ export class SsoConnections {
         if ((await store.findConnectionOfOrganization(trx, projectId, organizationId)) !== undefined) {
           throw new ApiError('sso_connection_exists', `Organization ${organizationId} has an SSO connection already; delete it first.`);
         }
+        await this.#requireVerified(trx, projectId, organizationId, domains);
         const taken = await store.takenDomains(trx, projectId, domains);
         if (taken.length > 0) throw domainTaken(taken);
         try {
@@ -172,6 +177,19 @@ export class SsoConnections {
     const row = await store.findConnectionById(this.#db.kysely, connectionId);
     if (row?.type !== 'saml') throw new ApiError('resource_missing', `No SAML connection ${connectionId}.`, { param: 'connection_id' });
     return serviceProviderMetadata(this.#settings.saml(row));
+  }
+
+  /** 422 `domain_unverified` unless every domain is one the organization has verified (docs/adr/0011-sso.md). */
+  async #requireVerified(trx: Transaction, projectId: string, organizationId: string, domains: readonly string[]): Promise<void> {
+    const verified = new Set(await this.#organizations.verifiedDomains(projectId, organizationId, trx));
+    const unverified = domains.filter((domain) => !verified.has(domain));
+    if (unverified.length > 0) {
+      throw new ApiError(
+        'domain_unverified',
+        `Organization ${organizationId} has not verified ${unverified.join(', ')}: add and verify it with POST /v1/organizations/${organizationId}/domains first.`,
+        { param: 'domains' },
+      );
+    }
   }
 
   #toConnection(row: store.ConnectionRow, domains: readonly string[]): Connection {

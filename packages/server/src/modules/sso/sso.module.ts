@@ -10,7 +10,8 @@ import type { OAuth } from '../oauth/oauth.module.js';
 import { ssoRoutes } from './sso.routes.js';
 import { SsoConnections, type SsoOrganizations, SsoService } from './sso.service.js';
 import { ConnectionSettings } from './sso.settings.js';
-import { deleteExpired } from './sso.store.js';
+import { deleteDomainOfOrganization, deleteExpired } from './sso.store.js';
+import type { DomainRemovalStep } from '../organizations/domains.service.js';
 
 export interface SsoDependencies {
   readonly db: Db;
@@ -63,6 +64,7 @@ export function createSso(deps: SsoDependencies): Sso {
     oauthClient: deps.oauth.client,
     secrets: deps.oauth.secrets,
     settings,
+    organizations: deps.organizations,
   });
   const cleanup: PeriodicJob = {
     name: 'sso-cleanup',
@@ -73,4 +75,12 @@ export function createSso(deps: SsoDependencies): Sso {
     },
   };
   return { connections, service, routes: [ssoRoutes(connections, service)], jobs: [cleanup] };
+}
+
+/**
+ * The step the organizations module runs when a domain is removed: the organization's connection
+ * answers only for verified domains, so it stops answering for that one in the same transaction.
+ */
+export function ssoDomainRemovalStep(): DomainRemovalStep {
+  return (trx, domain) => deleteDomainOfOrganization(trx, domain);
 }

@@ -42,7 +42,7 @@ export function ssoRoutes(connections: SsoConnections, sso: SsoService): RouteMo
         config: { credential: 'secret' },
         schema: {
           operationId: 'createSsoConnection',
-          errors: ['sso_connection_exists', 'sso_domain_taken'],
+          errors: ['sso_connection_exists', 'sso_domain_taken', 'domain_unverified'],
           tags,
           security,
           summary: "Create the organization's SSO connection (OIDC or SAML) with its email domains",
@@ -118,7 +118,7 @@ export function ssoRoutes(connections: SsoConnections, sso: SsoService): RouteMo
         config: { credential: 'secret' },
         schema: {
           operationId: 'completeSso',
-          errors: ['sso_code_invalid'],
+          errors: ['sso_code_invalid', 'sso_domain_mismatch', 'user_banned', 'email_taken'],
           tags,
           security,
           summary: 'Exchange the one-time code from the redirect for the user, a session and the organization',
@@ -137,7 +137,7 @@ export function ssoRoutes(connections: SsoConnections, sso: SsoService): RouteMo
       {
         schema: {
           operationId: 'receiveSsoOidcCallback',
-          errors: ['sso_request_invalid', 'oauth_exchange_failed', 'sso_domain_not_allowed', 'user_banned'],
+          errors: ['sso_request_invalid', 'oauth_exchange_failed', 'sso_domain_mismatch', 'user_banned'],
           tags,
           summary: 'Where OpenID Connect identity providers send the browser back (public)',
           querystring: OidcCallbackQuery,
@@ -194,7 +194,7 @@ export function ssoRoutes(connections: SsoConnections, sso: SsoService): RouteMo
               'sso_audience_mismatch',
               'sso_destination_mismatch',
               'sso_response_invalid',
-              'sso_domain_not_allowed',
+              'sso_domain_mismatch',
               'user_banned',
             ],
             tags,

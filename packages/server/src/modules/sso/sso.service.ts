@@ -13,10 +13,11 @@ import { type SignInGate, signInChanges, signInResult } from '../mfa/mfa.service
 import type { SessionClient, SessionsService } from '../sessions/sessions.service.js';
 import { lockOrganization } from '../organizations/organizations.service.js';
 import { NAME_LENGTH_MAX } from '../users/users.schemas.js';
-import { IdentityLinking, normalizeEmail, toUser, type UsersService } from '../users/users.service.js';
+import { IdentityLinking, type NormalizedEmail, normalizeEmail, toUser, type UsersService } from '../users/users.service.js';
 import { ensureMemberInTransaction } from './sso.memberships.js';
 import { authnRequestUrl, verifySamlResponse } from './sso.saml.js';
 import type { AcsBody, OidcCallbackQuery, SsoSignIn, StartBody } from './sso.schemas.js';
+import type { SsoOrganizations } from './sso.connections.js';
 import { type ConnectionSettings, identityProvider, requestContext } from './sso.settings.js';
 import * as store from './sso.store.js';
 
@@ -39,6 +40,8 @@ export interface SsoServiceOptions {
   readonly oauthClient: OAuthClient;
   readonly secrets: SecretBox;
   readonly settings: ConnectionSettings;
+  /** Whose verified domains and members a sign-in through the organization's connection must be in. */
+  readonly organizations: SsoOrganizations;
 }
 
 /**
@@ -57,6 +60,8 @@ export class SsoService {
   readonly #secrets: SecretBox;
   readonly #settings: ConnectionSettings;
   readonly #linking: IdentityLinking;
+  readonly #users: UsersService;
+  readonly #organizations: SsoOrganizations;
 
   constructor(options: SsoServiceOptions) {
     this.#db = options.db;
@@ -68,6 +73,8 @@ export class SsoService {
     this.#secrets = options.secrets;
     this.#settings = options.settings;
     this.#linking = new IdentityLinking(options);
+    this.#users = options.users;
+    this.#organizations = options.organizations;
   }
 
   /** `POST /v1/auth/sso`: the identity provider's URL for the connection of the email's domain or of the organization. */
@@ -219,13 +226,17 @@ export class SsoService {
         // person make one user, one identity and one membership, the second finding the first's.
         if (!(await lockOrganization(trx, this.#db, projectId, row.organization_id)))
           throw new ApiError('sso_code_invalid', 'The organization of this code was deleted.', { param: 'code' });
+        const email = normalizeEmail(used.email);
+        // Checked again at the exchange, before anything is written: a domain or a membership may
+        // have gone since the identity provider's answer.
+        await this.#requireWithinOrganization(trx, row, { email, subject: used.subject });
         // The connection's domains are the organization's: its identity provider proves every
         // address in them unless it said otherwise (docs/adr/0014-identity-linking.md).
         const { user, created, claimed } = await this.#linking.signInInTransaction(trx, {
           projectId,
           method: 'sso',
           account: { provider: identityProvider(row.id), subject: used.subject },
-          email: normalizeEmail(used.email),
+          email,
           emailProven: used.email_verified === 1,
           name: used.name,
           passwordHash: null,
@@ -279,11 +290,7 @@ export class SsoService {
     } catch {
       throw new ApiError('sso_response_invalid', 'The identity provider shared something other than an email address.');
     }
-    const domain = email.emailKey.slice(email.emailKey.lastIndexOf('@') + 1);
-    const domains = (await store.domainsOf(trx, row.project_id, [row.id])).get(row.id) ?? [];
-    if (!domains.includes(domain)) {
-      throw new ApiError('sso_domain_not_allowed', `${domain} is not a domain of connection ${row.id} (${domains.join(', ')}).`);
-    }
+    await this.#requireWithinOrganization(trx, row, { email, subject: identity.subject });
     const code = randomBytes(32).toString('base64url');
     const now = this.#clock.now();
     await store.insertCode(trx, {
@@ -299,6 +306,30 @@ export class SsoService {
       created_at: isoTime(now),
     });
     return redirectWith(request.redirect_uri, { code, state: request.client_state });
+  }
+
+  /**
+   * An organization's identity provider speaks only for the organization (docs/adr/0011-sso.md):
+   * for an address in one of its verified domains, or for a user who is a member already (the
+   * user the sign-in would reach: the one its IdP account is linked to, else the address's).
+   * 403 `sso_domain_mismatch` otherwise, before any user, link or session is written.
+   */
+  async #requireWithinOrganization(
+    trx: Transaction,
+    row: store.ConnectionRow,
+    identity: { email: NormalizedEmail; subject: string },
+  ): Promise<void> {
+    const { project_id: projectId, organization_id: organizationId } = row;
+    const domain = identity.email.emailKey.slice(identity.email.emailKey.lastIndexOf('@') + 1);
+    if ((await this.#organizations.verifiedDomains(projectId, organizationId, trx)).includes(domain)) return;
+    const user =
+      (await this.#users.findByIdentityInTransaction(trx, { projectId, provider: identityProvider(row.id), subject: identity.subject })) ??
+      (await this.#users.findRecordByEmail(projectId, identity.email, trx));
+    if (user !== undefined && (await this.#organizations.isMember(projectId, organizationId, user.id, trx))) return;
+    throw new ApiError(
+      'sso_domain_mismatch',
+      `${domain} is not a verified domain of organization ${organizationId}, and this user is not a member of it.`,
+    );
   }
 
   /** Runs an identity provider's return; a refusal is logged and written to the audit log, then thrown on. */

@@ -85,6 +85,24 @@ export async function domainsOf(db: Executor, projectId: string, connectionIds: 
   return result;
 }
 
+/** Takes a domain off the organization's connection, when it has one that names it. */
+export async function deleteDomainOfOrganization(
+  db: Executor,
+  input: { projectId: string; organizationId: string; domain: string },
+): Promise<void> {
+  const connections = db
+    .selectFrom('sso_connections')
+    .select('id')
+    .where('project_id', '=', input.projectId)
+    .where('organization_id', '=', input.organizationId);
+  await db
+    .deleteFrom('sso_domains')
+    .where('project_id', '=', input.projectId)
+    .where('domain', '=', input.domain)
+    .where('connection_id', 'in', connections)
+    .execute();
+}
+
 export async function deleteConnection(db: Executor, projectId: string, connectionId: string): Promise<boolean> {
   const result = await db
     .deleteFrom('sso_connections')

@@ -62,6 +62,12 @@ describeEachDialect('sso', (dialect) => {
     return created.json<{ id: string }>().id;
   }
 
+  /** The operator's own assertion (`manual`): a connection may name only verified domains. */
+  async function verifiedDomain(organizationId: string, domain: string): Promise<void> {
+    const added = await post(`/v1/organizations/${organizationId}/domains`, { domain, verification: 'manual' });
+    expect(added.statusCode, added.body).toBe(201);
+  }
+
   interface SamlSetup {
     readonly organizationId: string;
     readonly connectionId: string;
@@ -71,6 +77,7 @@ describeEachDialect('sso', (dialect) => {
 
   async function samlConnection(domain: string, options: { allowIdpInitiated?: boolean; defaultRole?: string } = {}): Promise<SamlSetup> {
     const organizationId = await organization(`SAML ${domain}`);
+    await verifiedDomain(organizationId, domain);
     const idp = makeSamlIdp({ entityId: `https://idp.${domain}/saml`, ssoUrl: `https://idp.${domain}/sso`, keys: idpKeys });
     const created = await post(`/v1/organizations/${organizationId}/sso-connections`, {
       type: 'saml',
@@ -90,6 +97,32 @@ describeEachDialect('sso', (dialect) => {
     };
   }
 
+  /** An organization with `domain` verified and an OIDC connection for it at the test provider. */
+  async function oidcConnection(domain: string, options: { defaultRole?: string } = {}) {
+    const organizationId = await organization(`OIDC ${domain}`);
+    await verifiedDomain(organizationId, domain);
+    const created = await post(`/v1/organizations/${organizationId}/sso-connections`, {
+      type: 'oidc',
+      domains: [domain],
+      redirect_uris: [APP],
+      ...(options.defaultRole === undefined ? {} : { default_role: options.defaultRole }),
+      oidc: { issuer: provider.oidc.issuer, client_id: 'sso-client', client_secret: 'sso-secret' },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    return { organizationId, connectionId: created.json<{ id: string }>().id };
+  }
+
+  /** The outcomes of the refused sign-ins through a connection, from the audit log. */
+  async function refusalsOf(connectionId: string): Promise<string[]> {
+    const rows = await ctx()
+      .service.db.kysely.selectFrom('audit_log')
+      .select('outcome')
+      .where('action', '=', 'user.sso_login')
+      .where('resource_id', '=', connectionId)
+      .execute();
+    return rows.map((row) => row.outcome);
+  }
+
   /** POST /auth/sso for `email`; the AuthnRequest id in the identity provider's URL. */
   async function startSaml(email: string, state?: string): Promise<string> {
     const started = await post('/v1/auth/sso', { email, redirect_uri: APP, ...(state === undefined ? {} : { state }) });
@@ -100,6 +133,7 @@ describeEachDialect('sso', (dialect) => {
   describe('connections', () => {
     it('creates, lists and deletes a connection; the OIDC client secret is never returned', async () => {
       const organizationId = await organization('Connections');
+      await verifiedDomain(organizationId, 'connections.example');
       const created = await post(`/v1/organizations/${organizationId}/sso-connections`, {
         type: 'oidc',
         domains: ['Connections.Example'],
@@ -149,7 +183,7 @@ describeEachDialect('sso', (dialect) => {
       expect(audit.map((row) => row.action).sort()).toEqual(['sso_connection.create', 'sso_connection.delete', 'sso_connection.delete']);
     });
 
-    it('refuses a domain another connection has (409), a second connection, bad certificates and unknown roles', async () => {
+    it("refuses another organization's domain, a second connection, bad certificates and unknown roles", async () => {
       const first = await samlConnection('taken.example');
       const organizationId = await organization('Second');
       const body = {
@@ -158,21 +192,29 @@ describeEachDialect('sso', (dialect) => {
         redirect_uris: [APP],
         saml: { idp_entity_id: 'https://idp/x', idp_sso_url: 'https://idp.example/sso', idp_certificate: idpKeys.certPem },
       };
-      expectError(await post(`/v1/organizations/${organizationId}/sso-connections`, body), 409, 'sso_domain_taken');
+      // The first organization has verified taken.example: the second can neither verify it nor name it.
+      expectError(
+        await post(`/v1/organizations/${organizationId}/domains`, { domain: 'taken.example', verification: 'manual' }),
+        409,
+        'domain_taken',
+      );
+      expectError(await post(`/v1/organizations/${organizationId}/sso-connections`, body), 422, 'domain_unverified');
+      await verifiedDomain(first.organizationId, 'free.example');
+      await verifiedDomain(organizationId, 'free2.example');
       expectError(
         await post(`/v1/organizations/${first.organizationId}/sso-connections`, { ...body, domains: ['free.example'] }),
         409,
         'sso_connection_exists',
       );
-      const badCertificate = { ...body, domains: ['free.example'], saml: { ...body.saml, idp_certificate: 'not a certificate' } };
+      const badCertificate = { ...body, domains: ['free2.example'], saml: { ...body.saml, idp_certificate: 'not a certificate' } };
       expect(
         expectError(await post(`/v1/organizations/${organizationId}/sso-connections`, badCertificate), 400, 'parameter_invalid').param,
       ).toBe('saml.idp_certificate');
-      const badRole = { ...body, domains: ['free.example'], default_role: 'no-such-role' };
+      const badRole = { ...body, domains: ['free2.example'], default_role: 'no-such-role' };
       expectError(await post(`/v1/organizations/${organizationId}/sso-connections`, badRole), 400, 'parameter_invalid');
-      const badRedirect = { ...body, domains: ['free.example'], redirect_uris: ['http://app.example.com/cb'] };
+      const badRedirect = { ...body, domains: ['free2.example'], redirect_uris: ['http://app.example.com/cb'] };
       expectError(await post(`/v1/organizations/${organizationId}/sso-connections`, badRedirect), 400, 'parameter_invalid');
-      const oidcWithSaml = { ...body, type: 'oidc', domains: ['free.example'] };
+      const oidcWithSaml = { ...body, type: 'oidc', domains: ['free2.example'] };
       expectError(await post(`/v1/organizations/${organizationId}/sso-connections`, oidcWithSaml), 400, 'parameter_invalid');
       expectError(
         await post('/v1/organizations/org_missing/sso-connections', { ...body, domains: ['free.example'] }),
@@ -218,15 +260,7 @@ describeEachDialect('sso', (dialect) => {
 
   describe('OIDC', () => {
     it('signs in at a real OpenID provider: state, PKCE, nonce, ID token; JIT user and membership; then reuses them', async () => {
-      const organizationId = await organization('OIDC corp');
-      const created = await post(`/v1/organizations/${organizationId}/sso-connections`, {
-        type: 'oidc',
-        domains: ['oidc.example'],
-        redirect_uris: [APP],
-        default_role: 'admin',
-        oidc: { issuer: provider.oidc.issuer, client_id: 'sso-client', client_secret: 'sso-secret' },
-      });
-      expect(created.statusCode, created.body).toBe(201);
+      const { organizationId } = await oidcConnection('oidc.example', { defaultRole: 'admin' });
 
       async function signIn(): Promise<LightMyRequestResponse> {
         const started = await post('/v1/auth/sso', { email: 'alice@oidc.example', redirect_uri: APP, state: 'app-state-1' });
@@ -271,14 +305,14 @@ describeEachDialect('sso', (dialect) => {
       expect(sessions).toHaveLength(2);
     });
 
-    it('refuses an unknown or replayed state, and an address outside the connection domains', async () => {
+    it("refuses an unknown or replayed state, and an address outside the organization's verified domains", async () => {
       expectError(await call({ method: 'GET', url: '/v1/auth/sso/oidc/callback?state=forged&code=x' }), 400, 'sso_request_invalid');
       const started = await post('/v1/auth/sso', { email: 'mallory@oidc.example', redirect_uri: APP });
       const back = await signInAtProvider(provider.certificate, started.json<{ url: string }>().url, 'mallory');
       if (back.kind !== 'redirect') throw new Error('expected a redirect back');
       const path = `${back.url.pathname}${back.url.search}`;
       // mallory's ID token says elsewhere.example, not oidc.example.
-      expectError(await call({ method: 'GET', url: path }), 403, 'sso_domain_not_allowed');
+      expectError(await call({ method: 'GET', url: path }), 403, 'sso_domain_mismatch');
       expectError(await call({ method: 'GET', url: path }), 400, 'sso_request_invalid');
     });
   });
@@ -421,21 +455,16 @@ describeEachDialect('sso', (dialect) => {
       // Another identity provider's issuer, an unknown request, an address outside the domains.
       await refused(await signed({ overrides: { Issuer: 'https://someone-else/saml' } }), 400, 'sso_response_invalid');
       await refused(await signed({ inResponseTo: '_0123456789abcdef0123456789abcdef01234567' }), 400, 'sso_request_invalid');
-      await refused(await signed({ email: 'eve@elsewhere.example' }), 403, 'sso_domain_not_allowed');
+      await refused(await signed({ email: 'eve@elsewhere.example' }), 403, 'sso_domain_mismatch');
       expectError(await acs(setup.connectionId, { RelayState: 'x' }), 400, 'parameter_missing');
       await refused('bm90IHhtbA==', 400, 'sso_response_invalid');
 
       // Nobody was signed in or created by any of this but the one genuine replayed assertion's first use.
       const users = await ctx().service.db.kysely.selectFrom('users').select('email').where('email', 'like', '%attacks.example').execute();
       expect(users).toEqual([]);
-      const refusals = await ctx()
-        .service.db.kysely.selectFrom('audit_log')
-        .select('outcome')
-        .where('action', '=', 'user.sso_login')
-        .where('resource_id', '=', setup.connectionId)
-        .execute();
-      expect(refusals.map((row) => row.outcome)).toContain('sso_signature_invalid');
-      expect(refusals.map((row) => row.outcome)).toContain('sso_assertion_replayed');
+      const refusals = await refusalsOf(setup.connectionId);
+      expect(refusals).toContain('sso_signature_invalid');
+      expect(refusals).toContain('sso_assertion_replayed');
     });
 
     it('IdP-initiated: refused unless the connection allows it; then lands on the RelayState when it is allowed', async () => {
@@ -500,6 +529,161 @@ describeEachDialect('sso', (dialect) => {
       const deleted = await call({ method: 'DELETE', url: `/v1/organizations/${setup.organizationId}`, headers: ctx().auth });
       expect(deleted.statusCode, deleted.body).toBe(200);
       expectError(await post('/v1/auth/sso', { email: 'x@gone.example', redirect_uri: APP }), 404, 'sso_connection_not_found');
+    });
+  });
+
+  describe("only within the organization's verified domains", () => {
+    /** What a refused sign-in must not have written for `email`: no user, and no link or session of anyone through the connection. */
+    async function nothingWritten(email: string, connectionId: string): Promise<void> {
+      const db = ctx().service.db.kysely;
+      expect(await db.selectFrom('users').select('id').where('email', '=', email).execute()).toEqual([]);
+      expect(await db.selectFrom('user_identities').select('user_id').where('provider', '=', `sso:${connectionId}`).execute()).toEqual([]);
+    }
+
+    async function sessionsOf(userId: string): Promise<number> {
+      const rows = await ctx().service.db.kysely.selectFrom('sessions').select('user_id').where('user_id', '=', userId).execute();
+      return rows.length;
+    }
+
+    async function member(organizationId: string, email: string): Promise<string> {
+      const signup = await post('/v1/auth/signup', { email, password: 'correct horse battery staple 5', name: 'Member' });
+      expect(signup.statusCode, signup.body).toBe(201);
+      const userId = signup.json<{ user: { id: string } }>().user.id;
+      expect((await post(`/v1/organizations/${organizationId}/members`, { user_id: userId })).statusCode).toBe(201);
+      return userId;
+    }
+
+    async function startSamlFor(organizationId: string): Promise<string> {
+      const started = await post('/v1/auth/sso', { organization_id: organizationId, redirect_uri: APP });
+      expect(started.statusCode, started.body).toBe(200);
+      return authnRequestIdOf(started.json<{ url: string }>().url);
+    }
+
+    it('a connection names only verified domains (422 domain_unverified), pending ones included', async () => {
+      const organizationId = await organization('Unverified corp');
+      const pending = await post(`/v1/organizations/${organizationId}/domains`, { domain: 'pending.example', verification: 'dns' });
+      expect(pending.json()).toMatchObject({ status: 'pending' });
+      await verifiedDomain(organizationId, 'checked.example');
+      const body = {
+        type: 'saml',
+        redirect_uris: [APP],
+        saml: {
+          idp_entity_id: 'https://idp.checked.example/saml',
+          idp_sso_url: 'https://idp.checked.example/sso',
+          idp_certificate: idpKeys.certPem,
+        },
+      };
+      for (const domains of [['pending.example'], ['never-added.example'], ['checked.example', 'pending.example']]) {
+        const refused = expectError(
+          await post(`/v1/organizations/${organizationId}/sso-connections`, { ...body, domains }),
+          422,
+          'domain_unverified',
+        );
+        expect(refused.param).toBe('domains');
+      }
+      const created = await post(`/v1/organizations/${organizationId}/sso-connections`, { ...body, domains: ['Checked.example'] });
+      expect(created.statusCode, created.body).toBe(201);
+    });
+
+    it('SAML: an address outside the verified domains of a non-member is refused (403 sso_domain_mismatch), nothing written', async () => {
+      const setup = await samlConnection('saml-rule.example', { allowIdpInitiated: true });
+      for (const response of [
+        await setup.idp.loginResponse(setup.sp, {
+          email: 'stranger@outside.example',
+          inResponseTo: await startSamlFor(setup.organizationId),
+        }),
+        await setup.idp.loginResponse(setup.sp, { email: 'stranger@outside.example' }),
+      ]) {
+        expectError(await acs(setup.connectionId, { SAMLResponse: response }), 403, 'sso_domain_mismatch');
+      }
+      await nothingWritten('stranger@outside.example', setup.connectionId);
+      const codes = await ctx()
+        .service.db.kysely.selectFrom('sso_codes')
+        .select('email')
+        .where('connection_id', '=', setup.connectionId)
+        .execute();
+      expect(codes).toEqual([]);
+      expect(await refusalsOf(setup.connectionId)).toEqual(['sso_domain_mismatch', 'sso_domain_mismatch']);
+    });
+
+    it('SAML: a member is let in from outside the verified domains; a verified domain lets anyone in', async () => {
+      const setup = await samlConnection('saml-members.example');
+      const userId = await member(setup.organizationId, 'contractor@freelance.example');
+      const response = await setup.idp.loginResponse(setup.sp, {
+        email: 'contractor@freelance.example',
+        inResponseTo: await startSamlFor(setup.organizationId),
+      });
+      const signedIn = await exchange(landing(await acs(setup.connectionId, { SAMLResponse: response })).searchParams.get('code') ?? '');
+      expect(signedIn.statusCode, signedIn.body).toBe(200);
+      expect(signedIn.json()).toMatchObject({ user: { id: userId }, organization_id: setup.organizationId });
+
+      const inDomain = await setup.idp.loginResponse(setup.sp, {
+        email: 'newcomer@saml-members.example',
+        inResponseTo: await startSamlFor(setup.organizationId),
+      });
+      const newcomer = await exchange(landing(await acs(setup.connectionId, { SAMLResponse: inDomain })).searchParams.get('code') ?? '');
+      expect(newcomer.statusCode, newcomer.body).toBe(200);
+      expect(newcomer.json()).toMatchObject({ user: { email: 'newcomer@saml-members.example' } });
+    });
+
+    it('the exchange checks again: a membership removed after the IdP answered gets no session and no link', async () => {
+      const setup = await samlConnection('saml-late.example');
+      const userId = await member(setup.organizationId, 'leaver@freelance-late.example');
+      const response = await setup.idp.loginResponse(setup.sp, {
+        email: 'leaver@freelance-late.example',
+        inResponseTo: await startSamlFor(setup.organizationId),
+      });
+      const code = landing(await acs(setup.connectionId, { SAMLResponse: response })).searchParams.get('code') ?? '';
+      const sessionsBefore = await sessionsOf(userId);
+      const removed = await call({
+        method: 'DELETE',
+        url: `/v1/organizations/${setup.organizationId}/members/${userId}`,
+        headers: ctx().auth,
+      });
+      expect(removed.statusCode, removed.body).toBe(200);
+      expectError(await exchange(code), 403, 'sso_domain_mismatch');
+      expect(await sessionsOf(userId)).toBe(sessionsBefore);
+      const links = await ctx().service.db.kysely.selectFrom('user_identities').select('user_id').where('user_id', '=', userId).execute();
+      expect(links).toEqual([]);
+      const members = await call({ method: 'GET', url: `/v1/organizations/${setup.organizationId}/members`, headers: ctx().auth });
+      expect(members.json<{ data: unknown[] }>().data).toEqual([]);
+    });
+
+    it('OIDC: a non-member outside the domains is refused with nothing written; once a member, let in', async () => {
+      const { organizationId, connectionId } = await oidcConnection('oidc-members.example');
+      const signIn = async () => {
+        const started = await post('/v1/auth/sso', { organization_id: organizationId, redirect_uri: APP });
+        const back = await signInAtProvider(provider.certificate, started.json<{ url: string }>().url, 'mallory');
+        if (back.kind !== 'redirect') throw new Error('expected a redirect back');
+        return call({ method: 'GET', url: `${back.url.pathname}${back.url.search}` });
+      };
+      // mallory@elsewhere.example: not a domain of the organization, and not a member.
+      expectError(await signIn(), 403, 'sso_domain_mismatch');
+      await nothingWritten('mallory@elsewhere.example', connectionId);
+
+      const userId = await member(organizationId, 'mallory@elsewhere.example');
+      const signedIn = await exchange(landing(await signIn()).searchParams.get('code') ?? '');
+      expect(signedIn.statusCode, signedIn.body).toBe(200);
+      expect(signedIn.json()).toMatchObject({ user: { id: userId }, organization_id: organizationId });
+    });
+
+    it("removing a domain takes it off the organization's connection", async () => {
+      const setup = await samlConnection('removed.example');
+      const removed = await call({
+        method: 'DELETE',
+        url: `/v1/organizations/${setup.organizationId}/domains/removed.example`,
+        headers: ctx().auth,
+      });
+      expect(removed.statusCode, removed.body).toBe(200);
+      const listed = await call({ method: 'GET', url: `/v1/organizations/${setup.organizationId}/sso-connections`, headers: ctx().auth });
+      expect(listed.json()).toMatchObject({ data: [{ id: setup.connectionId, domains: [] }] });
+      expectError(await post('/v1/auth/sso', { email: 'someone@removed.example', redirect_uri: APP }), 404, 'sso_connection_not_found');
+      const response = await setup.idp.loginResponse(setup.sp, {
+        email: 'someone@removed.example',
+        inResponseTo: await startSamlFor(setup.organizationId),
+      });
+      expectError(await acs(setup.connectionId, { SAMLResponse: response }), 403, 'sso_domain_mismatch');
+      await nothingWritten('someone@removed.example', setup.connectionId);
     });
   });
 });

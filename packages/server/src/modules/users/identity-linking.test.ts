@@ -105,8 +105,15 @@ describeEachDialect('identity linking', (dialect) => {
     return created.json<{ id: string }>().id;
   }
 
+  /** A connection may name only the organization's verified domains; `manual` is the operator's word. */
+  async function verifiedDomain(organizationId: string, domain: string): Promise<void> {
+    const added = await post(`/v1/organizations/${organizationId}/domains`, { domain, verification: 'manual' });
+    expect(added.statusCode, added.body).toBe(201);
+  }
+
   async function oidcConnection(domain: string): Promise<void> {
     const organizationId = await organization(`OIDC ${domain}`);
+    await verifiedDomain(organizationId, domain);
     const created = await post(`/v1/organizations/${organizationId}/sso-connections`, {
       type: 'oidc',
       domains: [domain],
@@ -131,6 +138,7 @@ describeEachDialect('identity linking', (dialect) => {
   /** A SAML connection for `domain`; returns a sign-in of an address up to `POST /v1/auth/sso/callback`. */
   async function samlConnection(domain: string): Promise<(email: string) => Promise<LightMyRequestResponse>> {
     const organizationId = await organization(`SAML ${domain}`);
+    await verifiedDomain(organizationId, domain);
     const idp = makeSamlIdp({ entityId: `https://idp.${domain}/saml`, ssoUrl: `https://idp.${domain}/sso`, keys: idpKeys });
     const created = await post(`/v1/organizations/${organizationId}/sso-connections`, {
       type: 'saml',

@@ -1,0 +1,104 @@
+import { useId, useState } from 'react';
+import { del, post } from '../api.js';
+import { formatDateTime } from '../format.js';
+import type { OrganizationDomain } from '../types.js';
+import { Empty, ErrorBox, Loaded, Pager, StatusBadge, useAction, usePagedList } from '../ui.js';
+
+/**
+ * An organization's email domains: each one's status and, while pending, the TXT record the
+ * organization must publish before "Verify" can find it. SSO answers only for verified domains.
+ */
+export function OrganizationDomains(props: { organizationId: string }) {
+  const base = `/v1/organizations/${props.organizationId}/domains`;
+  const domains = usePagedList<OrganizationDomain>(base, {}, { cursor: (domain) => domain.domain });
+  const [domain, setDomain] = useState('');
+  const [verification, setVerification] = useState<'dns' | 'manual'>('dns');
+  const action = useAction();
+  const ids = { domain: useId(), verification: useId() };
+  const change = (run: () => Promise<unknown>) => void action.run(run).then(domains.resource.reload);
+  return (
+    <section className="panel" aria-labelledby="domains">
+      <h2 id="domains">Domains</h2>
+      <form
+        className="inline-form"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void action
+            .run(() => post(base, { domain: domain.trim(), verification }))
+            .then((ok) => {
+              if (ok) setDomain('');
+              domains.resource.reload();
+            });
+        }}
+      >
+        <label htmlFor={ids.domain}>Add a domain</label>
+        <div className="search-row">
+          <input id={ids.domain} value={domain} onChange={(event) => setDomain(event.target.value)} required placeholder="acme.com" />
+          <label htmlFor={ids.verification} className="visually-hidden">
+            Verification
+          </label>
+          <select
+            id={ids.verification}
+            value={verification}
+            onChange={(event) => setVerification(event.target.value === 'manual' ? 'manual' : 'dns')}
+          >
+            <option value="dns">by DNS TXT record</option>
+            <option value="manual">manually (I vouch for it)</option>
+          </select>
+          <button type="submit" className="primary" disabled={action.pending}>
+            Add
+          </button>
+        </div>
+      </form>
+      {action.error === undefined ? null : <ErrorBox error={action.error} />}
+      <Loaded resource={domains.resource}>
+        {({ data }) =>
+          data.length === 0 ? (
+            <Empty>No domains. SSO through this organization's connection answers only for its verified domains.</Empty>
+          ) : (
+            <ul className="rows">
+              {data.map((item) => (
+                <li key={item.domain} className="row">
+                  <div>
+                    {item.domain} <StatusBadge status={item.status} />
+                    <div className="muted">
+                      {item.status === 'verified'
+                        ? `verified ${item.verified_at === null ? '' : formatDateTime(item.verified_at)} (${item.verification})`
+                        : 'publish this TXT record, then verify:'}
+                    </div>
+                    {item.status === 'pending' ? (
+                      <div>
+                        <code>{item.txt_record.name}</code> TXT <code>{item.txt_record.value}</code>
+                      </div>
+                    ) : null}
+                  </div>
+                  <div>
+                    {item.status === 'pending' ? (
+                      <button
+                        type="button"
+                        aria-label={`Verify ${item.domain}`}
+                        disabled={action.pending}
+                        onClick={() => change(() => post(`${base}/${item.domain}/verify`))}
+                      >
+                        Verify
+                      </button>
+                    ) : null}
+                    <button
+                      type="button"
+                      aria-label={`Remove domain ${item.domain}`}
+                      disabled={action.pending}
+                      onClick={() => change(() => del(`${base}/${item.domain}`))}
+                    >
+                      Remove
+                    </button>
+                  </div>
+                </li>
+              ))}
+            </ul>
+          )
+        }
+      </Loaded>
+      <Pager {...domains} />
+    </section>
+  );
+}
