@@ -2,6 +2,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import type { Db } from '../../db/database.js';
 import { inTransaction, type Transaction } from '../../db/transaction.js';
 import type { RateLimiter, RateLimitRule } from '../../lib/rate-limit.js';
+import { limitAddress } from '../../lib/client-address.js';
 import { addMilliseconds, type Clock, isoTime } from '../../lib/clock.js';
 import { constantTimeEqual, sha256Hex } from '../../lib/crypto.js';
 import { ApiError } from '../../lib/errors.js';
@@ -92,7 +93,7 @@ export class EmailCodesService {
     });
     await this.#audit.recordingRefusals(context, record(null, false), async () => {
       const email = normalizeEmail(input.email);
-      const perIp = await this.#rateLimiter.consume(`email-code-ip:${projectId}:${client.ip ?? ''}`, EMAIL_CODE_SEND_PER_IP_RULE);
+      const perIp = await this.#rateLimiter.consume(`email-code-ip:${projectId}:${limitAddress(client.ip)}`, EMAIL_CODE_SEND_PER_IP_RULE);
       if (!perIp.allowed) {
         throw new ApiError('rate_limited', `Too many codes asked; retry in ${perIp.retryAfterSeconds} s.`, {
           headers: { 'Retry-After': String(perIp.retryAfterSeconds) },
@@ -194,7 +195,7 @@ export class EmailCodesService {
       if (!EMAIL_CODE_PATTERN.test(input.code)) throw emailCodeInvalid();
       const tag = `{${projectId}:${sha256Hex(email.emailKey)}}`;
       const limits = {
-        narrow: { key: `${tag}:code:ip:${client.ip ?? ''}`, ...EMAIL_CODE_FAILURES_PER_ADDRESS },
+        narrow: { key: `${tag}:code:ip:${limitAddress(client.ip)}`, ...EMAIL_CODE_FAILURES_PER_ADDRESS },
         wide: { key: `${tag}:code:all`, ...EMAIL_CODE_FAILURES_PER_EMAIL },
       };
       const result = await throttledAttempt(this.#throttle, limits, async () => {

@@ -83,6 +83,8 @@ describeEachDialect('second factor after OAuth and SSO', (dialect) => {
   it('SSO: the code exchange answers {mfa_required, mfa_token, methods, organization_id} and no session; a recovery code finishes it', async () => {
     const created = await post('/v1/organizations', { name: 'Factor Corp' });
     const organizationId = created.json<{ id: string }>().id;
+    // A connection names only the organization's verified domains.
+    await post(`/v1/organizations/${organizationId}/domains`, { domain: 'factor-sso.example', verification: 'manual' });
     const connection = await post(`/v1/organizations/${organizationId}/sso-connections`, {
       type: 'oidc',
       domains: ['factor-sso.example'],

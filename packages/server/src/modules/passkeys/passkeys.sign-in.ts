@@ -2,6 +2,7 @@ import { type AuthenticationResponseJSON, generateAuthenticationOptions, verifyA
 import type { Db } from '../../db/database.js';
 import { inTransaction, type Transaction } from '../../db/transaction.js';
 import { type RateLimiter, type RateLimitRule, takeOrRefuse } from '../../lib/rate-limit.js';
+import { limitAddress } from '../../lib/client-address.js';
 import { assert } from '../../lib/assert.js';
 import { type Clock, isoTime } from '../../lib/clock.js';
 import { constantTimeEqual, sha256Hex } from '../../lib/crypto.js';
@@ -79,7 +80,7 @@ export class PasskeySignIn {
   async options(projectId: string, input: { email?: string | undefined }, client: SessionClient) {
     const relyingParty = await this.#projects.getRelyingParty(projectId);
     if (this.#optionsLimited) {
-      await takeOrRefuse(this.#rateLimiter, `passkey-options:${projectId}:${client.ip ?? ''}`, PASSKEY_OPTIONS_RATE_RULE);
+      await takeOrRefuse(this.#rateLimiter, `passkey-options:${projectId}:${limitAddress(client.ip)}`, PASSKEY_OPTIONS_RATE_RULE);
     }
     const user = input.email === undefined ? undefined : await this.#users.findRecordByEmail(projectId, normalizeEmail(input.email));
     const options = await generateAuthenticationOptions({
@@ -113,7 +114,7 @@ export class PasskeySignIn {
       changes: { credential_id: input.response.id.slice(0, 200) },
     });
     return this.#audit.recordingRefusals(context, refused, () =>
-      this.#throttled(throttleLimits(projectId, input.response.id, client.ip), () =>
+      this.#throttled(throttleLimits(projectId, input.response.id, limitAddress(client.ip)), () =>
         this.#signIn(projectId, input, client, context, (id) => {
           userId = id;
         }),
