@@ -58,9 +58,10 @@ function writtenLinkHash(prevHash: string, row: store.AuditRow): string {
  */
 export async function appendEntries(db: Db, trx: Transaction, rows: readonly store.AuditRow[]): Promise<void> {
   if (db.sqlite === undefined) return store.insertEntries(trx, rows);
-  // `trx` holds the one connection unless it is the database itself, which would run each
-  // statement in whatever transaction another caller has open: go through it then.
-  if (trx === db.kysely) return inTransaction(db, (inner) => appendEntries(db, inner, rows));
+  // `trx` holds the one connection unless it is the database itself (the pool, not a request's
+  // transaction), which would run each statement in whatever transaction another caller has open:
+  // go through it then.
+  if (trx === (db.base ?? db.kysely)) return inTransaction(db, (inner) => appendEntries(db, inner, rows));
   for (const row of rows) appendChainedSqlite(db.sqlite, row);
 }
 
