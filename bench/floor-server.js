@@ -10,7 +10,9 @@
 // FLOOR_AUDIT=writer is the floor of the ledger's one write path on either dialect: bare Fastify in
 // front of the service's own `LedgerWriter` (its group commit and its statements, with no audit
 // entry), the credit without any of the service's HTTP layer (credential, schema, idempotency
-// hook, audit context, logging, metrics).
+// hook, audit context, logging, metrics). A credit's `Idempotency-Key` header becomes its movement
+// key, and `POST /v1/wallets/batch` applies a batch of credits with its header's key written in
+// the same transaction, so the floor writes every row the service writes.
 //
 // Environment: DATA_DIR (a database migrated by `svc`, with the project FLOOR_PROJECT_ID), or
 // DATABASE_URL for PostgreSQL (FLOOR_AUDIT=writer only), PORT, FLOOR_AUDIT, FLOOR_WALLETS (made at
@@ -112,14 +114,15 @@ const writer =
     : undefined;
 const FLOOR_CONTEXT = { actor: { type: 'secret_key', id: 'key_floor' }, requestId: null, ip: null, userAgent: null };
 
-async function creditThroughWriter(walletId, amount, requestId) {
+async function creditThroughWriter(walletId, amount, requestId, idempotencyKey) {
   const movement = {
     type: 'credit',
     walletId,
     amount,
     description: null,
     metadata: {},
-    idempotencyKey: undefined,
+    // A keyed credit's key is the movement's own, written with its transaction, as in the service.
+    idempotencyKey,
     priority: GRANT_PRIORITY_DEFAULT,
     expiresAt: null,
   };
@@ -132,6 +135,59 @@ async function creditThroughWriter(walletId, amount, requestId) {
   const [outcome] = outcomes;
   if (!outcome.ok) throw new Error(`floor: credit refused: ${outcome.error.code}`);
   return JSON.stringify(outcome.value);
+}
+
+/**
+ * A batch of credits through the write path, its request key written with its answer in the same
+ * transaction (`LedgerBatch.requestKey`), as the service does for `POST /v1/wallets/batch` with an
+ * Idempotency-Key: the rows are the service's, the key's row unsealed (sealing is the HTTP layer's).
+ */
+async function batchThroughWriter(operations, requestId, key) {
+  const movements = operations.map((operation) => ({
+    type: 'credit',
+    walletId: operation.wallet_id,
+    amount: operation.amount,
+    description: null,
+    metadata: {},
+    idempotencyKey: undefined,
+    priority: GRANT_PRIORITY_DEFAULT,
+    expiresAt: null,
+  }));
+  const requestKey =
+    key === undefined
+      ? undefined
+      : {
+          name: { projectId, scope: '', key },
+          storedAnswer: () => undefined,
+          complete: (outcome) => {
+            const body = JSON.stringify({
+              object: 'batch',
+              results: outcome.outcomes.map((one) => ({ status: 201, transaction: one.value })),
+            });
+            const now = new Date().toISOString();
+            const row = {
+              project_id: projectId,
+              scope: '',
+              key,
+              request_hash: 'floor',
+              request_fields: '{}',
+              state: 'completed',
+              lock_id: null,
+              locked_until: null,
+              response_status: 200,
+              response_body: body,
+              created_at: now,
+              expires_at: null,
+            };
+            return { answer: { status: 200, body }, row };
+          },
+        };
+  const outcome = await writer.apply({ projectId, context: { ...FLOOR_CONTEXT, requestId }, movements, atomic: false, requestKey });
+  if (outcome.answer?.kind !== 'answered' && requestKey !== undefined) throw new Error('floor: the batch was not answered');
+  return (
+    outcome.answer?.answer.body ??
+    JSON.stringify({ object: 'batch', results: outcome.outcomes.map((one) => ({ status: 201, transaction: one.value })) })
+  );
 }
 
 /** One credit's writes, in the open transaction; returns what the service would answer. */
@@ -239,7 +295,7 @@ app.get('/wallets', async () => {
 });
 app.post('/v1/wallets/:id/credits', (request, reply) => {
   if (writer !== undefined) {
-    creditThroughWriter(request.params.id, request.body.amount, request.id).then(
+    creditThroughWriter(request.params.id, request.body.amount, request.id, request.headers['idempotency-key']).then(
       (body) => void reply.code(201).type('application/json').send(body),
       (error) => void reply.code(500).send({ error: String(error) }),
     );
@@ -257,6 +313,14 @@ app.post('/v1/wallets/:id/credits', (request, reply) => {
     scheduled = true;
     setImmediate(drain);
   }
+  return reply;
+});
+app.post('/v1/wallets/batch', (request, reply) => {
+  if (writer === undefined) return reply.code(404).send({ error: 'batches need FLOOR_AUDIT=writer' });
+  batchThroughWriter(request.body.operations, request.id, request.headers['idempotency-key']).then(
+    (body) => void reply.code(200).type('application/json').send(body),
+    (error) => void reply.code(500).send({ error: String(error) }),
+  );
   return reply;
 });
 await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT ?? '0') });

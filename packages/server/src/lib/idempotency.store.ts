@@ -171,10 +171,19 @@ export function idempotencyInUseError(key: string): ApiError {
   return new ApiError('idempotency_key_in_use', `A request with idempotency key "${key}" is still running. Retry once it has finished.`);
 }
 
-/** 422 `idempotency_key_reused`, naming the first field (in sorted order) whose value differs. */
-export function reusedError(key: string, fields: Readonly<Record<string, string>>, stored: Readonly<Record<string, string>>): ApiError {
-  if (stored['$route'] !== fields['$route']) {
-    return new ApiError('idempotency_key_reused', `Idempotency key "${key}" was already used for a request to another route.`);
+/**
+ * 422 `idempotency_key_reused`, naming the first field (in sorted order) whose value differs. The
+ * one mismatch that makes "another request" of a different kind (`kind.field`: `$route` for a
+ * request, `type` for a ledger movement) is said in words instead.
+ */
+export function reusedError(
+  key: string,
+  fields: Readonly<Record<string, string>>,
+  stored: Readonly<Record<string, string>>,
+  kind: { readonly field: string; readonly message: string } = { field: '$route', message: 'for a request to another route' },
+): ApiError {
+  if (stored[kind.field] !== fields[kind.field]) {
+    return new ApiError('idempotency_key_reused', `Idempotency key "${key}" was already used ${kind.message}.`);
   }
   const names = [...new Set([...Object.keys(stored), ...Object.keys(fields)])].sort();
   const differing = names.find((name) => stored[name] !== fields[name]);

@@ -28,6 +28,7 @@ import * as grantSpendingIndex from './0028_grant_spending_index.js';
 import * as ledgerActorIndex from './0029_ledger_actor_index.js';
 import * as accountSecurity from './0031_account_security.js';
 import * as organizationDomains from './0032_organization_domains.js';
+import * as movementKeys from './0033_movement_keys.js';
 
 /**
  * Every migration, in order, for both dialects. Add new ones at the end with the next number;
@@ -63,4 +64,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0029_ledger_actor_index': ledgerActorIndex,
   '0031_account_security': accountSecurity,
   '0032_organization_domains': organizationDomains,
+  '0033_movement_keys': movementKeys,
 };

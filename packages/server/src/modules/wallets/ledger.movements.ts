@@ -1,6 +1,6 @@
 import { canonicalJson, sha256Hex } from '../../lib/crypto.js';
 import { ApiError } from '../../lib/errors.js';
-import type { RequestAnswer, RequestKey } from '../../lib/idempotency.store.js';
+import { type RequestAnswer, type RequestKey, reusedError } from '../../lib/idempotency.store.js';
 import type { AuditContext } from '../audit/audit.service.js';
 import type { Hold } from './holds.schemas.js';
 import type { Transaction, Transfer } from './wallets.schemas.js';
@@ -152,18 +152,7 @@ export function keyScope(movement: KeyedMovement): string {
   return movement.type === 'transfer' ? '' : movement.walletId;
 }
 
-/** 422 `idempotency_key_reused`, naming the first differing field in sorted order. */
+/** 422 `idempotency_key_reused`, naming the first differing field in sorted order (lib/idempotency.store.ts). */
 export function keyReused(key: string, asked: MovementFields, stored: MovementFields): ApiError {
-  if (asked['type'] !== stored['type']) {
-    return new ApiError('idempotency_key_reused', `Idempotency key "${key}" was already used for another kind of movement.`);
-  }
-  const names = [...new Set([...Object.keys(stored), ...Object.keys(asked)])].sort();
-  const differing = names.find((name) => stored[name] !== asked[name]);
-  return new ApiError(
-    'idempotency_key_reused',
-    differing === undefined
-      ? `Idempotency key "${key}" was already used with a different request.`
-      : `Idempotency key "${key}" was already used with a different request: "${differing}" differs.`,
-    differing === undefined ? {} : { param: differing },
-  );
+  return reusedError(key, asked, stored, { field: 'type', message: 'for another kind of movement' });
 }

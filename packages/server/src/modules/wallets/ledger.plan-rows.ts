@@ -1,3 +1,4 @@
+import type { IdempotencyKeysTable } from '../../db/schema.js';
 import { assert } from '../../lib/assert.js';
 import { ApiError, type ErrorCode } from '../../lib/errors.js';
 import { actorColumns, type AuditContext } from '../audit/audit.service.js';
@@ -15,6 +16,86 @@ export interface KeyedAnswer {
   readonly fields: MovementFields;
   readonly hash: string;
   readonly outcome: MovementOutcome;
+}
+
+/**
+ * A movement's key lives in `idempotency_keys` under its own scope, `ledger:` and the movement's
+ * (a wallet id for credits, debits and holds, empty for transfers), apart from the keys of whole
+ * requests: a transfer's key and a batch's Idempotency-Key may be the same text without meeting.
+ */
+export function movementKeyScope(scope: string): string {
+  return `${MOVEMENT_KEY_SCOPE_PREFIX}${scope}`;
+}
+export const MOVEMENT_KEY_SCOPE_PREFIX = 'ledger:';
+
+/**
+ * The key rows of what a flush made or refused under movement keys, written in its transaction
+ * (docs/adr/0004-idempotency.md): one per key, with the movement's fingerprint in clear (nothing in
+ * a movement is secret), and what it answered: the transaction or hold it made (the replay is
+ * rebuilt from the ledger) or the refusal, with the id of the request first answered with it.
+ */
+export function movementKeyRows(input: {
+  readonly transactions: readonly LedgerTransactionRow[];
+  readonly holds: readonly HoldRow[];
+  readonly refusals: readonly LedgerRefusalRow[];
+  readonly now: string;
+}): IdempotencyKeysTable[] {
+  const rows = new Map<string, IdempotencyKeysTable>();
+  const add = (key: LedgerKey, fields: MovementFields, status: number, body: unknown) => {
+    rows.set(ledgerKeyText(key), {
+      project_id: key.projectId,
+      scope: movementKeyScope(key.scope),
+      key: key.key,
+      request_hash: fieldsHash(fields),
+      request_fields: JSON.stringify(fields),
+      state: 'completed',
+      lock_id: null,
+      locked_until: null,
+      response_status: status,
+      response_body: JSON.stringify(body),
+      created_at: input.now,
+      expires_at: null,
+    });
+  };
+  for (const row of input.transactions) {
+    if (row.idempotency_key === null) continue;
+    const key = { projectId: row.project_id, scope: row.idempotency_scope, key: row.idempotency_key };
+    add(key, movementFields(movementOfRow(row)), 201, { transaction_id: row.id });
+  }
+  for (const row of input.holds) {
+    if (row.idempotency_key === null) continue;
+    const key = { projectId: row.project_id, scope: row.idempotency_scope, key: row.idempotency_key };
+    add(key, movementFields(movementOfHold(row)), 201, { hold_id: row.id });
+  }
+  for (const row of input.refusals) {
+    const key = { projectId: row.project_id, scope: row.idempotency_scope, key: row.idempotency_key };
+    const error = new ApiError(row.code as ErrorCode, row.message);
+    add(key, JSON.parse(row.request_fields) as MovementFields, error.status, {
+      code: row.code,
+      message: row.message,
+      param: row.param,
+      request_id: row.request_id,
+    });
+  }
+  return [...rows.values()];
+}
+
+/** A movement key's stored refusal, read back from its `idempotency_keys` row. */
+export function refusalOfKeyRow(row: IdempotencyKeysTable): LedgerRefusalRow | undefined {
+  if ((row.response_status ?? 0) < 400 || row.response_body === null) return undefined;
+  const body = JSON.parse(row.response_body) as { code: string; message: string; param: string | null; request_id: string };
+  return {
+    project_id: row.project_id,
+    idempotency_scope: row.scope.slice(MOVEMENT_KEY_SCOPE_PREFIX.length),
+    idempotency_key: row.key,
+    request_hash: row.request_hash,
+    request_fields: row.request_fields,
+    code: body.code,
+    message: body.message,
+    param: body.param,
+    request_id: body.request_id,
+    created_at: row.created_at,
+  };
 }
 
 export function ledgerKeyText(key: LedgerKey): string {

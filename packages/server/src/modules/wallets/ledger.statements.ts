@@ -2,6 +2,8 @@ import { sql } from 'kysely';
 import { type Dialect, PREPARED_STATEMENT } from '../../db/database.js';
 import type { LedgerRefusalsTable } from '../../db/schema.js';
 import type { Transaction as DbTransaction } from '../../db/transaction.js';
+import { findKeys } from '../../lib/idempotency.store.js';
+import { movementKeyScope, refusalOfKeyRow } from './ledger.plan-rows.js';
 import type { LedgerTransactionRow, NewLedgerEntry, TransactionWithBalance } from './ledger.store.js';
 import type { GrantRow } from './ledger.grants.js';
 import type { WalletRow } from './wallets.store.js';
@@ -27,7 +29,6 @@ export interface LedgerStatements {
   insertTransactions(trx: DbTransaction, rows: readonly LedgerTransactionRow[]): Promise<void>;
   /** In the order given: a wallet's entries are its history, in `seq` order. */
   insertEntries(trx: DbTransaction, rows: readonly NewLedgerEntry[]): Promise<void>;
-  insertRefusals(trx: DbTransaction, rows: readonly LedgerRefusalRow[]): Promise<void>;
   /** The grants the flush drew on, reserved, released or expired: their new `remaining`, `held` and `expired`. */
   updateGrants(trx: DbTransaction, rows: readonly GrantRow[]): Promise<void>;
 }
@@ -44,6 +45,15 @@ export interface LedgerKey {
 }
 
 export type LedgerRefusalRow = LedgerRefusalsTable;
+
+/** The refusals stored under these movement keys: rows of `idempotency_keys` (docs/adr/0004-idempotency.md). */
+async function findKeyedRefusalRows(trx: DbTransaction, keys: readonly LedgerKey[]): Promise<LedgerRefusalRow[]> {
+  const rows = await findKeys(
+    trx,
+    keys.map((key) => ({ projectId: key.projectId, scope: movementKeyScope(key.scope), key: key.key })),
+  );
+  return rows.map(refusalOfKeyRow).filter((row) => row !== undefined);
+}
 
 export interface BalanceWrite {
   readonly projectId: string;
@@ -99,20 +109,7 @@ const sqliteStatements: LedgerStatements = {
       )
       .execute();
   },
-  async findKeyedRefusals(trx, keys) {
-    if (keys.length === 0) return [];
-    return trx
-      .selectFrom('ledger_refusals')
-      .selectAll()
-      .where((eb) =>
-        eb(
-          eb.refTuple('project_id', 'idempotency_scope', 'idempotency_key'),
-          'in',
-          keys.map((key) => eb.tuple(key.projectId, key.scope, key.key)),
-        ),
-      )
-      .execute();
-  },
+  findKeyedRefusals: findKeyedRefusalRows,
   async writeBalances(trx, balances) {
     for (const write of balances) {
       await trx
@@ -128,9 +125,6 @@ const sqliteStatements: LedgerStatements = {
   },
   async insertEntries(trx, rows) {
     for (const part of chunks(rows, SQLITE_ROWS_PER_INSERT)) await trx.insertInto('ledger_entries').values(part).execute();
-  },
-  async insertRefusals(trx, rows) {
-    for (const part of chunks(rows, SQLITE_ROWS_PER_INSERT)) await trx.insertInto('ledger_refusals').values(part).execute();
   },
   async updateGrants(trx, rows) {
     for (const grant of rows) {
@@ -175,16 +169,7 @@ const postgresStatements: LedgerStatements = {
       left join ledger_entries e on e.transaction_id = t.id and e.account_id = t.wallet_id`.execute(trx);
     return result.rows;
   },
-  async findKeyedRefusals(trx, keys) {
-    if (keys.length === 0) return [];
-    const result = await sql<LedgerRefusalRow>`${sql.raw(PREPARED_STATEMENT)}
-      select r.project_id, r.idempotency_scope, r.idempotency_key, r.request_hash, r.request_fields, r.code, r.message, r.param,
-             r.request_id, r.created_at
-      from unnest(${keys.map((key) => key.projectId)}::text[], ${keys.map((key) => key.scope)}::text[],
-                  ${keys.map((key) => key.key)}::text[]) as k(project_id, scope, key)
-      join ledger_refusals r on r.project_id = k.project_id and r.idempotency_scope = k.scope and r.idempotency_key = k.key`.execute(trx);
-    return result.rows;
-  },
+  findKeyedRefusals: findKeyedRefusalRows,
   async writeBalances(trx, balances) {
     if (balances.length === 0) return;
     const column = <T>(pick: (write: BalanceWrite) => T) => balances.map(pick);
@@ -224,10 +209,6 @@ const postgresStatements: LedgerStatements = {
                   ${column((r) => r.created_at)}::text[])
            with ordinality as e(project_id, transaction_id, account_id, amount, balance_after, created_at, ord)
       order by ord`.execute(trx);
-  },
-  async insertRefusals(trx, rows) {
-    if (rows.length === 0) return;
-    await trx.insertInto('ledger_refusals').values(rows).execute();
   },
   async updateGrants(trx, rows) {
     if (rows.length === 0) return;

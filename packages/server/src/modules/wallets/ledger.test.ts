@@ -435,35 +435,48 @@ describeEachDialect('ledger', (dialect) => {
       expect((await otherProject.credit(foreign.id, 3, { idempotency_key: 'same' })).balance_after).toBe(3);
     });
 
-    it('keeps a key as the transaction it made, or as its refusal, and nothing in the idempotency table', async () => {
+    it('keeps a key as a row of the one idempotency table: the transaction it made, or its refusal', async () => {
       const wallet = await client.createWallet();
       const credit = await client.request('POST', `/v1/wallets/${wallet.id}/credits`, { amount: 3 }, { 'idempotency-key': 'stored-1' });
       const refusal = await client.request('POST', `/v1/wallets/${wallet.id}/debits`, { amount: 9 }, { 'idempotency-key': 'stored-2' });
       const db = current().service.db.kysely;
-      const keyed = await db
-        .selectFrom('ledger_transactions')
-        .select(['id', 'idempotency_scope'])
+      const keys = await db
+        .selectFrom('idempotency_keys')
+        .select(['scope', 'key', 'state', 'response_status', 'response_body', 'expires_at'])
         .where('project_id', '=', current().projectId)
-        .where('idempotency_key', '=', 'stored-1')
+        .where('key', 'in', ['stored-1', 'stored-2'])
+        .orderBy('key')
         .execute();
-      expect(keyed).toEqual([{ id: credit.json<Transaction>().id, idempotency_scope: wallet.id }]);
-      const refusals = await db
-        .selectFrom('ledger_refusals')
-        .select(['idempotency_scope', 'idempotency_key', 'code', 'param', 'request_id'])
-        .where('project_id', '=', current().projectId)
-        .where('idempotency_scope', '=', wallet.id)
-        .execute();
-      expect(refusals).toEqual([
+      expect(keys).toEqual([
         {
-          idempotency_scope: wallet.id,
-          idempotency_key: 'stored-2',
-          code: 'insufficient_credits',
-          param: 'amount',
-          request_id: refusal.headers['request-id'],
+          scope: `ledger:${wallet.id}`,
+          key: 'stored-1',
+          state: 'completed',
+          response_status: 201,
+          response_body: JSON.stringify({ transaction_id: credit.json<Transaction>().id }),
+          expires_at: null,
+        },
+        {
+          scope: `ledger:${wallet.id}`,
+          key: 'stored-2',
+          state: 'completed',
+          response_status: 422,
+          response_body: JSON.stringify({
+            code: 'insufficient_credits',
+            message: refusal.json<{ error: { message: string } }>().error.message,
+            param: 'amount',
+            request_id: refusal.headers['request-id'],
+          }),
+          expires_at: null,
         },
       ]);
-      const hookKeys = await db.selectFrom('idempotency_keys').select('key').where('project_id', '=', current().projectId).execute();
-      expect(hookKeys).toEqual([]);
+      const refusalsTable = await db
+        .selectFrom('ledger_refusals')
+        .select('idempotency_key')
+        .where('project_id', '=', current().projectId)
+        .where('idempotency_key', '=', 'stored-2')
+        .execute();
+      expect(refusalsTable).toEqual([]);
       const replays = await Promise.all([
         client.request('POST', `/v1/wallets/${wallet.id}/credits`, { amount: 3 }, { 'idempotency-key': 'stored-1' }),
         client.request('POST', `/v1/wallets/${wallet.id}/debits`, { amount: 9 }, { 'idempotency-key': 'stored-2' }),

@@ -10,6 +10,7 @@ import { recordEvents } from '../events/events.service.js';
 import { GroupCommit } from './group-commit.js';
 import type { BatchOutcome, LedgerBatch, MovementRequest } from './ledger.movements.js';
 import { LedgerPlan, movementKey } from './ledger.plan.js';
+import { movementKeyRows } from './ledger.plan-rows.js';
 import { type LedgerKey, type LedgerStatements, ledgerStatements, type WalletRef } from './ledger.statements.js';
 import {
   findKeyedHolds,
@@ -184,12 +185,12 @@ export class LedgerWriter {
     await insertGrants(trx, plan.grants.inserts());
     await statements.updateGrants(trx, plan.grants.updates());
     await writeHolds(trx, { inserts: plan.holds.inserts(), updates: plan.holds.updates() });
-    await statements.insertRefusals(trx, plan.refusals);
     await recordEvents(trx, plan.events);
-    // The requests' keys with their answers, in the transaction of what they answer for
-    // (docs/adr/0004-idempotency.md). Two processes flushing one key: the second waits on the
-    // first's row, fails on the primary key once it commits, and its next try replays it.
-    await insertCompletedKeys(trx, keyRows);
+    // The keys of the movements and of the requests with their answers, in the transaction of what
+    // they answer for (docs/adr/0004-idempotency.md). Two processes flushing one key: the second
+    // waits on the first's row, fails on the primary key once it commits, and its next try replays it.
+    const movementKeys = movementKeyRows({ transactions: plan.transactions, holds: plan.holds.inserts(), refusals: plan.refusals, now });
+    await insertCompletedKeys(trx, [...movementKeys, ...keyRows]);
     return outcomes;
   }
 
