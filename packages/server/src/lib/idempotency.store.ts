@@ -100,13 +100,21 @@ export async function storedAnswer(
 /** The stored rows of these keys, in no particular order. */
 export async function findKeys(db: Executor, names: readonly IdempotencyKeyName[]): Promise<IdempotencyKeysTable[]> {
   if (names.length === 0) return [];
-  return db
-    .selectFrom('idempotency_keys')
-    .selectAll()
-    .where((eb) =>
-      eb.or(names.map((name) => eb.and([eb('project_id', '=', name.projectId), eb('scope', '=', name.scope), eb('key', '=', name.key)]))),
-    )
-    .execute();
+  return (
+    db
+      .selectFrom('idempotency_keys')
+      .selectAll()
+      // A row-value IN list: both databases find each key through the primary key (an OR of ANDs
+      // made SQLite scan the table).
+      .where((eb) =>
+        eb(
+          eb.refTuple('project_id', 'scope', 'key'),
+          'in',
+          names.map((name) => eb.tuple(name.projectId, name.scope, name.key)),
+        ),
+      )
+      .execute()
+  );
 }
 
 /** The answer stored in `row` for `request`, checked against its fingerprint; undefined when the row no longer counts. */

@@ -103,28 +103,28 @@ describeEachDialect('an idempotency key and its change, without a crash', (diale
     expect(replay.body).toBe(answered.body);
     expect(await balance()).toBe(before + 30);
   });
+});
 
-  it.runIf(dialect === 'sqlite')(
-    'answers 503 when another process holds the write lock past busy_timeout, and applies the retry once',
-    async () => {
-      const before = await balance();
-      const release = await holdLock(state.database!, state.wallet);
-      const key = `busy-${randomBase62(8)}`;
-      let refused: LightMyRequestResponse;
-      try {
-        refused = await batch(key, 7);
-      } finally {
-        await release();
-      }
-      expect(refused.statusCode, refused.body).toBe(503);
-      expect(refused.json<{ error: { code: string } }>().error.code).toBe('service_unavailable');
-      const retried = await batch(key, 7);
-      expect(retried.statusCode, retried.body).toBe(200);
-      expect((await batch(key, 7)).headers['idempotent-replayed']).toBe('true');
-      expect(await balance()).toBe(before + 21);
-    },
-    30_000,
-  );
+describe("an idempotency key and its change, with SQLite's write lock held by another process [sqlite]", () => {
+  const { state, batch, balance } = useKeyedService('sqlite');
+
+  it('answers 503 when another process holds the write lock past busy_timeout, and applies the retry once', async () => {
+    const before = await balance();
+    const release = await holdLock(state.database!, state.wallet);
+    const key = `busy-${randomBase62(8)}`;
+    let refused: LightMyRequestResponse;
+    try {
+      refused = await batch(key, 7);
+    } finally {
+      await release();
+    }
+    expect(refused.statusCode, refused.body).toBe(503);
+    expect(refused.json<{ error: { code: string } }>().error.code).toBe('service_unavailable');
+    const retried = await batch(key, 7);
+    expect(retried.statusCode, retried.body).toBe(200);
+    expect((await batch(key, 7)).headers['idempotent-replayed']).toBe('true');
+    expect(await balance()).toBe(before + 21);
+  }, 30_000);
 });
 
 describe.skipIf(inject('postgresAdminUrl') === '')(

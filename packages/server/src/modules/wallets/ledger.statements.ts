@@ -95,19 +95,24 @@ const sqliteStatements: LedgerStatements = {
   },
   async findKeyedTransactions(trx, keys) {
     if (keys.length === 0) return [];
-    return trx
-      .selectFrom('ledger_transactions as t')
-      .leftJoin('ledger_entries as e', (join) => join.onRef('e.transaction_id', '=', 't.id').onRef('e.account_id', '=', 't.wallet_id'))
-      .selectAll('t')
-      .select('e.balance_after')
-      .where((eb) =>
-        eb(
-          eb.refTuple('t.project_id', 't.idempotency_scope', 't.idempotency_key'),
-          'in',
-          keys.map((key) => eb.tuple(key.projectId, key.scope, key.key)),
-        ),
-      )
-      .execute();
+    return (
+      trx
+        .selectFrom('ledger_transactions as t')
+        .leftJoin('ledger_entries as e', (join) => join.onRef('e.transaction_id', '=', 't.id').onRef('e.account_id', '=', 't.wallet_id'))
+        .selectAll('t')
+        .select('e.balance_after')
+        // Says what the partial unique index on the keys says, so SQLite reads the keys through it
+        // instead of every transaction of the project.
+        .where('t.idempotency_key', 'is not', null)
+        .where((eb) =>
+          eb(
+            eb.refTuple('t.project_id', 't.idempotency_scope', 't.idempotency_key'),
+            'in',
+            keys.map((key) => eb.tuple(key.projectId, key.scope, key.key)),
+          ),
+        )
+        .execute()
+    );
   },
   findKeyedRefusals: findKeyedRefusalRows,
   async writeBalances(trx, balances) {
