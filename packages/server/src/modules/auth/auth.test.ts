@@ -174,6 +174,23 @@ describeEachDialect('sign up and log in', (dialect) => {
   });
 
   describe('POST /v1/auth/login', () => {
+    it('replays a log in sent again with the same Idempotency-Key: one session, written with its key in one transaction', async () => {
+      const account = await signup(call, ctx().secretKey, { name: 'Keyed log in' });
+      const headers = { ...ctx().auth, 'idempotency-key': `login-${Date.now()}` };
+      const first = await post('/v1/auth/login', { email: account.email, password: account.password }, headers);
+      expect(first.statusCode, first.body).toBe(200);
+      const again = await post('/v1/auth/login', { email: account.email, password: account.password }, headers);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.body).toBe(first.body);
+      const sessions = await ctx()
+        .service.db.kysely.selectFrom('sessions')
+        .select('id')
+        .where('user_id', '=', first.json<{ user: { id: string } }>().user.id)
+        .execute();
+      // The sign-up's session and this log in's: the replay made none.
+      expect(sessions).toHaveLength(2);
+    });
+
     it('answers shape A by default: {user, session: {id, expires_at, refresh_token, refresh_expires_at}}', async () => {
       const account = await signup(call, ctx().secretKey, { name: 'Shape A' });
       const response = await post('/v1/auth/login', { email: account.email, password: account.password });
