@@ -20,11 +20,11 @@ import { createUser, walletsClient } from './wallets.fixtures.js';
  * of the restart (no lease to wait out).
  */
 
-const CLIENTS = 12;
+const CLIENTS = 8;
 const REQUESTS_PER_CLIENT = 20;
 const WALLETS = 4;
 const BATCH_SIZE = 10;
-const KILLS = 4;
+const KILLS = 3;
 const RETRY_PAUSE_MS = 25;
 const RUN_DEADLINE_MS = 150_000;
 const IN_FLIGHT_ANSWER_MS_MAX = 5_000;
