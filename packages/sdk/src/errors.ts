@@ -92,3 +92,24 @@ export class MfaRequiredError extends Error {
     this.methods = challenge.methods;
   }
 }
+
+/**
+ * Why a session JWT was refused (docs: README "Session JWTs"). One name per broken rule:
+ * `malformed` (not a compact JWT, an `alg` other than ES256, RS256 or EdDSA, `none` included, or
+ * claims of the wrong type), `invalid_signature`, `expired`, `not_yet_valid` (`nbf` ahead),
+ * `wrong_issuer`, `wrong_audience`, `unknown_key` (its `kid` is not in the project's JWKS, even
+ * after fetching it again) and `jwks_unavailable` (the JWKS could not be fetched, so nothing was
+ * checked: the token may well be good).
+ */
+export type SessionJwtErrorCode =
+  'malformed' | 'invalid_signature' | 'expired' | 'not_yet_valid' | 'wrong_issuer' | 'wrong_audience' | 'unknown_key' | 'jwks_unavailable';
+
+/** A session JWT that is not proven good: answer 401, or 503 for `jwks_unavailable`. */
+export class SessionJwtError extends Error {
+  override readonly name = 'SessionJwtError';
+  readonly code: SessionJwtErrorCode;
+  constructor(code: SessionJwtErrorCode, message: string, options: { cause?: unknown } = {}) {
+    super(message, options);
+    this.code = code;
+  }
+}

@@ -2,6 +2,8 @@ export { SvcClient, type SvcClientOptions, SvcSessionClient, type SvcSessionClie
 export {
   type ErrorBody,
   MfaRequiredError,
+  SessionJwtError,
+  type SessionJwtErrorCode,
   SignatureVerificationError,
   type SignatureVerificationReason,
   SvcConnectionError,

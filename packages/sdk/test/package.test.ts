@@ -25,12 +25,14 @@ const t = Math.floor(Date.now() / 1000);
 const header = 't=' + t + ',v1=' + createHmac('sha256', secret).update(t + '.' + body).digest('hex');
 const event = await verifyWebhook(body, header, secret);
 const refused = await verifyWebhook(body + ' ', header, secret).catch((caught) => caught);
+const jwtRefused = await createSessionJwtVerifier({ baseUrl: process.env.SVC_URL, projectId: 'prj_x' }).verify('abc').catch((caught) => caught);
 console.log(JSON.stringify({
   project: project.object,
   operations: [organizations.object, typeof client.operations.getAuditLog],
   error: [error instanceof ServiceError, error.status, error.code],
   event: event.type,
   refused: [refused instanceof SignatureVerificationError, refused.reason],
+  sessionJwt: [jwtRefused instanceof SessionJwtError, jwtRefused.code],
 }));
 `;
 
@@ -40,6 +42,7 @@ const EXPECTED = {
   error: [true, 404, 'resource_missing'],
   event: 'webhook.test',
   refused: [true, 'signature_mismatch'],
+  sessionJwt: [true, 'malformed'],
 };
 
 describe('the built package, installed the way a user installs it', () => {
@@ -85,7 +88,7 @@ describe('the built package, installed the way a user installs it', () => {
     writeFileSync(
       join(directory, 'esm.mjs'),
       PROGRAM(
-        "import { SvcClient, ServiceError, SignatureVerificationError, verifyWebhook } from '@svc/sdk';\nimport { createRequire } from 'node:module';\nconst require_ = createRequire(import.meta.url);",
+        "import { SvcClient, ServiceError, SignatureVerificationError, verifyWebhook } from '@svc/sdk';\nimport { createSessionJwtVerifier, SessionJwtError } from '@svc/sdk/session-jwt';\nimport { createRequire } from 'node:module';\nconst require_ = createRequire(import.meta.url);",
       ),
     );
     expect(await run('esm.mjs')).toEqual(EXPECTED);
@@ -94,7 +97,7 @@ describe('the built package, installed the way a user installs it', () => {
   it('works with require (CommonJS)', async () => {
     writeFileSync(
       join(directory, 'cjs.cjs'),
-      `(async () => {\n${PROGRAM("const { SvcClient, ServiceError, SignatureVerificationError, verifyWebhook } = require('@svc/sdk');\nconst require_ = require;\nif (typeof require.resolve('@svc/sdk') !== 'string' || !require.resolve('@svc/sdk').includes('dist/cjs')) throw new Error('require did not pick dist/cjs');")}\n})().catch((error) => { console.error(error); process.exit(1); });`,
+      `(async () => {\n${PROGRAM("const { SvcClient, ServiceError, SignatureVerificationError, verifyWebhook } = require('@svc/sdk');\nconst { createSessionJwtVerifier, SessionJwtError } = require('@svc/sdk/session-jwt');\nconst require_ = require;\nif (typeof require.resolve('@svc/sdk') !== 'string' || !require.resolve('@svc/sdk').includes('dist/cjs')) throw new Error('require did not pick dist/cjs');")}\n})().catch((error) => { console.error(error); process.exit(1); });`,
     );
     expect(await run('cjs.cjs')).toEqual(EXPECTED);
   });
