@@ -5,10 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteDriver } from './db/sqlite-driver.js';
-import { createService } from './main.js';
-import { createUser, walletsClient } from './modules/wallets/wallets.fixtures.js';
-import { testConfig } from './test/database.js';
 import { type ServeProcess, startServeProcess, stopServeProcess } from './test/serve-process.js';
+import { projectWithWallet, sqliteServeEnv } from './test/sqlite-serve.js';
 
 /**
  * SIGTERM (CONTRACT 9.5, "Shutdown"): `svc serve` under load stops taking connections, finishes
@@ -76,28 +74,8 @@ describe('svc serve on SIGTERM', () => {
   let walletId = '';
 
   beforeAll(async () => {
-    const setup = await createService(
-      testConfig(`sqlite:${join(dataDir, 'svc.sqlite')}`, { DATA_DIR: dataDir, SECRETS_ENCRYPTION_KEYS: `k1:${secretsKey}` }),
-    );
-    try {
-      const project = await setup.projects.createProject({ name: 'Shutdown' });
-      secretKey = project.secretKey;
-      const client = await walletsClient(setup, { projectId: project.project.id, secretKey });
-      walletId = (await client.createWallet({ user_id: await createUser(setup, project.project.id) })).id;
-    } finally {
-      await setup.close();
-    }
-    server = await startServeProcess({
-      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-      NODE_ENV: 'test',
-      DATA_DIR: dataDir,
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'fatal',
-      RATE_LIMIT_KEY_PER_SECOND: '0',
-      RATE_LIMIT_IP_PER_SECOND: '0',
-      SECRETS_ENCRYPTION_KEYS: `k1:${secretsKey}`,
-      SHUTDOWN_TIMEOUT_SECONDS: String(SHUTDOWN_TIMEOUT_SECONDS),
-    });
+    ({ secretKey, walletId } = await projectWithWallet({ dataDir, secretsKey, name: 'Shutdown' }));
+    server = await startServeProcess(sqliteServeEnv(dataDir, secretsKey, { SHUTDOWN_TIMEOUT_SECONDS: String(SHUTDOWN_TIMEOUT_SECONDS) }));
   }, 90_000);
 
   afterAll(async () => {

@@ -5,10 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createService } from '../main.js';
-import { testConfig } from '../test/database.js';
 import { type ServeProcess, startServeProcess, stopServeProcess, SVC } from '../test/serve-process.js';
-import { createUser, walletsClient } from '../modules/wallets/wallets.fixtures.js';
+import { projectWithWallet, sqliteServeEnv } from '../test/sqlite-serve.js';
 import { SqliteDriver } from './sqlite-driver.js';
 
 /**
@@ -41,19 +39,6 @@ async function svc(args: readonly string[], env: Readonly<Record<string, string>
   }
 }
 
-function baseEnv(dataDir: string, secretsKey: string): Record<string, string> {
-  return {
-    PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-    NODE_ENV: 'test',
-    DATA_DIR: dataDir,
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'fatal',
-    RATE_LIMIT_KEY_PER_SECOND: '0',
-    RATE_LIMIT_IP_PER_SECOND: '0',
-    SECRETS_ENCRYPTION_KEYS: `k1:${secretsKey}`,
-  };
-}
-
 describe('svc backup and svc restore (SQLite)', () => {
   const root = mkdtempSync(join(tmpdir(), 'svc-backup-'));
   const dataDir = join(root, 'data');
@@ -64,18 +49,8 @@ describe('svc backup and svc restore (SQLite)', () => {
   let walletId = '';
 
   beforeAll(async () => {
-    const setup = await createService(
-      testConfig(`sqlite:${join(dataDir, 'svc.sqlite')}`, { DATA_DIR: dataDir, SECRETS_ENCRYPTION_KEYS: `k1:${secretsKey}` }),
-    );
-    try {
-      const project = await setup.projects.createProject({ name: 'Backup' });
-      secretKey = project.secretKey;
-      const client = await walletsClient(setup, { projectId: project.project.id, secretKey });
-      walletId = (await client.createWallet({ user_id: await createUser(setup, project.project.id) })).id;
-    } finally {
-      await setup.close();
-    }
-    server = await startServeProcess(baseEnv(dataDir, secretsKey));
+    ({ secretKey, walletId } = await projectWithWallet({ dataDir, secretsKey, name: 'Backup' }));
+    server = await startServeProcess(sqliteServeEnv(dataDir, secretsKey));
   }, 90_000);
 
   afterAll(async () => {
@@ -109,7 +84,7 @@ describe('svc backup and svc restore (SQLite)', () => {
       await new Promise((resolve) => setTimeout(resolve, LOAD_BEFORE_BACKUP_MS));
       const file = join(root, 'copy.sqlite');
       const backupStartedAt = Date.now();
-      const backup = await svc(['backup', file], baseEnv(dataDir, secretsKey));
+      const backup = await svc(['backup', file], sqliteServeEnv(dataDir, secretsKey));
       const backupEndedAt = Date.now();
       stop = true;
       await load;
@@ -132,7 +107,7 @@ describe('svc backup and svc restore (SQLite)', () => {
       }
 
       const restoredDir = join(root, 'restored');
-      const restoreEnv = baseEnv(restoredDir, secretsKey);
+      const restoreEnv = sqliteServeEnv(restoredDir, secretsKey);
       const restore = await svc(['restore', file], restoreEnv);
       expect(restore.code, restore.stderr).toBe(0);
       expect(JSON.parse(restore.stdout)).toMatchObject({
@@ -159,18 +134,18 @@ describe('svc backup and svc restore (SQLite)', () => {
   it('refuses to overwrite an existing FILE', async () => {
     const file = join(root, 'taken.sqlite');
     writeFileSync(file, 'something');
-    const result = await svc(['backup', file], baseEnv(dataDir, secretsKey));
+    const result = await svc(['backup', file], sqliteServeEnv(dataDir, secretsKey));
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('already exists');
   }, 30_000);
 
   it('restore refuses a DATA_DIR that is not empty, and leaves it as it was', async () => {
     const file = join(root, 'for-restore.sqlite');
-    expect((await svc(['backup', file], baseEnv(dataDir, secretsKey))).code).toBe(0);
+    expect((await svc(['backup', file], sqliteServeEnv(dataDir, secretsKey))).code).toBe(0);
     const busy = join(root, 'busy');
     mkdirSync(busy);
     writeFileSync(join(busy, 'notes.txt'), 'mine');
-    const result = await svc(['restore', file], baseEnv(busy, secretsKey));
+    const result = await svc(['restore', file], sqliteServeEnv(busy, secretsKey));
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('is not empty');
     expect(existsSync(join(busy, 'svc.sqlite'))).toBe(false);
@@ -180,14 +155,14 @@ describe('svc backup and svc restore (SQLite)', () => {
     const file = join(root, 'broken.sqlite');
     writeFileSync(file, randomBytes(8192));
     const target = join(root, 'from-broken');
-    const result = await svc(['restore', file], baseEnv(target, secretsKey));
+    const result = await svc(['restore', file], sqliteServeEnv(target, secretsKey));
     expect(result.code).toBe(1);
     expect(existsSync(join(target, 'svc.sqlite'))).toBe(false);
   }, 30_000);
 
   it('on PostgreSQL, svc backup says to use pg_dump or the platform', async () => {
     const result = await svc(['backup', join(root, 'pg.sqlite')], {
-      ...baseEnv(dataDir, secretsKey),
+      ...sqliteServeEnv(dataDir, secretsKey),
       DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/postgres',
     });
     expect(result.code).toBe(1);
