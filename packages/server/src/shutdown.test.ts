@@ -5,6 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteDriver } from './db/sqlite-driver.js';
+import { createService, type RunningService, type Service, startService } from './main.js';
+import { testConfig } from './test/database.js';
+import { startReceiver } from './test/webhook-receiver.js';
 import { type ServeProcess, startServeProcess, stopServeProcess } from './test/serve-process.js';
 import { projectWithWallet, sqliteServeEnv } from './test/sqlite-serve.js';
 
@@ -166,4 +169,113 @@ describe('svc serve on SIGTERM', () => {
       database.close();
     }
   }, 120_000);
+});
+
+describe('svc serve on SIGTERM, with webhook deliveries leased', () => {
+  const DELIVERIES = 10;
+  const HANDED_OVER_MS_MAX = 2_000;
+  const WAIT_MS_MAX = 15_000;
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-shutdown-leases-'));
+  const config = testConfig(`sqlite:${join(dataDir, 'svc.sqlite')}`, {
+    DATA_DIR: dataDir,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    WEBHOOK_ALLOW_PRIVATE: '1',
+    REQUEST_TIMEOUT_MS: '10000',
+    SECRETS_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+  });
+  /** Under the 1 s after which a worker calls an endpoint slow and sheds the deliveries it holds for it, with a margin. */
+  const SLOW_ENDPOINT_MS = 900;
+  const workerOptions = (identity: string, limits: { endpointInFlightMax?: number }) => ({
+    timeoutMs: 5_000,
+    worker: { ...limits, pollIntervalMs: 50, idlePollIntervalMs: 100, identity: () => identity },
+  });
+
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  async function until(done: () => Promise<boolean> | boolean, what: string): Promise<void> {
+    const deadline = Date.now() + WAIT_MS_MAX;
+    while (!(await done())) {
+      if (Date.now() > deadline) throw new Error(`not within ${WAIT_MS_MAX} ms: ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  it('hands back the leases it has not attempted at once, while a request in flight holds the server open', async () => {
+    const receiver = await startReceiver();
+    let first = true;
+    // The first attempt hangs: it is in flight when the stop comes, and holds one lease that is not handed back.
+    receiver.answer('/hook', () => (first ? ((first = false), 'hang') : { status: 200, body: 'ok' }));
+    let serving: RunningService | undefined;
+    let second: Service | undefined;
+    let held: Socket | undefined;
+    try {
+      // One request at a time to the endpoint: the other deliveries the first worker leases wait, unsent.
+      serving = await startService(config, { webhooks: workerOptions('first', { endpointInFlightMax: 1 }) });
+      const service = serving.service;
+      const { secretKey } = await service.projects.createProject({ name: 'Leases' });
+      const authorization = `Bearer ${secretKey}`;
+      const endpoint = await service.app.inject({
+        method: 'POST',
+        url: '/v1/webhooks',
+        headers: { authorization },
+        payload: { url: receiver.url('/hook'), events: ['*'] },
+      });
+      expect(endpoint.statusCode, endpoint.body).toBe(201);
+      const endpointId = endpoint.json<{ id: string }>().id;
+      // Made now, started at the stop: its start-up is not counted in the time the hand-over takes.
+      second = await createService(config, { webhooks: workerOptions('second', {}) });
+      for (let index = 0; index < DELIVERIES; index += 1) {
+        const sent = await service.app.inject({ method: 'POST', url: `/v1/webhooks/${endpointId}/test`, headers: { authorization } });
+        expect(sent.statusCode, sent.body).toBeLessThan(300);
+      }
+      const leasedByFirst = async () =>
+        (
+          await service.db.kysely
+            .selectFrom('webhook_deliveries')
+            .select((eb) => eb.fn.countAll<number | string>().as('n'))
+            .where('endpoint_id', '=', endpointId)
+            .where('lease_id', 'like', 'first.%')
+            .executeTakeFirstOrThrow()
+        ).n;
+      await until(
+        async () => receiver.at('/hook').length === 1 && Number(await leasedByFirst()) === DELIVERIES,
+        'every delivery leased by the first worker',
+      );
+
+      // A request in flight, its body half sent: closing the server waits for it.
+      const port = Number(new URL(serving.address).port);
+      held = connect(port, '127.0.0.1');
+      held.on('error', () => undefined);
+      await new Promise<void>((resolve) => held!.once('connect', () => resolve()));
+      held.write(
+        `POST /v1/webhooks/${endpointId}/test HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${authorization}\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 50));
+
+      // The second worker polls from now on: it can take only what the first one hands back.
+      second.webhooks.worker.start();
+      const stoppedAt = Date.now();
+      const stopping = serving.stop();
+      await until(() => receiver.at('/hook').length === DELIVERIES, 'the second worker delivered the handed-back deliveries');
+      const handedOverMs = Date.now() - stoppedAt;
+      const [hanging, ...handedBack] = receiver.at('/hook');
+      const afterFirstMs = Math.max(...handedBack.map((one) => one.atMs)) - hanging!.atMs;
+      console.info(`webhook leases: ${handedBack.length} delivered by the second worker ${handedOverMs} ms after the stop began`);
+      expect(handedOverMs).toBeLessThan(HANDED_OVER_MS_MAX);
+      // Before the first worker would have shed them anyway for its endpoint being slow (a request
+      // open for 1 s): they were handed back by the stop, not by that.
+      expect(afterFirstMs).toBeLessThan(SLOW_ENDPOINT_MS);
+
+      held.destroy();
+      await receiver.close();
+      await stopping;
+      serving = undefined;
+    } finally {
+      held?.destroy();
+      await receiver.close().catch(() => undefined);
+      await serving?.stop();
+      await second?.close();
+    }
+  }, 60_000);
 });
