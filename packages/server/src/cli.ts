@@ -1,5 +1,8 @@
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.js';
+import { BackupError, backupSqlite, restoreSqlite } from './db/backup.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { startService, startWorker } from './main.js';
@@ -10,7 +13,7 @@ import { LEDGER_CHECKS, verifyLedger } from './modules/wallets/ledger.verify.js'
 import { rotateSealedSecrets } from './security/secrets-rotation.js';
 import { systemClock } from './lib/clock.js';
 import { isApiError } from './lib/errors.js';
-import { secretBoxFromConfig } from './lib/secret-box.js';
+import { DEVELOPMENT_KEY_FILE, secretBoxFromConfig } from './lib/secret-box.js';
 
 const USAGE = `usage: svc <command> [options]
 
@@ -27,6 +30,11 @@ const USAGE = `usage: svc <command> [options]
                                          transaction sums to zero, no negative balance, no key applied
                                          twice, one event per movement) in one project or all of them;
                                          prints the report, exit code 1 naming each broken invariant
+  backup FILE                            SQLite: copy the live database to FILE (a new file) while the
+                                         service runs, then check the copy (integrity_check and every
+                                         ledger invariant); prints a summary, exit code 1 naming what failed
+  restore FILE                           SQLite: put the backup FILE in place as the database of an empty
+                                         DATA_DIR, checked as svc backup checks; exit code 1 otherwise
   secrets rotate [--batch-rows N]        re-seal every sealed secret under the first key of
                                          SECRETS_ENCRYPTION_KEYS; prints counts per column, exit code 1
                                          when a value opens with no key of the ring
@@ -46,6 +54,10 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     }
     if (error instanceof ConfigError) {
       process.stderr.write(`svc: configuration: ${error.message}\n`);
+      return 1;
+    }
+    if (error instanceof BackupError) {
+      process.stderr.write(`svc: ${error.message}\n`);
       return 1;
     }
     if (isApiError(error)) {
@@ -80,6 +92,10 @@ async function dispatch(argv: readonly string[]): Promise<number> {
     case 'ledger':
       if (subcommand === 'verify') return ledgerVerify(rest);
       throw new UsageError(`unknown ledger command "${subcommand ?? ''}"`);
+    case 'backup':
+      return backup(subcommand, rest);
+    case 'restore':
+      return restore(subcommand, rest);
     case 'secrets':
       if (subcommand === 'rotate') return secretsRotate(rest);
       throw new UsageError(`unknown secrets command "${subcommand ?? ''}"`);
@@ -221,6 +237,48 @@ async function ledgerVerify(args: readonly string[]): Promise<number> {
     return report.sound ? 0 : 1;
   } finally {
     await db.destroy();
+  }
+}
+
+/** The one file argument of `svc backup FILE` and `svc restore FILE`. */
+function fileArgument(command: string, file: string | undefined, rest: readonly string[]): string {
+  if (file === undefined || file === '' || file.startsWith('-') || rest.length > 0) {
+    throw new UsageError(`name one file: svc ${command} FILE`);
+  }
+  return resolve(file);
+}
+
+const POSTGRES_BACKUPS =
+  "copies SQLite databases only; on PostgreSQL use pg_dump (or pg_basebackup, or your platform's backups), see docs/operations.md";
+
+/** `svc backup FILE`: 0 with a summary once the copy is written and checked; 1 naming what failed. */
+async function backup(file: string | undefined, rest: readonly string[]): Promise<number> {
+  const target = fileArgument('backup', file, rest);
+  const config = loadConfig();
+  if (config.database.dialect !== 'sqlite') throw new BackupError(`svc backup ${POSTGRES_BACKUPS}`);
+  const summary = await backupSqlite({ source: config.database.file, file: target });
+  printJson(summary);
+  warnAboutGeneratedSecretsKey(config.dataDir, config.secrets.keys !== undefined);
+  return 0;
+}
+
+/** `svc restore FILE`: 0 once the copy is in place and checked; 1 when DATA_DIR is not empty or the copy fails a check. */
+async function restore(file: string | undefined, rest: readonly string[]): Promise<number> {
+  const source = fileArgument('restore', file, rest);
+  const config = loadConfig();
+  if (config.database.dialect !== 'sqlite') throw new BackupError(`svc restore ${POSTGRES_BACKUPS.replace('pg_dump', 'pg_restore')}`);
+  printJson(await restoreSqlite({ file: source, dataDir: config.dataDir, target: config.database.file }));
+  return 0;
+}
+
+/**
+ * Sealed secrets in a copy open only with the key that sealed them; a key generated into DATA_DIR
+ * (no SECRETS_ENCRYPTION_KEYS) is not in the copy, so the operator is told to keep it with it.
+ */
+function warnAboutGeneratedSecretsKey(dataDir: string, keysConfigured: boolean): void {
+  const keyFile = join(dataDir, DEVELOPMENT_KEY_FILE);
+  if (!keysConfigured && existsSync(keyFile)) {
+    process.stderr.write(`svc: the sealed secrets in this copy open only with ${keyFile}; keep a copy of that file with the backup\n`);
   }
 }
 

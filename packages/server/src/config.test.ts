@@ -55,6 +55,15 @@ describe('loadConfig', () => {
     expect(loadConfig({ METRICS_TOKEN: 'm'.repeat(32) }).metricsToken).toBe('m'.repeat(32));
   });
 
+  it('waits SHUTDOWN_TIMEOUT_SECONDS (default 25) on SIGTERM; still reads SHUTDOWN_TIMEOUT_MS alone, never both', () => {
+    expect(loadConfig({}).shutdownTimeoutMs).toBe(25_000);
+    expect(loadConfig({ SHUTDOWN_TIMEOUT_SECONDS: '5' }).shutdownTimeoutMs).toBe(5_000);
+    expect(loadConfig({ SHUTDOWN_TIMEOUT_MS: '1500' }).shutdownTimeoutMs).toBe(1_500);
+    expect(() => loadConfig({ SHUTDOWN_TIMEOUT_SECONDS: '0' })).toThrow(ConfigError);
+    expect(() => loadConfig({ SHUTDOWN_TIMEOUT_SECONDS: '2.5' })).toThrow(/SHUTDOWN_TIMEOUT_SECONDS/);
+    expect(() => loadConfig({ SHUTDOWN_TIMEOUT_SECONDS: '5', SHUTDOWN_TIMEOUT_MS: '5000' })).toThrow(/set only SHUTDOWN_TIMEOUT_SECONDS/);
+  });
+
   it('takes REQUEST_TIMEOUT_MS, 30 s by default', () => {
     expect(loadConfig({}).requestTimeoutMs).toBe(30_000);
     expect(loadConfig({ REQUEST_TIMEOUT_MS: '1000' }).requestTimeoutMs).toBe(1000);

@@ -68,6 +68,10 @@ export interface Config {
   readonly eventRetentionDays: number;
   /** `AUDIT_RETENTION_DAYS`: audit entries older than this are removed, a whole sealed prefix at a time (default 365). */
   readonly auditRetentionDays: number;
+  /**
+   * `SHUTDOWN_TIMEOUT_SECONDS` (default 25), in milliseconds: how long a SIGTERM waits for requests
+   * in flight before the process exits anyway, with status 1.
+   */
   readonly shutdownTimeoutMs: number;
   /**
    * `REQUEST_TIMEOUT_MS`: a request whose headers and body have not all arrived this long after it
@@ -239,7 +243,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookWorkerId: workerId(env, 'WEBHOOK_WORKER_ID'),
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, { min: 1, max: 3650 }),
     auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 365, { min: 1, max: 36500 }),
-    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, { min: 0 }),
+    shutdownTimeoutMs: shutdownTimeoutMs(env),
     // At least a second: the deadline is checked in steps of a tenth of it (http/app.ts).
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, { min: 1000, max: 300_000 }),
     metricsToken,
@@ -265,6 +269,23 @@ export function loadConfig(env: Env = process.env): Config {
     secrets,
   };
   return deepFreeze(config);
+}
+
+/** Below Kubernetes' default grace of 30 s, so that the process exits by itself before it is killed. */
+const SHUTDOWN_TIMEOUT_SECONDS_DEFAULT = 25;
+
+/**
+ * SHUTDOWN_TIMEOUT_SECONDS; the older SHUTDOWN_TIMEOUT_MS is still read when it alone is set, and
+ * goes a release later (settings are removed as columns are: one release after their replacement).
+ */
+function shutdownTimeoutMs(env: Env): number {
+  const seconds = nonEmpty(env['SHUTDOWN_TIMEOUT_SECONDS']);
+  const milliseconds = nonEmpty(env['SHUTDOWN_TIMEOUT_MS']);
+  if (seconds !== undefined && milliseconds !== undefined) {
+    throw new ConfigError('SHUTDOWN_TIMEOUT_MS', 'is replaced by SHUTDOWN_TIMEOUT_SECONDS; set only SHUTDOWN_TIMEOUT_SECONDS');
+  }
+  if (milliseconds !== undefined) return integer(env, 'SHUTDOWN_TIMEOUT_MS', 0, { min: 0, max: 3_600_000 });
+  return integer(env, 'SHUTDOWN_TIMEOUT_SECONDS', SHUTDOWN_TIMEOUT_SECONDS_DEFAULT, { min: 1, max: 3600 }) * 1000;
 }
 
 function databaseConfig(env: Env, dataDir: string): DatabaseConfig {

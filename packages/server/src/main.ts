@@ -250,7 +250,10 @@ export async function startService(config: Config, options: ServiceOptions = {})
     address,
     scheduler,
     async stop() {
-      await scheduler.stop();
+      // Side by side and at once: the server stops listening while requests in flight finish, and
+      // the delivery worker hands back the leases of attempts it has not sent, so that another
+      // worker takes them now rather than when they expire.
+      await Promise.all([service.app.close(), service.webhooks.worker.stop(), scheduler.stop()]);
       await service.close();
     },
   };
@@ -274,7 +277,8 @@ export async function startWorker(config: Config, options: ServiceOptions = {}):
   return {
     service,
     async stop() {
-      await scheduler.stop();
+      // The leases of attempts not yet sent go back at once, whatever the jobs are doing.
+      await Promise.all([service.webhooks.worker.stop(), scheduler.stop()]);
       await service.close();
     },
   };

@@ -92,7 +92,9 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
     // request for as long as the client keeps the socket open; clientErrorHandler answers 408.
     requestTimeout: deadline.serverTimeoutMs,
     http: serverOptions,
-    return503OnClosing: true,
+    // Fastify's own answer while closing is not in the catalog's shape; the onRequest hook below
+    // answers those requests instead (Fastify still marks them `Connection: close`).
+    return503OnClosing: false,
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
     // JSON.parse keeps `__proto__` and `constructor` as own keys, which the preValidation hook below
@@ -141,6 +143,14 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
     rateLimit: config.rateLimit,
     ...(deps.dashboard === undefined ? {} : { dashboard: deps.dashboard }),
   });
+  // From the start of `close` (SIGTERM): requests already past onRequest finish; a request that
+  // arrives later on a kept-alive connection is answered 503 and its connection closed, so that
+  // the client sends it again elsewhere (CONTRACT 9.5, "Shutdown").
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
   // One onRequest hook for the headers every response carries and the credential guard: each hook
   // costs a trip through Fastify's hook runner on every request.
   app.addHook('onRequest', (request, reply) => {
@@ -148,6 +158,13 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
     if (request.url.startsWith('/v1/')) void reply.header('Cache-Control', 'no-store');
     void reply.header('X-Content-Type-Options', 'nosniff');
     if (tls !== undefined) void reply.header('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
+    if (closing) {
+      return Promise.reject(
+        new ApiError('service_unavailable', 'The service is shutting down; send the request again on a new connection.', {
+          headers: { Connection: 'close' },
+        }),
+      );
+    }
     return guard(request, reply);
   });
   app.addHook('preValidation', (request, _reply, done) => {

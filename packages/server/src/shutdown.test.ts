@@ -1,0 +1,281 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SqliteDriver } from './db/sqlite-driver.js';
+import { createService, type RunningService, type Service, startService } from './main.js';
+import { testConfig } from './test/database.js';
+import { startReceiver } from './test/webhook-receiver.js';
+import { type ServeProcess, startServeProcess, stopServeProcess } from './test/serve-process.js';
+import { projectWithWallet, sqliteServeEnv } from './test/sqlite-serve.js';
+
+/**
+ * SIGTERM (CONTRACT 9.5, "Shutdown"): `svc serve` under load stops taking connections, finishes
+ * the requests in flight, answers a later request on a kept-alive connection 503
+ * `service_unavailable` with `Connection: close`, and exits 0 within SHUTDOWN_TIMEOUT_SECONDS.
+ */
+
+const CLIENTS = 32;
+const CREDITS_PER_CLIENT_MAX = 500;
+const LOAD_DEADLINE_MS = 60_000;
+const LOAD_BEFORE_SIGNAL_MS = 1_000;
+const SHUTDOWN_TIMEOUT_SECONDS = 10;
+/** How long the test lets the signal be handled before it sends more on the open connection. */
+const AFTER_SIGNAL_MS = 300;
+const CREDIT_AMOUNT = 7;
+
+interface RawResponse {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+/** Everything the socket receives until the server closes it (bounded by `timeoutMs`). */
+function readUntilClosed(socket: Socket, timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let received = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`the server kept the connection open for ${timeoutMs} ms; received:\n${received}`));
+    }, timeoutMs);
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (received += chunk));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(received);
+    });
+  });
+}
+
+/** Splits HTTP/1.1 responses with Content-Length bodies, as the server writes them. */
+function parseResponses(text: string): RawResponse[] {
+  const responses: RawResponse[] = [];
+  let rest = text;
+  while (rest.length > 0) {
+    const end = rest.indexOf('\r\n\r\n');
+    if (end < 0) break;
+    const [statusLine = '', ...lines] = rest.slice(0, end).split('\r\n');
+    const headers = Object.fromEntries(
+      lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+    );
+    const length = Number(headers['content-length'] ?? 0);
+    const bodyStart = end + 4;
+    responses.push({ status: Number(statusLine.split(' ')[1]), headers, body: rest.slice(bodyStart, bodyStart + length) });
+    rest = rest.slice(bodyStart + length);
+  }
+  return responses;
+}
+
+describe('svc serve on SIGTERM', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-shutdown-'));
+  const secretsKey = randomBytes(32).toString('base64');
+  let server: ServeProcess | undefined;
+  let secretKey = '';
+  let walletId = '';
+
+  beforeAll(async () => {
+    ({ secretKey, walletId } = await projectWithWallet({ dataDir, secretsKey, name: 'Shutdown' }));
+    server = await startServeProcess(sqliteServeEnv(dataDir, secretsKey, { SHUTDOWN_TIMEOUT_SECONDS: String(SHUTDOWN_TIMEOUT_SECONDS) }));
+  }, 90_000);
+
+  afterAll(async () => {
+    if (server !== undefined) await stopServeProcess(server.child);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('finishes every request it accepted, answers 503 with Connection: close after the signal, and exits 0', async () => {
+    const { origin, port, child } = server!;
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    let stopped = false;
+    const statuses = new Map<number, number>();
+    const unexpected: string[] = [];
+    const deadline = Date.now() + LOAD_DEADLINE_MS;
+    const load = Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        for (let index = 0; index < CREDITS_PER_CLIENT_MAX && !stopped && Date.now() < deadline; index += 1) {
+          try {
+            const response = await fetch(`${origin}/v1/wallets/${walletId}/credits`, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${secretKey}`, 'content-type': 'application/json' },
+              body: JSON.stringify({ amount: CREDIT_AMOUNT }),
+              signal: AbortSignal.timeout(20_000),
+            });
+            const body = await response.text();
+            statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+            if (response.status === 503) {
+              expect(JSON.parse(body)).toMatchObject({ error: { code: 'service_unavailable', type: 'api_error' } });
+            } else if (response.status !== 201) {
+              unexpected.push(`${response.status} ${body}`);
+            }
+          } catch {
+            // Refused or reset before the server took the request: the listener is closed, or an
+            // idle kept-alive connection was closed under the client. Not an accepted request.
+            if (child.exitCode !== null) break;
+          }
+        }
+      }),
+    );
+
+    // One request in flight at the signal, on a connection the test holds: headers and half the body now.
+    const body = JSON.stringify({ amount: CREDIT_AMOUNT });
+    const socket = connect(port, '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    const received = readUntilClosed(socket, 20_000);
+    socket.write(
+      `POST /v1/wallets/${walletId}/credits HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${secretKey}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+    );
+
+    await new Promise((resolve) => setTimeout(resolve, LOAD_BEFORE_SIGNAL_MS));
+    const signalledAt = Date.now();
+    child.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, AFTER_SIGNAL_MS));
+    // The rest of the body, and a second request on the same kept-alive connection.
+    socket.write(`${body.slice(5)}GET /v1/wallets/${walletId} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${secretKey}\r\n\r\n`);
+
+    const exit = await Promise.race([
+      exited,
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error('svc serve still running after its timeout')), (SHUTDOWN_TIMEOUT_SECONDS + 5) * 1000),
+      ),
+    ]);
+    const shutdownMs = Date.now() - signalledAt;
+    stopped = true;
+    await load;
+    const [inFlight, afterSignal, ...more] = parseResponses(await received);
+    console.info(`shutdown: exit ${JSON.stringify(exit)} ${shutdownMs} ms after SIGTERM; answers ${JSON.stringify([...statuses])}`);
+
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(shutdownMs).toBeLessThan(SHUTDOWN_TIMEOUT_SECONDS * 1000);
+    expect(unexpected).toEqual([]);
+    expect(inFlight?.status, inFlight?.body).toBe(201);
+    expect(afterSignal?.status, afterSignal?.body).toBe(503);
+    expect(afterSignal?.headers['connection']).toBe('close');
+    expect(JSON.parse(afterSignal?.body ?? '{}')).toMatchObject({ error: { code: 'service_unavailable', type: 'api_error' } });
+    expect(more).toEqual([]);
+
+    // Every credit the server committed was answered 201: none was accepted and then dropped.
+    const acknowledged = (statuses.get(201) ?? 0) + 1;
+    const database = new SqliteDriver(join(dataDir, 'svc.sqlite'), { readonly: true, fileMustExist: true });
+    try {
+      const row = database.prepare("select count(*) as n from ledger_transactions where type = 'credit'").get() as { n: number };
+      expect(row.n).toBe(acknowledged);
+    } finally {
+      database.close();
+    }
+  }, 120_000);
+});
+
+describe('svc serve on SIGTERM, with webhook deliveries leased', () => {
+  const DELIVERIES = 10;
+  const HANDED_OVER_MS_MAX = 2_000;
+  const WAIT_MS_MAX = 15_000;
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-shutdown-leases-'));
+  const config = testConfig(`sqlite:${join(dataDir, 'svc.sqlite')}`, {
+    DATA_DIR: dataDir,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    WEBHOOK_ALLOW_PRIVATE: '1',
+    REQUEST_TIMEOUT_MS: '10000',
+    SECRETS_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+  });
+  /** Under the 1 s after which a worker calls an endpoint slow and sheds the deliveries it holds for it, with a margin. */
+  const SLOW_ENDPOINT_MS = 900;
+  const workerOptions = (identity: string, limits: { endpointInFlightMax?: number }) => ({
+    timeoutMs: 5_000,
+    worker: { ...limits, pollIntervalMs: 50, idlePollIntervalMs: 100, identity: () => identity },
+  });
+
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  async function until(done: () => Promise<boolean> | boolean, what: string): Promise<void> {
+    const deadline = Date.now() + WAIT_MS_MAX;
+    while (!(await done())) {
+      if (Date.now() > deadline) throw new Error(`not within ${WAIT_MS_MAX} ms: ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  it('hands back the leases it has not attempted at once, while a request in flight holds the server open', async () => {
+    const receiver = await startReceiver();
+    let first = true;
+    // The first attempt hangs: it is in flight when the stop comes, and holds one lease that is not handed back.
+    receiver.answer('/hook', () => (first ? ((first = false), 'hang') : { status: 200, body: 'ok' }));
+    let serving: RunningService | undefined;
+    let second: Service | undefined;
+    let held: Socket | undefined;
+    try {
+      // One request at a time to the endpoint: the other deliveries the first worker leases wait, unsent.
+      serving = await startService(config, { webhooks: workerOptions('first', { endpointInFlightMax: 1 }) });
+      const service = serving.service;
+      const { secretKey } = await service.projects.createProject({ name: 'Leases' });
+      const authorization = `Bearer ${secretKey}`;
+      const endpoint = await service.app.inject({
+        method: 'POST',
+        url: '/v1/webhooks',
+        headers: { authorization },
+        payload: { url: receiver.url('/hook'), events: ['*'] },
+      });
+      expect(endpoint.statusCode, endpoint.body).toBe(201);
+      const endpointId = endpoint.json<{ id: string }>().id;
+      // Made now, started at the stop: its start-up is not counted in the time the hand-over takes.
+      second = await createService(config, { webhooks: workerOptions('second', {}) });
+      for (let index = 0; index < DELIVERIES; index += 1) {
+        const sent = await service.app.inject({ method: 'POST', url: `/v1/webhooks/${endpointId}/test`, headers: { authorization } });
+        expect(sent.statusCode, sent.body).toBeLessThan(300);
+      }
+      const leasedByFirst = async () =>
+        (
+          await service.db.kysely
+            .selectFrom('webhook_deliveries')
+            .select((eb) => eb.fn.countAll<number | string>().as('n'))
+            .where('endpoint_id', '=', endpointId)
+            .where('lease_id', 'like', 'first.%')
+            .executeTakeFirstOrThrow()
+        ).n;
+      await until(
+        async () => receiver.at('/hook').length === 1 && Number(await leasedByFirst()) === DELIVERIES,
+        'every delivery leased by the first worker',
+      );
+
+      // A request in flight, its body half sent: closing the server waits for it.
+      const port = Number(new URL(serving.address).port);
+      held = connect(port, '127.0.0.1');
+      held.on('error', () => undefined);
+      await new Promise<void>((resolve) => held!.once('connect', () => resolve()));
+      held.write(
+        `POST /v1/webhooks/${endpointId}/test HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${authorization}\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 50));
+
+      // The second worker polls from now on: it can take only what the first one hands back.
+      second.webhooks.worker.start();
+      const stoppedAt = Date.now();
+      const stopping = serving.stop();
+      await until(() => receiver.at('/hook').length === DELIVERIES, 'the second worker delivered the handed-back deliveries');
+      const handedOverMs = Date.now() - stoppedAt;
+      const [hanging, ...handedBack] = receiver.at('/hook');
+      const afterFirstMs = Math.max(...handedBack.map((one) => one.atMs)) - hanging!.atMs;
+      console.info(`webhook leases: ${handedBack.length} delivered by the second worker ${handedOverMs} ms after the stop began`);
+      expect(handedOverMs).toBeLessThan(HANDED_OVER_MS_MAX);
+      // Before the first worker would have shed them anyway for its endpoint being slow (a request
+      // open for 1 s): they were handed back by the stop, not by that.
+      expect(afterFirstMs).toBeLessThan(SLOW_ENDPOINT_MS);
+
+      held.destroy();
+      await receiver.close();
+      await stopping;
+      serving = undefined;
+    } finally {
+      held?.destroy();
+      await receiver.close().catch(() => undefined);
+      await serving?.stop();
+      await second?.close();
+    }
+  }, 60_000);
+});
