@@ -353,6 +353,39 @@ describeEachDialect('svc CLI and npm start', (dialect) => {
     expect(result.stdout).toBe('');
   });
 
+  it('svc signing-keys rotate prints the key that signs from now on; the private key is stored sealed', async () => {
+    const created = await svcJson<{ project: { id: string } }>(['project', 'create', '--name', 'Signing'], env());
+    type SigningKeyJson = { object: string; kid: string; alg: string; created_at: string };
+    const first = await svcJson<SigningKeyJson>(['signing-keys', 'rotate', '--project', created.project.id], env());
+    expect(first).toEqual({ object: 'signing_key', kid: expect.stringMatching(/^sjk_/), alg: 'ES256', created_at: expect.any(String) });
+    const second = await svcJson<SigningKeyJson>(['signing-keys', 'rotate', '--project', created.project.id], env());
+    expect(second.kid).not.toBe(first.kid);
+    const db = openDatabase(loadConfig({ DATA_DIR: env()['DATA_DIR'], DATABASE_URL: env()['DATABASE_URL'] }).database);
+    try {
+      const rows = await db.kysely
+        .selectFrom('session_signing_keys')
+        .selectAll()
+        .where('project_id', '=', created.project.id)
+        .orderBy('created_at')
+        .execute();
+      expect(rows.map((row) => [row.kid, row.retired_at === null])).toEqual(
+        expect.arrayContaining([
+          [first.kid, false],
+          [second.kid, true],
+        ]),
+      );
+      for (const row of rows) {
+        expect(sealedKeyId(row.private_key_sealed)).toBeDefined();
+        expect(row.private_key_sealed).not.toContain('PRIVATE KEY');
+      }
+    } finally {
+      await db.destroy();
+    }
+    const missing = await svc(['signing-keys', 'rotate', '--project', 'prj_doesnotexist'], env());
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('resource_missing');
+  });
+
   it('svc secrets rotate re-seals under the first key, prints counts per column, and is idempotent', async () => {
     const keyA = randomBytes(32);
     const keyB = randomBytes(32);

@@ -6,8 +6,9 @@ import { BackupError, backupSqlite, restoreSqlite } from './db/backup.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { startService, startWorker } from './main.js';
-import { AuditService } from './modules/audit/audit.service.js';
+import { AuditService, SYSTEM_AUDIT_CONTEXT } from './modules/audit/audit.service.js';
 import { ProjectsService } from './modules/projects/projects.service.js';
+import { rotateSigningKey, SigningKeys } from './modules/sessions/sessions.service.js';
 import { ledgerAuditSource } from './modules/wallets/ledger.audit.js';
 import { LEDGER_CHECKS, verifyLedger } from './modules/wallets/ledger.verify.js';
 import { rotateSealedSecrets } from './security/secrets-rotation.js';
@@ -35,6 +36,8 @@ const USAGE = `usage: svc <command> [options]
                                          ledger invariant); prints a summary, exit code 1 naming what failed
   restore FILE                           SQLite: put the backup FILE in place as the database of an empty
                                          DATA_DIR, checked as svc backup checks; exit code 1 otherwise
+  signing-keys rotate --project PRJ_ID   make the project's next session JWT signing key sign from now on
+                                         (the previous stays published until its JWTs expire); prints it
   secrets rotate [--batch-rows N]        re-seal every sealed secret under the first key of
                                          SECRETS_ENCRYPTION_KEYS; prints counts per column, exit code 1
                                          when a value opens with no key of the ring
@@ -96,6 +99,9 @@ async function dispatch(argv: readonly string[]): Promise<number> {
       return backup(subcommand, rest);
     case 'restore':
       return restore(subcommand, rest);
+    case 'signing-keys':
+      if (subcommand === 'rotate') return signingKeysRotate(rest);
+      throw new UsageError(`unknown signing-keys command "${subcommand ?? ''}"`);
     case 'secrets':
       if (subcommand === 'rotate') return secretsRotate(rest);
       throw new UsageError(`unknown secrets command "${subcommand ?? ''}"`);
@@ -302,6 +308,25 @@ async function secretsRotate(args: readonly string[]): Promise<number> {
       process.stderr.write(`svc: ${report.unreadable} sealed value(s) open with no key of the ring; they were left as they are\n`);
     }
     return report.unreadable === 0 ? 0 : 1;
+  } finally {
+    await db.destroy();
+  }
+}
+
+/** `svc signing-keys rotate`: what `POST /v1/project/signing-keys/rotate` does, with the same audit entry. */
+async function signingKeysRotate(args: readonly string[]): Promise<number> {
+  const { values } = options(args, ['project']);
+  const projectId = required(values, 'project');
+  const config = loadConfig();
+  const secrets = secretBoxFromConfig({ keys: config.secrets.keys, dataDir: config.dataDir });
+  const db = openDatabase(config.database);
+  try {
+    await migrateToLatest(db);
+    const audit = new AuditService({ db, clock: systemClock, ledger: ledgerAuditSource(db) });
+    await new ProjectsService({ db, clock: systemClock, audit }).getProject(projectId);
+    const keys = new SigningKeys({ secrets, alg: config.auth.sessionJwtAlg });
+    printJson(await rotateSigningKey({ db, clock: systemClock, audit, keys }, projectId, SYSTEM_AUDIT_CONTEXT));
+    return 0;
   } finally {
     await db.destroy();
   }

@@ -74,6 +74,15 @@ describe('loadConfig', () => {
     expect(loadConfig({ REAUTH_WINDOW_SECONDS: '1' }).auth.reauthWindowSeconds).toBe(1);
   });
 
+  it('signs session JWTs with SESSION_JWT_ALG (default ES256) for SESSION_JWT_TTL_SECONDS (default 300)', () => {
+    expect(loadConfig({}).auth).toMatchObject({ sessionJwtAlg: 'ES256', sessionJwtTtlSeconds: 300 });
+    expect(loadConfig({ SESSION_JWT_ALG: 'EdDSA', SESSION_JWT_TTL_SECONDS: '30' }).auth).toMatchObject({
+      sessionJwtAlg: 'EdDSA',
+      sessionJwtTtlSeconds: 30,
+    });
+    expect(loadConfig({ SESSION_JWT_ALG: 'RS256', SESSION_JWT_TTL_SECONDS: '3600' }).auth.sessionJwtAlg).toBe('RS256');
+  });
+
   it("takes DNS_SERVERS: ip, ip:port or [ipv6]:port, comma-separated; default none (the system's resolvers)", () => {
     expect(loadConfig({}).dnsServers).toEqual([]);
     expect(loadConfig({ DNS_SERVERS: ' 127.0.0.1:5353, 9.9.9.9 ,[::1]:53,::1' }).dnsServers).toEqual([
@@ -103,6 +112,10 @@ describe('loadConfig', () => {
     [{ REQUEST_TIMEOUT_MS: '300001' }, 'REQUEST_TIMEOUT_MS'],
     [{ REAUTH_WINDOW_SECONDS: '0' }, 'REAUTH_WINDOW_SECONDS'],
     [{ REAUTH_WINDOW_SECONDS: '600s' }, 'REAUTH_WINDOW_SECONDS'],
+    [{ SESSION_JWT_ALG: 'HS256' }, 'SESSION_JWT_ALG'],
+    [{ SESSION_JWT_ALG: 'es256' }, 'SESSION_JWT_ALG'],
+    [{ SESSION_JWT_TTL_SECONDS: '29' }, 'SESSION_JWT_TTL_SECONDS'],
+    [{ SESSION_JWT_TTL_SECONDS: '3601' }, 'SESSION_JWT_TTL_SECONDS'],
     [{ DNS_SERVERS: 'dns.example' }, 'DNS_SERVERS'],
     [{ DNS_SERVERS: '127.0.0.1:0' }, 'DNS_SERVERS'],
     [{ DNS_SERVERS: '127.0.0.1:70000' }, 'DNS_SERVERS'],

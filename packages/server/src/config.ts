@@ -126,6 +126,11 @@ export interface OAuthEndpoints {
   readonly githubApiUrl: string;
 }
 
+export const SESSION_JWT_ALGS = ['ES256', 'RS256', 'EdDSA'] as const;
+export type SessionJwtAlg = (typeof SESSION_JWT_ALGS)[number];
+/** The longest a session JWT may live, whatever the configuration: how long a retired key stays published. */
+export const SESSION_JWT_TTL_SECONDS_MAX = 3600;
+
 export interface AuthConfig {
   /** Lifetime of a session token (`SESSION_TTL`, default 24 h). */
   readonly sessionTtlSeconds: number;
@@ -141,6 +146,10 @@ export interface AuthConfig {
    * reauthenticated to add a passkey or an authenticator, remove one, or change the password.
    */
   readonly reauthWindowSeconds: number;
+  /** `SESSION_JWT_ALG` (default `ES256`; `RS256`, `EdDSA`): the algorithm of new session JWT signing keys. */
+  readonly sessionJwtAlg: SessionJwtAlg;
+  /** `SESSION_JWT_TTL_SECONDS` (default 300, 30 to 3,600): a session JWT's longest life, never past its session's. */
+  readonly sessionJwtTtlSeconds: number;
   /** Where `GET /v1/auth/verify-email` sends the browser after verifying; unset → a small HTML page. */
   readonly emailVerifiedRedirectUrl: string | undefined;
   /** The application's reset page; the reset email links to it with `?token=`. Unset → the email carries the token alone. */
@@ -256,6 +265,10 @@ export function loadConfig(env: Env = process.env): Config {
       refreshReuseGraceSeconds: integer(env, 'REFRESH_REUSE_GRACE_SECONDS', 0, { min: 0, max: 60 }),
       // At most a session's default lifetime: a longer window would make every session count as recent.
       reauthWindowSeconds: integer(env, 'REAUTH_WINDOW_SECONDS', 600, { min: 1, max: 24 * 60 * 60 }),
+      sessionJwtAlg: sessionJwtAlg(env),
+      // At least 30 s (clock skew between issuer and verifier eats a shorter life); at most an hour,
+      // the bound a revoked session's JWTs outlive it by (docs/security.md).
+      sessionJwtTtlSeconds: integer(env, 'SESSION_JWT_TTL_SECONDS', 300, { min: 30, max: SESSION_JWT_TTL_SECONDS_MAX }),
       emailVerifiedRedirectUrl: optionalUrl(env, 'EMAIL_VERIFIED_REDIRECT_URL'),
       passwordResetUrl: optionalUrl(env, 'PASSWORD_RESET_URL'),
       invitationAcceptUrl: optionalUrl(env, 'INVITATION_ACCEPT_URL'),
@@ -396,4 +409,13 @@ function dnsServers(value: string | undefined): readonly string[] {
     }
   }
   return servers;
+}
+
+/** `SESSION_JWT_ALG`, spelled as JOSE spells it (`oneOf` would lower-case it). */
+function sessionJwtAlg(env: Env): SessionJwtAlg {
+  const raw = nonEmpty(env['SESSION_JWT_ALG']);
+  if (raw === undefined) return 'ES256';
+  const alg = SESSION_JWT_ALGS.find((candidate) => candidate === raw);
+  if (alg === undefined) throw new ConfigError('SESSION_JWT_ALG', `must be one of ${SESSION_JWT_ALGS.join(', ')}, got "${raw}"`);
+  return alg;
 }

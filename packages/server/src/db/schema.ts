@@ -48,6 +48,7 @@ export interface Database {
   mfa_totp: MfaTotpTable;
   mfa_recovery_codes: MfaRecoveryCodesTable;
   mfa_tokens: MfaTokensTable;
+  session_signing_keys: SessionSigningKeysTable;
   email_code_requests: EmailCodeRequestsTable;
   project_counts: ProjectCountsTable;
   stats_days: StatsDaysTable;
@@ -347,6 +348,27 @@ export interface SessionsTable {
    * migration 0031, which count as not recent.
    */
   authenticated_at: string | null;
+  /**
+   * How the chain signed in, a JSON array of RFC 8176 method names (`["pwd"]`, `["pwd","otp","mfa"]`);
+   * a refresh carries it over. Null for sessions from before migration 0034 (an empty list).
+   */
+  amr: string | null;
+}
+
+/** A project's key that signs (or signed) session JWTs (docs/adr/0020-session-jwts.md). */
+export interface SessionSigningKeysTable {
+  kid: string;
+  project_id: string;
+  alg: 'ES256' | 'RS256' | 'EdDSA';
+  /** The public key as a JWK (JSON), with `kid`, `alg` and `use`. */
+  public_jwk: string;
+  /** The private key as PKCS #8 PEM, sealed with the service keyring: never in clear. */
+  private_key_sealed: string;
+  created_at: string;
+  /** When it started signing. */
+  activated_at: string | null;
+  /** When the next key replaced it; it stays published until every JWT it signed has expired. */
+  retired_at: string | null;
 }
 
 export type EmailTokenPurpose = 'verify_email' | 'password_reset';
@@ -865,6 +887,8 @@ export interface MfaTokensTable {
   expires_at: string;
   used_at: string | null;
   created_at: string;
+  /** The first factor's methods (JSON array), which the session's `amr` starts with. */
+  amr: string | null;
 }
 
 /**

@@ -3,6 +3,7 @@ import { idempotencyRequestContext, idempotencyResponseContext, SEALED_REQUEST_H
 import { totpSecretContext } from '../modules/mfa/second-factor.js';
 import { secretContext as oauthProviderContext, stateContext as oauthStateContext } from '../modules/oauth/oauth.service.js';
 import { requestContext as ssoRequestContext, secretContext as ssoConnectionContext } from '../modules/sso/sso.service.js';
+import { signingKeyContext } from '../modules/sessions/signing-keys.js';
 import { webhookSecretContext } from '../modules/webhooks/webhooks.secrets.js';
 
 /**
@@ -80,6 +81,13 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
     key: ['project_id', 'user_id'],
     contextColumns: [],
     context: (row) => totpSecretContext(field(row, 'project_id'), field(row, 'user_id')),
+  },
+  {
+    table: 'session_signing_keys',
+    column: 'private_key_sealed',
+    key: ['kid'],
+    contextColumns: ['project_id'],
+    context: (row) => signingKeyContext(field(row, 'project_id'), field(row, 'kid')),
   },
   {
     table: 'idempotency_keys',

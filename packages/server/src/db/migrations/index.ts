@@ -29,6 +29,7 @@ import * as ledgerActorIndex from './0029_ledger_actor_index.js';
 import * as accountSecurity from './0031_account_security.js';
 import * as organizationDomains from './0032_organization_domains.js';
 import * as movementKeys from './0033_movement_keys.js';
+import * as sessionSigningKeys from './0034_session_signing_keys.js';
 
 /**
  * Every migration, in order, for both dialects. Add new ones at the end with the next number;
@@ -65,4 +66,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0031_account_security': accountSecurity,
   '0032_organization_domains': organizationDomains,
   '0033_movement_keys': movementKeys,
+  '0034_session_signing_keys': sessionSigningKeys,
 };

@@ -64,6 +64,7 @@ export const AUDIT_ACTIONS = [
   'user.identity_unlink',
   'user.email_claim',
   'project.update',
+  'project.signing_key_rotate',
   'passkey.create',
   'passkey.delete',
   'user.passkey_login',

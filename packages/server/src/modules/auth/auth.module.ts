@@ -9,7 +9,7 @@ import type { SecretBox } from '../../lib/secret-box.js';
 import { createEmailTransport, type EmailComposer, emailOutboxJob, type EmailTransport } from '../email/email.service.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { ProjectsService } from '../projects/projects.service.js';
-import { sealedSuccessorsCleanupJob, SessionsService } from '../sessions/sessions.service.js';
+import { sealedSuccessorsCleanupJob, SessionJwts, SessionsService, SigningKeys } from '../sessions/sessions.service.js';
 import { sessionsRoutes } from '../sessions/sessions.routes.js';
 import { RolesService } from '../users/roles.service.js';
 import { usersRoutes } from '../users/users.routes.js';
@@ -68,7 +68,13 @@ function userModules(
   deps: Pick<AuthDependencies, 'db' | 'config' | 'clock' | 'audit' | 'userDeletionSteps' | 'userClaimSteps' | 'secrets'>,
 ) {
   const { db, config, clock, audit } = deps;
+  const jwts = new SessionJwts({
+    keys: new SigningKeys({ secrets: deps.secrets, alg: config.auth.sessionJwtAlg }),
+    publicUrl: config.email.publicUrl,
+    ttlSeconds: config.auth.sessionJwtTtlSeconds,
+  });
   const sessions = new SessionsService({
+    jwts,
     db,
     clock,
     audit,
@@ -183,7 +189,7 @@ export function createAuth(
         requireRecentAuthentication,
       }),
       mfaRoutes({ mfa, gate, emailCodes, browser, requireRecentAuthentication }),
-      sessionsRoutes(service, sessions),
+      sessionsRoutes(service, sessions, { browser: deps.browser, projects: deps.projects }),
       usersRoutes(users, roles, { browser }),
     ],
     jobs: [

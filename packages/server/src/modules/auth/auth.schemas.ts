@@ -32,6 +32,7 @@ export const LoginTokenResponse = Type.Object(
     user: Type.Object({ id: Type.String(), email: Type.String() }),
     expires_at: Type.String({ format: 'date-time' }),
     refresh_token: Type.String(),
+    jwt: Type.String({ description: 'A short-lived JWT of the session, as `session.jwt` in shape A.' }),
   },
   { $id: 'LoginTokenResponse' },
 );
@@ -84,6 +85,7 @@ export function sendSignIn(reply: FastifyReply, result: SignInResult, format: 't
       user: { id: user.id, email: user.email },
       expires_at: session.expires_at,
       refresh_token: session.refresh_token,
+      jwt: session.jwt,
     });
   }
   return reply.serializer(JSON.stringify).send({ user, session });

@@ -135,7 +135,7 @@ export class AuthService {
         now,
         context,
       });
-      const issued = await this.#sessions.createInTransaction(trx, { projectId, userId: user.id, client, now });
+      const issued = await this.#sessions.createInTransaction(trx, { projectId, userId: user.id, client, now, amr: ['pwd'] });
       await queueEmail(trx, {
         projectId,
         template: VERIFY_EMAIL_TEMPLATE,
@@ -214,7 +214,7 @@ export class AuthService {
       const now = this.#clock.now();
       if (rehashed !== undefined) await this.#users.setPasswordHashInTransaction(trx, user, rehashed, now);
       // A user with an authenticator gets a challenge instead of a session (docs/adr/0016-mfa.md).
-      const outcome = await this.#gate.afterFirstFactorInTransaction(trx, { projectId, userId: user.id, client, now });
+      const outcome = await this.#gate.afterFirstFactorInTransaction(trx, { projectId, userId: user.id, client, now, amr: ['pwd'] });
       await this.#audit.record(trx, context, {
         ...userRecord(projectId, user.id, 'user.login'),
         changes: signInChanges(outcome),
@@ -235,10 +235,10 @@ export class AuthService {
   async validate(
     projectId: string,
     token: string,
-  ): Promise<{ valid: true; user: User; session: SessionInfo } | Extract<SessionCheck, { valid: false }>> {
+  ): Promise<{ valid: true; user: User; session: SessionInfo; jwt: string } | Extract<SessionCheck, { valid: false }>> {
     const check = await this.#sessions.checkWithUser(projectId, token);
     if (!check.valid) return check;
-    return { valid: true, user: toUser(check.user), session: check.session };
+    return { valid: true, user: toUser(check.user), session: check.session, jwt: check.jwt };
   }
 
   /** With a session: ends it. With a secret key: ends the session named in the body. */

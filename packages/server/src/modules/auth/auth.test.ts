@@ -54,7 +54,7 @@ describeEachDialect('sign up and log in', (dialect) => {
       });
       expect(body.user.id).toMatch(/^usr_[0-9A-Za-z]{22}$/);
       expect(body.user.created_at).toMatch(ISO);
-      expect(Object.keys(body.session).sort()).toEqual(['expires_at', 'id', 'refresh_expires_at', 'refresh_token']);
+      expect(Object.keys(body.session).sort()).toEqual(['expires_at', 'id', 'jwt', 'refresh_expires_at', 'refresh_token']);
       expect(body.session.id).toMatch(SESSION_TOKEN);
       expect(body.session.refresh_token).toMatch(REFRESH_TOKEN);
       // Default lifetimes: 24 hours for the session, 30 days for the refresh token.
@@ -199,7 +199,7 @@ describeEachDialect('sign up and log in', (dialect) => {
       expect(Object.keys(body).sort()).toEqual(['session', 'user']);
       expect(Object.keys(body.user).sort()).toEqual(USER_FIELDS);
       expect(body.user).toMatchObject({ id: account.userId, object: 'user', email: account.email, name: 'Shape A', email_verified: false });
-      expect(Object.keys(body.session).sort()).toEqual(['expires_at', 'id', 'refresh_expires_at', 'refresh_token']);
+      expect(Object.keys(body.session).sort()).toEqual(['expires_at', 'id', 'jwt', 'refresh_expires_at', 'refresh_token']);
       expect(body.session.id).toMatch(SESSION_TOKEN);
       expect(body.session.id).not.toBe(account.token);
       expect(body.session.expires_at).toMatch(ISO);
@@ -214,7 +214,7 @@ describeEachDialect('sign up and log in', (dialect) => {
       const response = await post('/v1/auth/login?format=token', { email: account.email, password: account.password });
       expect(response.statusCode).toBe(200);
       const body = response.json();
-      expect(Object.keys(body).sort()).toEqual(['expires_at', 'refresh_token', 'session', 'user']);
+      expect(Object.keys(body).sort()).toEqual(['expires_at', 'jwt', 'refresh_token', 'session', 'user']);
       expect(typeof body.session).toBe('string');
       expect(body.session).toMatch(SESSION_TOKEN);
       expect(body.user).toEqual({ id: account.userId, email: account.email });

@@ -240,7 +240,7 @@ export class EmailCodesService {
       now,
       context,
     });
-    const outcome = await this.#gate.afterFirstFactorInTransaction(trx, { projectId, userId: user.id, client, now });
+    const outcome = await this.#gate.afterFirstFactorInTransaction(trx, { projectId, userId: user.id, client, now, amr: ['email_code'] });
     await this.#audit.record(trx, context, {
       projectId,
       action: 'user.email_code_login',

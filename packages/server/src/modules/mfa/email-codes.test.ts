@@ -1,4 +1,5 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
@@ -55,6 +56,19 @@ describeEachDialect('sign-in by emailed code', (dialect) => {
     expect(body.user).toMatchObject({ id: user.userId, email_verified: true });
     expect((await call({ method: 'GET', url: '/v1/users/me', headers: bearer(body.session.id) })).statusCode).toBe(200);
     expectError(await post('/v1/auth/email-code/verify', { email: user.email, code }), 401, 'email_code_invalid', 'code');
+  });
+
+  it('the session of an emailed code says so in its JWT (amr email_code), verified against the JWKS', async () => {
+    const user = await signup(call, ctx().secretKey);
+    const code = await askCode(user.email);
+    const body = (await post('/v1/auth/email-code/verify', { email: user.email, code })).json<{ session: { jwt: string } }>();
+    const jwks = (await call({ method: 'GET', url: `/v1/projects/${ctx().projectId}/jwks.json` })).json<JSONWebKeySet>();
+    const { payload } = await jwtVerify(body.session.jwt, createLocalJWKSet(jwks), {
+      issuer: `https://auth.example.com/v1/projects/${ctx().projectId}`,
+      audience: ctx().projectId,
+      currentDate: clock.now(),
+    });
+    expect(payload).toMatchObject({ sub: user.userId, amr: ['email_code'], email_verified: true });
   });
 
   it('answers 202 alike for an unknown address and sends nothing; the same address with create_user makes a verified user', async () => {

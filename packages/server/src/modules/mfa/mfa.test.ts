@@ -144,7 +144,7 @@ describeEachDialect('TOTP second factor', (dialect) => {
         '?format=token',
       );
       expect(shapeB.statusCode).toBe(200);
-      expect(Object.keys(shapeB.json()).sort()).toEqual(['expires_at', 'refresh_token', 'session', 'user']);
+      expect(Object.keys(shapeB.json()).sort()).toEqual(['expires_at', 'jwt', 'refresh_token', 'session', 'user']);
       expect(shapeB.json<{ session: string }>().session).toMatch(SESSION_TOKEN);
       const actions = (await auditActions(user.userId)).map((entry) => entry.action);
       expect(actions.filter((action) => action === 'user.mfa_verify')).toHaveLength(2);

@@ -8,7 +8,13 @@ import { ApiError } from '../../lib/errors.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import type { AuditContext, AuditRecord, AuditService } from '../audit/audit.service.js';
 import { type LoginThrottle, type LoginThrottleRule, throttledAttempt } from '../../lib/login-throttle.js';
-import type { IssuedSessionTokens, SessionClient, SessionsService } from '../sessions/sessions.service.js';
+import {
+  type AuthenticationMethod,
+  parseAmr,
+  type IssuedSessionTokens,
+  type SessionClient,
+  type SessionsService,
+} from '../sessions/sessions.service.js';
 import type { IssuedSession } from '../sessions/sessions.schemas.js';
 import type { User } from '../users/users.schemas.js';
 import { toUser, type UsersService } from '../users/users.service.js';
@@ -96,12 +102,20 @@ export class SignInGate {
   /** In the first factor's transaction: the session, or the challenge (and no session) when a second factor is due. */
   async afterFirstFactorInTransaction(
     trx: Transaction,
-    input: { projectId: string; userId: string; client: SessionClient; now: Date; strong?: boolean },
+    input: {
+      projectId: string;
+      userId: string;
+      client: SessionClient;
+      now: Date;
+      strong?: boolean;
+      /** The first factor's methods; a second factor adds its own (`verify`). */
+      amr: readonly AuthenticationMethod[];
+    },
   ): Promise<FirstFactorOutcome> {
-    const { projectId, userId, client, now } = input;
+    const { projectId, userId, client, now, amr } = input;
     const methods = input.strong === true ? [] : await activeMethodsInTransaction(trx, projectId, userId);
     if (methods.length === 0)
-      return { kind: 'session', issued: await this.#sessions.createInTransaction(trx, { projectId, userId, client, now }) };
+      return { kind: 'session', issued: await this.#sessions.createInTransaction(trx, { projectId, userId, client, now, amr }) };
     const token = `svc_mfa_${randomBytes(MFA_TOKEN_BYTES).toString('base64url')}`;
     await store.insertMfaToken(trx, {
       token_hash: sha256Hex(token),
@@ -111,6 +125,7 @@ export class SignInGate {
       expires_at: isoTime(addMilliseconds(now, MFA_TOKEN_TTL_MS)),
       used_at: null,
       created_at: isoTime(now),
+      amr: JSON.stringify(amr),
     });
     return { kind: 'mfa_required', challenge: { mfa_required: true, mfa_token: token, methods } };
   }
@@ -174,7 +189,10 @@ export class SignInGate {
     const method = await proveSecondFactorInTransaction(trx, this.#secrets, { projectId, userId: user.id, proof: input.proof, now });
     if (method === undefined) return undefined;
     if (!(await store.useMfaToken(trx, projectId, token.token_hash, isoTime(now)))) throw mfaTokenInvalid();
-    const issued = await this.#sessions.createInTransaction(trx, { projectId, userId: user.id, client: input.client, now });
+    // The first factor's methods, then the second's: a code from an authenticator app is `otp`
+    // (RFC 8176); a recovery code has no name of its own there, and both make the sign-in `mfa`.
+    const amr: AuthenticationMethod[] = [...parseAmr(token.amr), ...(method === 'totp' ? (['otp'] as const) : []), 'mfa'];
+    const issued = await this.#sessions.createInTransaction(trx, { projectId, userId: user.id, client: input.client, now, amr });
     await this.#audit.record(trx, input.context, {
       projectId,
       action: 'user.mfa_verify',

@@ -167,7 +167,13 @@ export class OAuthService {
         context,
       });
       // A user with an authenticator needs its code too (docs/adr/0016-mfa.md).
-      const outcome = await this.#gate.afterFirstFactorInTransaction(trx, { projectId, userId: user.id, client: sessionClient, now });
+      const outcome = await this.#gate.afterFirstFactorInTransaction(trx, {
+        projectId,
+        userId: user.id,
+        client: sessionClient,
+        now,
+        amr: ['oauth'],
+      });
       await this.#audit.record(trx, context, {
         projectId,
         action: 'user.oauth_login',

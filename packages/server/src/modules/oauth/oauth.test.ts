@@ -1,6 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { decodeJwt } from 'jose';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/database.js';
@@ -328,11 +329,12 @@ describeEachDialect('oauth', (dialect) => {
       expect(first.statusCode).toBe(200);
       const body = first.json<{
         user: { id: string; email: string; email_verified: boolean; name: string };
-        session: { id: string };
+        session: { id: string; jwt: string };
         created: boolean;
       }>();
       expect(body).toMatchObject({ created: true, user: { email: 'ada@example.com', email_verified: true, name: 'Ada Lovelace' } });
       expect(body.session.id).toMatch(/^svc_ses_/);
+      expect(decodeJwt(body.session.jwt)).toMatchObject({ sub: body.user.id, amr: ['oauth'] });
       const validated = await post('/v1/sessions/validate', { session_id: body.session.id });
       expect(validated.json()).toMatchObject({ valid: true, user: { id: body.user.id } });
       expect((await eventsOf(ctx().service, ctx().projectId, 'user.created')).some((data) => data['user_id'] === body.user.id)).toBe(true);

@@ -52,7 +52,7 @@ describeEachDialect('passkeys: sign-in', (dialect) => {
         session: { id: string; refresh_token: string; expires_at: string; refresh_expires_at: string };
       }>();
       expect(body.user.id).toBe(setup.user.userId);
-      expect(Object.keys(body.session).sort()).toEqual(['expires_at', 'id', 'refresh_expires_at', 'refresh_token']);
+      expect(Object.keys(body.session).sort()).toEqual(['expires_at', 'id', 'jwt', 'refresh_expires_at', 'refresh_token']);
       const validated = await client.call('POST', '/v1/sessions/validate', { session_id: body.session.id });
       expect(validated.json()).toMatchObject({ valid: true, user: { id: setup.user.userId } });
       const created = await eventsOf(current().service, current().projectId, 'session.created');
@@ -70,7 +70,7 @@ describeEachDialect('passkeys: sign-in', (dialect) => {
       const response = await signIn(setup, { query: '?format=token' });
       expect(response.statusCode, response.body).toBe(200);
       const body = response.json<Record<string, unknown>>();
-      expect(Object.keys(body).sort()).toEqual(['expires_at', 'refresh_token', 'session', 'user']);
+      expect(Object.keys(body).sort()).toEqual(['expires_at', 'jwt', 'refresh_token', 'session', 'user']);
       expect(body['user']).toEqual({ id: setup.user.userId, email: setup.user.email });
       expect(String(body['session'])).toMatch(/^svc_ses_/);
     });

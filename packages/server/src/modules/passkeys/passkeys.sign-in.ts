@@ -195,7 +195,12 @@ export class PasskeySignIn {
     trx: Transaction,
     input: { projectId: string; userId: string; client: SessionClient; now: Date; multiFactor: true },
   ): Promise<IssuedSessionTokens> {
-    const outcome = await this.#gate.afterFirstFactorInTransaction(trx, { ...input, strong: input.multiFactor });
+    const outcome = await this.#gate.afterFirstFactorInTransaction(trx, {
+      ...input,
+      strong: input.multiFactor,
+      // Two factors in one: the device, and the PIN or biometric that unlocks it.
+      amr: ['webauthn', 'mfa'],
+    });
     assert(outcome.kind === 'session', 'a strong sign-in gets its session at once');
     return outcome.issued;
   }

@@ -5,6 +5,8 @@ import { assert } from '../../lib/assert.js';
 import { addMilliseconds, type Clock, isoTime } from '../../lib/clock.js';
 import { constantTimeEqual, sha256Hex } from '../../lib/crypto.js';
 import type { SecretBox } from '../../lib/secret-box.js';
+import type { SessionJwts } from './session-jwts.js';
+import { sessionJwtOf } from './session-writes.js';
 import type { IssuedSessionTokens } from './sessions.service.js';
 import { clearSealedSuccessorsUsedBefore, findSession, type SessionRow } from './sessions.store.js';
 
@@ -55,7 +57,7 @@ export function openSuccessor(box: SecretBox, row: RefreshRow & Pick<SessionRow,
  */
 export async function successorWithinGrace(
   trx: Transaction,
-  grace: { readonly secrets: SecretBox; readonly graceMs: number },
+  grace: { readonly secrets: SecretBox; readonly graceMs: number; readonly jwts: SessionJwts },
   row: SessionRow,
   now: Date,
 ): Promise<IssuedSessionTokens | undefined> {
@@ -71,6 +73,9 @@ export async function successorWithinGrace(
       constantTimeEqual(sha256Hex(secrets.refreshToken), successor.refresh_token_hash),
     `the sealed successor of ${row.id} is the session it names`,
   );
+  // The same session again, with a JWT signed now (a JWT is a statement of the moment, not a secret to replay).
+  const minted = await sessionJwtOf(trx, grace.jwts, successor, now);
+  if (minted === undefined) return undefined;
   return {
     userId: successor.user_id,
     name: successor.id,
@@ -79,6 +84,7 @@ export async function successorWithinGrace(
       expires_at: successor.expires_at,
       refresh_token: secrets.refreshToken,
       refresh_expires_at: successor.refresh_expires_at,
+      jwt: minted.jwt,
     },
   };
 }

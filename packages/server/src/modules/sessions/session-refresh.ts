@@ -13,14 +13,15 @@ import type { SecretBox } from '../../lib/secret-box.js';
 import type { AuditContext, AuditRecord, AuditService } from '../audit/audit.service.js';
 import { sealSuccessor, successorWithinGrace } from './refresh-grace.js';
 import { isRefreshToken, newRefreshToken, newSessionToken } from './session-tokens.js';
-import { insertSession, recordSessionsRevoked, type SessionLifetimes } from './session-writes.js';
+import { parseAmr } from './session-jwts.js';
+import { insertSession, recordSessionsRevoked, type SessionIssuing } from './session-writes.js';
 import type { IssuedSessionTokens, SessionClient } from './sessions.service.js';
 import * as store from './sessions.store.js';
 
 export interface SessionRefreshOptions {
   readonly db: Db;
   readonly clock: Clock;
-  readonly lifetimes: SessionLifetimes;
+  readonly issuing: SessionIssuing;
   /** `REFRESH_REUSE_GRACE_SECONDS` in milliseconds; 0 makes refresh tokens single use. */
   readonly graceMs: number;
   /** Seals the successor's tokens for the grace window (unused when it is 0). */
@@ -37,7 +38,7 @@ type RefreshOutcome =
 export class SessionRefresh {
   readonly #db: Db;
   readonly #clock: Clock;
-  readonly #lifetimes: SessionLifetimes;
+  readonly #issuing: SessionIssuing;
   readonly #graceMs: number;
   readonly #secrets: SecretBox;
   readonly #audit: AuditService;
@@ -45,7 +46,7 @@ export class SessionRefresh {
   constructor(options: SessionRefreshOptions) {
     this.#db = options.db;
     this.#clock = options.clock;
-    this.#lifetimes = options.lifetimes;
+    this.#issuing = options.issuing;
     this.#graceMs = options.graceMs;
     this.#secrets = options.secrets;
     this.#audit = options.audit;
@@ -98,7 +99,7 @@ export class SessionRefresh {
     const now = this.#clock.now();
     const nowIso = isoTime(now);
     if (row.refreshed_at !== null) {
-      const again = await successorWithinGrace(trx, { secrets: this.#secrets, graceMs: this.#graceMs }, row, now);
+      const again = await successorWithinGrace(trx, { secrets: this.#secrets, graceMs: this.#graceMs, jwts: this.#issuing.jwts }, row, now);
       if (again !== undefined) {
         await this.#recordRefreshed(trx, context, row, again, nowIso, { replayed: true });
         return { kind: 'issued', issued: again };
@@ -135,7 +136,7 @@ export class SessionRefresh {
     // the loser's retry would then find no successor and revoke the chain as reuse.
     if (this.#graceMs > 0) await store.clearSealedSuccessors(trx, projectId, row.chain_id, { exceptSessionId: row.id });
     await recordSessionsRevoked(trx, projectId, [row], 'refreshed', nowIso);
-    const issued = await insertSession(trx, this.#lifetimes, {
+    const issued = await insertSession(trx, this.#issuing, {
       projectId,
       userId: row.user_id,
       client,
@@ -145,6 +146,7 @@ export class SessionRefresh {
       refreshToken,
       chainId: row.chain_id,
       authenticatedAt: row.authenticated_at,
+      amr: parseAmr(row.amr),
     });
     await this.#recordRefreshed(trx, context, row, issued, nowIso);
     return { kind: 'issued', issued };

@@ -1,9 +1,10 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { RouteModule } from '../../lib/routes.js';
+import type { BrowserAccess, RouteModule } from '../../lib/routes.js';
 import { requireSecretKey } from '../../lib/principal.js';
 import { auditContext } from '../audit/audit.service.js';
 import type { AuthService } from '../auth/auth.service.js';
+import type { ProjectsService } from '../projects/projects.service.js';
 import { UserParams } from '../users/users.schemas.js';
 import {
   ListSessionsQuery,
@@ -14,6 +15,10 @@ import {
   SessionParams,
   UserAndSessionSchema,
   InvalidSessionResponse,
+  JwksSchema,
+  ProjectJwksParams,
+  SessionJwtSchema,
+  SigningKeyInfoSchema,
   ValidateSessionBody,
   ValidateSessionResponse,
   ValidSessionResponse,
@@ -25,9 +30,76 @@ const security = [{ secretKey: [] }, { secretKeyHeader: [] }];
 
 type WithId = FastifyRequest<{ Params: { id: string } }>;
 
-/** HTTP only: `/v1/sessions/*` and a user's sessions, all with a secret key. */
-export function sessionsRoutes(auth: AuthService, sessions: SessionsService): RouteModule {
+/**
+ * HTTP only: `/v1/sessions/*` and a user's sessions, with a secret key; a session's JWT, with the
+ * session; the project's JWKS, public; and rotating the project's signing key.
+ */
+export function sessionsRoutes(
+  auth: AuthService,
+  sessions: SessionsService,
+  options: { browser: BrowserAccess; projects: ProjectsService },
+): RouteModule {
   return (app: FastifyInstance) => {
+    app.post(
+      '/v1/sessions/jwt',
+      {
+        // Only reads: a replayed answer would be a JWT of a session perhaps revoked since.
+        config: { credential: 'session', idempotency: { mode: 'off' } },
+        onSend: options.browser.onSend,
+        schema: {
+          operationId: 'createSessionJwt',
+          tags,
+          security: [{ sessionToken: [] }],
+          summary: "A fresh short-lived JWT of the presented session, to verify offline against the project's JWKS",
+          response: { 200: SessionJwtSchema },
+        },
+      },
+      (request) => {
+        const principal = request.principal;
+        if (principal?.kind !== 'session') throw new Error('POST /v1/sessions/jwt ran without a session principal');
+        return sessions.jwtFor(principal);
+      },
+    );
+    options.browser.preflight(app, '/v1/sessions/jwt', ['POST']);
+
+    app.get(
+      '/v1/projects/:project_id/jwks.json',
+      {
+        config: { credential: 'public' },
+        schema: {
+          operationId: 'getProjectJwks',
+          errors: ['resource_missing'],
+          tags,
+          summary: "The project's public keys that sign session JWTs (RFC 7517); no credential",
+          params: ProjectJwksParams,
+          response: { 200: JwksSchema },
+        },
+      },
+      async (request: FastifyRequest<{ Params: { project_id: string } }>, reply) => {
+        const projectId = request.params.project_id;
+        await options.projects.getProject(projectId);
+        // Five minutes: a verifier that meets an unknown kid fetches again (CONTRACT 9.3), and a
+        // retired key stays published far longer than that (signing-keys.ts).
+        void reply.header('Cache-Control', 'public, max-age=300');
+        return sessions.publishedKeys(projectId);
+      },
+    );
+
+    app.post(
+      '/v1/project/signing-keys/rotate',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          operationId: 'rotateSigningKey',
+          tags,
+          security,
+          summary: "Make the project's next session JWT signing key sign from now on; the previous stays published until its JWTs expire",
+          response: { 200: SigningKeyInfoSchema },
+        },
+      },
+      (request) => sessions.rotateSigningKey(requireSecretKey(request).projectId, auditContext(request)),
+    );
+
     app.post(
       '/v1/sessions/validate',
       {

@@ -13,6 +13,10 @@ export const IssuedSessionSchema = Type.Object(
     expires_at: Time,
     refresh_token: Type.String({ description: '`svc_rt_…`; single use: `POST /v1/sessions/refresh` returns a new one.' }),
     refresh_expires_at: Time,
+    jwt: Type.String({
+      description:
+        'A short-lived JWT of this session (`SESSION_JWT_TTL_SECONDS`), to verify offline against `GET /v1/projects/{project_id}/jwks.json`.',
+    }),
   },
   { $id: 'IssuedSession' },
 );
@@ -50,7 +54,12 @@ export const ValidateSessionBody = StrictObject({
 });
 
 /** The two answers of `POST /sessions/validate`; each is also serialized on its own (sessions.routes.ts). */
-export const ValidSessionResponse = Type.Object({ valid: Type.Literal(true), user: UserSchema, session: SessionInfoSchema });
+export const ValidSessionResponse = Type.Object({
+  valid: Type.Literal(true),
+  user: UserSchema,
+  session: SessionInfoSchema,
+  jwt: Type.String({ description: 'A fresh JWT of the session, as `POST /v1/sessions/jwt` answers it.' }),
+});
 export const InvalidSessionResponse = Type.Object({
   valid: Type.Literal(false),
   reason: Type.Union([Type.Literal('expired'), Type.Literal('revoked'), Type.Literal('not_found')]),
@@ -85,3 +94,45 @@ export const RevokedSessionsSchema = Type.Object(
   },
   { $id: 'RevokedSessions' },
 );
+
+/** `POST /v1/sessions/jwt`: a fresh JWT of the presented session. */
+export const SessionJwtSchema = Type.Object(
+  {
+    object: Type.Literal('session_jwt'),
+    jwt: Type.String({
+      description: "Signed with the project's signing key; verify it against `GET /v1/projects/{project_id}/jwks.json`.",
+    }),
+    expires_at: Type.String({ format: 'date-time', description: "Its `exp`: never past the session's own expiry." }),
+  },
+  { $id: 'SessionJwt' },
+);
+export type SessionJwt = Static<typeof SessionJwtSchema>;
+
+/** A project's session JWT signing key, as rotation answers it (never its private half). */
+export const SigningKeyInfoSchema = Type.Object(
+  {
+    object: Type.Literal('signing_key'),
+    kid: Type.String({ description: 'The `kid` of the JWTs it signs and of its entry in the JWKS.' }),
+    alg: Type.Union([Type.Literal('ES256'), Type.Literal('RS256'), Type.Literal('EdDSA')]),
+    created_at: Time,
+  },
+  { $id: 'SigningKey' },
+);
+export type SigningKeyInfo = Static<typeof SigningKeyInfoSchema>;
+
+/** `GET /v1/projects/{project_id}/jwks.json`: public keys only (RFC 7517). */
+export const JwksSchema = Type.Object(
+  {
+    keys: Type.Array(
+      Type.Object(
+        { kid: Type.String(), kty: Type.String(), alg: Type.String(), use: Type.String() },
+        { additionalProperties: true, description: 'A public JWK: `crv`, `x`, `y` (EC, OKP) or `n`, `e` (RSA); never `d`.' },
+      ),
+    ),
+  },
+  { $id: 'Jwks' },
+);
+
+export const ProjectJwksParams = StrictObject({
+  project_id: Type.String({ minLength: 1, maxLength: 100, description: '`prj_…`.' }),
+});

@@ -9,11 +9,15 @@ import type { SecretBox } from '../../lib/secret-box.js';
 import type { AuditContext, AuditRecord, AuditService } from '../audit/audit.service.js';
 import { SessionRefresh } from './session-refresh.js';
 import { newRefreshToken, newSessionToken, sessionNameOf, sessionNameOfToken } from './session-tokens.js';
-import { insertSession, recordSessionsRevoked, type SessionLifetimes } from './session-writes.js';
-import type { IssuedSession, SessionInfo } from './sessions.schemas.js';
+import type { AuthenticationMethod, SessionJwts } from './session-jwts.js';
+import { insertSession, recordSessionsRevoked, type SessionIssuing, sessionJwtOf } from './session-writes.js';
+import type { IssuedSession, SessionInfo, SessionJwt, SigningKeyInfo } from './sessions.schemas.js';
+import type { PublicJwk, SigningKeys } from './signing-keys.js';
 import * as store from './sessions.store.js';
 
 export { sealedSuccessorsCleanupJob } from './refresh-grace.js';
+export { type AuthenticationMethod, parseAmr, SessionJwts } from './session-jwts.js';
+export { SigningKeys, type PublicJwk } from './signing-keys.js';
 
 /** `last_used_at` is written at most this often per session, so checking a token is one read. */
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -52,6 +56,8 @@ export interface SessionsServiceOptions {
   readonly audit: AuditService;
   /** `REAUTH_WINDOW_SECONDS`: how recent a sign-in or reauthentication must be for sensitive changes. */
   readonly reauthWindowSeconds: number;
+  /** Signs every issued session's JWT (session-jwts.ts). */
+  readonly jwts: SessionJwts;
 }
 
 /**
@@ -65,7 +71,7 @@ export interface SessionsServiceOptions {
 export class SessionsService implements SessionAuthenticator {
   readonly #db: Db;
   readonly #clock: Clock;
-  readonly #lifetimes: SessionLifetimes;
+  readonly #issuing: SessionIssuing;
   readonly #refresh: SessionRefresh;
   readonly #audit: AuditService;
   readonly #reauthWindowMs: number;
@@ -74,12 +80,16 @@ export class SessionsService implements SessionAuthenticator {
     this.#db = options.db;
     this.#reauthWindowMs = options.reauthWindowSeconds * 1000;
     this.#clock = options.clock;
-    this.#lifetimes = { sessionTtlMs: options.sessionTtlSeconds * 1000, refreshTtlMs: options.refreshTtlSeconds * 1000 };
+    this.#issuing = {
+      sessionTtlMs: options.sessionTtlSeconds * 1000,
+      refreshTtlMs: options.refreshTtlSeconds * 1000,
+      jwts: options.jwts,
+    };
     this.#audit = options.audit;
     this.#refresh = new SessionRefresh({
       db: options.db,
       clock: options.clock,
-      lifetimes: this.#lifetimes,
+      issuing: this.#issuing,
       graceMs: options.refreshReuseGraceSeconds * 1000,
       secrets: options.secrets,
       audit: options.audit,
@@ -92,11 +102,19 @@ export class SessionsService implements SessionAuthenticator {
    */
   async createInTransaction(
     trx: Transaction,
-    input: { projectId: string; userId: string; client: SessionClient; now: Date; chainId?: string },
+    input: {
+      projectId: string;
+      userId: string;
+      client: SessionClient;
+      now: Date;
+      chainId?: string;
+      /** How the user signed in: the JWT's `amr`, carried over by every refresh. */
+      amr: readonly AuthenticationMethod[];
+    },
   ): Promise<IssuedSessionTokens> {
     const { token, name } = newSessionToken();
     const refreshToken = newRefreshToken();
-    return insertSession(trx, this.#lifetimes, {
+    return insertSession(trx, this.#issuing, {
       ...input,
       token,
       name,
@@ -151,6 +169,21 @@ export class SessionsService implements SessionAuthenticator {
     return { kind: 'session', projectId: row.project_id, sessionName: row.id, userId: row.user_id };
   }
 
+  /**
+   * `POST /v1/sessions/jwt`: a fresh JWT of the presented session, which the credential guard has
+   * just found live. A session revoked or ended since answers 401 as the guard would.
+   */
+  async jwtFor(principal: SessionPrincipal): Promise<SessionJwt> {
+    const now = this.#clock.now();
+    const row = await store.findSessionForRead(this.#db, principal.projectId, principal.sessionName);
+    if (row === undefined) throw new ApiError('session_invalid', 'The session token is not valid.');
+    if (row.revoked_at !== null) throw new ApiError('session_revoked', 'The session was revoked; log in again.');
+    if (row.expires_at <= isoTime(now)) throw new ApiError('session_expired', 'The session has expired; refresh it or log in again.');
+    const minted = await sessionJwtOf(this.#db.kysely, this.#issuing.jwts, row, now);
+    if (minted === undefined) throw new ApiError('session_invalid', 'The session token is not valid.');
+    return { object: 'session_jwt', ...minted };
+  }
+
   /** `POST /sessions/validate`: never a 404; a token of another project is `not_found`. */
   async check(projectId: string, token: string): Promise<SessionCheck> {
     const name = sessionNameOfToken(token);
@@ -171,7 +204,10 @@ export class SessionsService implements SessionAuthenticator {
   async checkWithUser(
     projectId: string,
     token: string,
-  ): Promise<{ readonly valid: true; readonly session: SessionInfo; readonly user: UsersTable } | Extract<SessionCheck, { valid: false }>> {
+  ): Promise<
+    | { readonly valid: true; readonly session: SessionInfo; readonly user: UsersTable; readonly jwt: string }
+    | Extract<SessionCheck, { valid: false }>
+  > {
     const name = sessionNameOfToken(token);
     if (name === undefined) return { valid: false, reason: 'not_found' };
     const found = await store.findSessionWithUser(this.#db, projectId, name);
@@ -182,7 +218,9 @@ export class SessionsService implements SessionAuthenticator {
     if (session.expires_at <= isoTime(now)) return { valid: false, reason: 'expired' };
     if (user === undefined) return { valid: false, reason: 'not_found' };
     await this.#touch(session, now);
-    return { valid: true, session: toSessionInfo(session), user };
+    const minted = await sessionJwtOf(this.#db.kysely, this.#issuing.jwts, session, now);
+    if (minted === undefined) return { valid: false, reason: 'not_found' };
+    return { valid: true, session: toSessionInfo(session), user, jwt: minted.jwt };
   }
 
   /**
@@ -274,10 +312,48 @@ export class SessionsService implements SessionAuthenticator {
     return { object: 'list', data: rows.slice(0, limit).map(toSessionInfo), has_more: rows.length > limit };
   }
 
+  /**
+   * `GET /v1/projects/{project_id}/jwks.json`: the public keys a verifier may meet (signing-keys.ts).
+   * The caller has checked that the project exists.
+   */
+  async publishedKeys(projectId: string): Promise<{ keys: PublicJwk[] }> {
+    return { keys: await this.#issuing.jwts.keys.publishedKeys(this.#db.kysely, projectId, this.#clock.now()) };
+  }
+
+  /**
+   * `POST /v1/project/signing-keys/rotate` and `svc signing-keys rotate`: the next key signs from
+   * now on; the previous one stays published until every JWT it signed has expired.
+   */
+  async rotateSigningKey(projectId: string, context: AuditContext): Promise<SigningKeyInfo> {
+    return rotateSigningKey({ db: this.#db, clock: this.#clock, audit: this.#audit, keys: this.#issuing.jwts.keys }, projectId, context);
+  }
+
   async #touch(row: Pick<store.SessionRow, 'id' | 'last_used_at'>, now: Date): Promise<void> {
     const staleBefore = isoTime(addMilliseconds(now, -LAST_USED_RESOLUTION_MS));
     if (row.last_used_at < staleBefore) await store.touchSession(this.#db.kysely, row.id, isoTime(now), staleBefore);
   }
+}
+
+/**
+ * Rotates a project's session JWT signing key with its audit entry: the route's and
+ * `svc signing-keys rotate`'s one path. The caller has checked that the project exists.
+ */
+export async function rotateSigningKey(
+  deps: { db: Db; clock: Clock; audit: AuditService; keys: SigningKeys },
+  projectId: string,
+  context: AuditContext,
+): Promise<SigningKeyInfo> {
+  return inTransaction(deps.db, async (trx) => {
+    const key = await deps.keys.rotateInTransaction(trx, projectId, deps.clock.now());
+    await deps.audit.record(trx, context, {
+      projectId,
+      action: 'project.signing_key_rotate',
+      resource: { type: 'project', id: projectId },
+      changes: { kid: key.kid, alg: key.alg, previous_kid: key.previous_kid },
+      createdAt: key.created_at,
+    });
+    return { object: 'signing_key', kid: key.kid, alg: key.alg, created_at: key.created_at };
+  });
 }
 
 export function toSessionInfo(row: store.SessionRow): SessionInfo {

@@ -11,12 +11,11 @@ export type SessionRow = SessionsTable;
 export async function insertSession(db: Executor, row: SessionRow): Promise<void> {
   await sql`insert into sessions (id, project_id, user_id, token_hash, refresh_token_hash, refresh_expires_at, chain_id,
       refreshed_at, replaced_by, successor_sealed, expires_at, ip, user_agent, created_at, last_used_at, revoked_at, revoked_reason,
-      authenticated_at)
+      authenticated_at, amr)
     values (${row.id}, ${row.project_id}, ${row.user_id}, ${row.token_hash}, ${row.refresh_token_hash}, ${row.refresh_expires_at},
       ${row.chain_id}, ${row.refreshed_at}, ${row.replaced_by}, ${row.successor_sealed}, ${row.expires_at}, ${row.ip},
-      ${row.user_agent}, ${row.created_at}, ${row.last_used_at}, ${row.revoked_at}, ${row.revoked_reason}, ${row.authenticated_at})`.execute(
-    db,
-  );
+      ${row.user_agent}, ${row.created_at}, ${row.last_used_at}, ${row.revoked_at}, ${row.revoked_reason}, ${row.authenticated_at},
+      ${row.amr})`.execute(db);
 }
 
 /** What checking a session token needs: one primary-key lookup, nothing else. */
@@ -39,7 +38,7 @@ export async function findSessionForCheck(db: Db, sessionId: string): Promise<Se
 
 const SESSION_COLUMNS =
   'id, project_id, user_id, token_hash, refresh_token_hash, refresh_expires_at, chain_id, refreshed_at, replaced_by, ' +
-  'successor_sealed, expires_at, ip, user_agent, created_at, last_used_at, revoked_at, revoked_reason, authenticated_at';
+  'successor_sealed, expires_at, ip, user_agent, created_at, last_used_at, revoked_at, revoked_reason, authenticated_at, amr';
 
 /** A read outside any transaction (checking a token): a fixed, prepared text. */
 const FIND_SESSION = fixedQuery<SessionRow>(`select ${SESSION_COLUMNS} from sessions where project_id = ? and id = ?`);
@@ -104,6 +103,7 @@ export async function findSessionWithUser(
     revoked_at: row.revoked_at,
     revoked_reason: row.revoked_reason,
     authenticated_at: row.authenticated_at,
+    amr: row.amr,
   };
   if (row.u_id === null) return { session, user: undefined };
   const user = {
@@ -301,4 +301,21 @@ export async function listLiveSessions(db: Executor, projectId: string, userId: 
     query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(before.createdAt, before.id)));
   }
   return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
+}
+
+/**
+ * What a session JWT says about its user (email, verification, roles): read in the transaction
+ * that issues the session, so the JWT says what that transaction sees. Undefined when the user is gone.
+ */
+export async function findUserClaims(
+  db: Executor,
+  projectId: string,
+  userId: string,
+): Promise<Pick<UsersTable, 'id' | 'email' | 'email_verified_at' | 'roles'> | undefined> {
+  return db
+    .selectFrom('users')
+    .select(['id', 'email', 'email_verified_at', 'roles'])
+    .where('project_id', '=', projectId)
+    .where('id', '=', userId)
+    .executeTakeFirst();
 }

@@ -30,7 +30,7 @@ describeEachDialect('sessions', (dialect) => {
       const response = await post('/v1/sessions/validate', { session_id: account.token });
       expect(response.statusCode).toBe(200);
       const body = response.json();
-      expect(Object.keys(body).sort()).toEqual(['session', 'user', 'valid']);
+      expect(Object.keys(body).sort()).toEqual(['jwt', 'session', 'user', 'valid']);
       expect(body.valid).toBe(true);
       expect(body.user).toMatchObject({ id: account.userId, object: 'user', email: account.email });
       expect(body.session).toMatchObject({
@@ -113,7 +113,7 @@ describeEachDialect('sessions', (dialect) => {
       expect(response.statusCode).toBe(200);
       const body = response.json();
       expect(Object.keys(body).sort()).toEqual(['session', 'user']);
-      expect(Object.keys(body.session).sort()).toEqual(['expires_at', 'id', 'refresh_expires_at', 'refresh_token']);
+      expect(Object.keys(body.session).sort()).toEqual(['expires_at', 'id', 'jwt', 'refresh_expires_at', 'refresh_token']);
       expect(body.user.id).toBe(account.userId);
       expect(body.session.id).not.toBe(account.token);
       expect(body.session.refresh_token).not.toBe(account.refreshToken);

@@ -252,7 +252,13 @@ export class SsoService {
           context,
         });
         // A user with an authenticator needs its code too (docs/adr/0016-mfa.md).
-        const outcome = await this.#gate.afterFirstFactorInTransaction(trx, { projectId, userId: user.id, client: sessionClient, now });
+        const outcome = await this.#gate.afterFirstFactorInTransaction(trx, {
+          projectId,
+          userId: user.id,
+          client: sessionClient,
+          now,
+          amr: ['sso'],
+        });
         await this.#audit.record(trx, context, {
           projectId,
           action: 'user.sso_login',

@@ -1,4 +1,5 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { decodeJwt } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/database.js';
 import { signInAtProvider, useOidcProvider } from '../../test/oauth-providers.js';
@@ -328,8 +329,9 @@ describeEachDialect('sso', (dialect) => {
       const code = redirected.searchParams.get('code') ?? '';
       const signedIn = await exchange(code);
       expect(signedIn.statusCode, signedIn.body).toBe(200);
-      const body = signedIn.json<{ user: { id: string }; session: { id: string }; organization_id: string }>();
+      const body = signedIn.json<{ user: { id: string }; session: { id: string; jwt: string }; organization_id: string }>();
       expect(body).toMatchObject({ user: { email: 'bob@saml.example', email_verified: true }, organization_id: setup.organizationId });
+      expect(decodeJwt(body.session.jwt)).toMatchObject({ sub: body.user.id, amr: ['sso'] });
       const validated = await post('/v1/sessions/validate', { session_id: body.session.id });
       expect(validated.json()).toMatchObject({ valid: true });
       expect(
