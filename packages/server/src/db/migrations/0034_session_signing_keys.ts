@@ -9,9 +9,11 @@ import { type Kysely, sql } from 'kysely';
  * signed in.
  *
  * `session_signing_keys` holds a project's keys: the public half as a JWK, the private half sealed
- * with the service keyring (lib/secret-box.ts), never in clear. The key that signs is the one not
- * retired; the partial unique index keeps it to one per project on both dialects, so two first
- * sign-ins that both create the project's first key cannot both succeed. A retired key stays
+ * with the service keyring (lib/secret-box.ts), never in clear. The key that signs is the one
+ * activated and not retired; the next key (not activated) is published before it signs, so that
+ * verifiers holding a cached key set already know it when a rotation makes it sign. Partial unique
+ * indexes keep each to one per project on both dialects, so two first sign-ins that both create
+ * the project's first keys cannot both succeed. A retired key stays
  * (published while JWTs it signed may live), which is also what an audit needs.
  *
  * `sessions.amr` and `mfa_tokens.amr`: the methods a sign-in used, as a JSON array (RFC 8176
@@ -30,12 +32,20 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('activated_at', 'text')
     .addColumn('retired_at', 'text')
     .execute();
+  // One key that signs (activated, not retired) and one next key (published, not yet signing) per project.
   await db.schema
     .createIndex('session_signing_keys_signing_idx')
     .on('session_signing_keys')
     .column('project_id')
     .unique()
-    .where(sql.ref('retired_at'), 'is', null)
+    .where(sql<boolean>`retired_at is null and activated_at is not null`)
+    .execute();
+  await db.schema
+    .createIndex('session_signing_keys_next_idx')
+    .on('session_signing_keys')
+    .column('project_id')
+    .unique()
+    .where(sql.ref('activated_at'), 'is', null)
     .execute();
   await db.schema
     .createIndex('session_signing_keys_project_idx')

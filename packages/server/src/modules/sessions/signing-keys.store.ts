@@ -5,14 +5,36 @@ type Executor = Kysely<Database>;
 
 export type SigningKeyRow = SessionSigningKeysTable;
 
-/** The project's key that signs now: the one not retired (at most one, by a partial unique index). */
+/** The project's key that signs now: activated and not retired (at most one, by a partial unique index). */
 export async function findSigningKey(db: Executor, projectId: string): Promise<SigningKeyRow | undefined> {
   return db
     .selectFrom('session_signing_keys')
     .selectAll()
     .where('project_id', '=', projectId)
     .where('retired_at', 'is', null)
+    .where('activated_at', 'is not', null)
     .executeTakeFirst();
+}
+
+/** The project's next key: published, not signing yet (at most one). */
+export async function findNextKey(db: Executor, projectId: string): Promise<SigningKeyRow | undefined> {
+  return db
+    .selectFrom('session_signing_keys')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('activated_at', 'is', null)
+    .executeTakeFirst();
+}
+
+/** Makes the next key the signing key; answers false when the project has no next key. */
+export async function activateNextKey(db: Executor, projectId: string, nowIso: string): Promise<boolean> {
+  const result = await db
+    .updateTable('session_signing_keys')
+    .set({ activated_at: nowIso })
+    .where('project_id', '=', projectId)
+    .where('activated_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
 /**
@@ -35,12 +57,13 @@ export async function retireSigningKey(db: Executor, projectId: string, nowIso: 
     .set({ retired_at: nowIso })
     .where('project_id', '=', projectId)
     .where('retired_at', 'is', null)
+    .where('activated_at', 'is not', null)
     .returning('kid')
     .executeTakeFirst();
   return row?.kid;
 }
 
-/** The keys a verifier may still meet: the signing key and those retired after `retiredAfter`. */
+/** The keys a verifier may meet: the signing key, the next one, and those retired after `retiredAfter`. */
 export async function listPublishedKeys(
   db: Executor,
   projectId: string,

@@ -1,7 +1,9 @@
 /**
  * Each project's keys that sign session JWTs (docs/adr/0020-session-jwts.md). A project gets its
- * first key lazily, on the first JWT it needs; `rotate` makes the next one sign at once and
- * retires the previous, which stays published until every JWT it signed has expired. The private
+ * first key lazily, on the first JWT it needs, together with its next key, which is published
+ * before it signs; `rotate` makes the next key sign, makes a new next key, and retires the
+ * previous, which stays published until every JWT it signed has expired. A verifier that fetched
+ * the key set since the last rotation therefore knows the key of every JWT signed after the next. The private
  * half is sealed with the service keyring (lib/secret-box.ts, security/sealed-columns.ts) and
  * opened once per process: the KeyObject is cached by `kid`, which never changes meaning.
  */
@@ -59,22 +61,35 @@ export class SigningKeys {
   async signingKey(db: Kysely<Database>, projectId: string, now: Date): Promise<SigningKey> {
     let row = await store.findSigningKey(db, projectId);
     if (row === undefined) {
-      await store.insertSigningKeyIfNone(db, await this.#newKey(projectId, now));
+      await store.insertSigningKeyIfNone(db, await this.#newKey(projectId, now, 'signing'));
+      await store.insertSigningKeyIfNone(db, await this.#newKey(projectId, now, 'next'));
       row = await store.findSigningKey(db, projectId);
       if (row === undefined) throw new Error(`project ${projectId} has no signing key right after making one`);
     }
     return { kid: row.kid, alg: row.alg, privateKey: this.#privateKey(row) };
   }
 
-  /** Retires the signing key (if any) and makes the next one, which signs from now on. In the caller's transaction. */
+  /**
+   * Retires the signing key (if any), makes the next key sign (published since the last rotation,
+   * so verifiers know it already), and makes a new next key. In the caller's transaction. Answers
+   * the key that signs now.
+   */
   async rotateInTransaction(
     trx: Kysely<Database>,
     projectId: string,
     now: Date,
   ): Promise<store.SigningKeyRow & { previous_kid: string | null }> {
-    const previous = await store.retireSigningKey(trx, projectId, isoTime(now));
-    const row = await this.#newKey(projectId, now);
-    if (!(await store.insertSigningKeyIfNone(trx, row))) throw new Error(`project ${projectId} has a signing key right after retiring it`);
+    const nowIso = isoTime(now);
+    const previous = await store.retireSigningKey(trx, projectId, nowIso);
+    if (!(await store.activateNextKey(trx, projectId, nowIso))) {
+      // A project without keys yet: its first signing key.
+      await store.insertSigningKeyIfNone(trx, await this.#newKey(projectId, now, 'signing'));
+    }
+    if (!(await store.insertSigningKeyIfNone(trx, await this.#newKey(projectId, now, 'next')))) {
+      throw new Error(`project ${projectId} has a next signing key right after activating it`);
+    }
+    const row = await store.findSigningKey(trx, projectId);
+    if (row === undefined) throw new Error(`project ${projectId} has no signing key right after a rotation`);
     return { ...row, previous_kid: previous ?? null };
   }
 
@@ -99,7 +114,8 @@ export class SigningKeys {
     return key;
   }
 
-  async #newKey(projectId: string, now: Date): Promise<store.SigningKeyRow> {
+  /** A new key: `signing` signs from now on; `next` is published and signs after the next rotation. */
+  async #newKey(projectId: string, now: Date, role: 'signing' | 'next'): Promise<store.SigningKeyRow> {
     const alg = this.#alg;
     const kid = `sjk_${randomBase62(KID_RANDOM_LENGTH)}`;
     const { publicKey, privateKey } = await generateKeyPairFor(alg);
@@ -113,7 +129,7 @@ export class SigningKeys {
       public_jwk: JSON.stringify(publicJwk),
       private_key_sealed: this.#secrets.seal(pem, signingKeyContext(projectId, kid)),
       created_at: nowIso,
-      activated_at: nowIso,
+      activated_at: role === 'signing' ? nowIso : null,
       retired_at: null,
     };
   }
