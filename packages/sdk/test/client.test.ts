@@ -192,7 +192,7 @@ describe('SvcClient against the real server', () => {
     const email = uniqueEmail();
     const signedUp = await svc.auth.signUp({ email, password: PASSWORD, name: 'Grace' });
     expect(signedUp.user).toMatchObject({ object: 'user', email, name: 'Grace', email_verified: false });
-    expect(Object.keys(signedUp.session).sort()).toEqual(['expires_at', 'id', 'refresh_expires_at', 'refresh_token']);
+    expect(Object.keys(signedUp.session).sort()).toEqual(['expires_at', 'id', 'jwt', 'refresh_expires_at', 'refresh_token']);
     expect(signedUp.session.id).toMatch(/^svc_ses_/);
 
     // Shape A (default) and shape B (format: 'token').
@@ -201,7 +201,7 @@ describe('SvcClient against the real server', () => {
     expect(shapeA.user).toMatchObject({ id: signedUp.user.id, email });
     expect(shapeA.session.id).toMatch(/^svc_ses_/);
     const shapeB = await svc.auth.login({ email, password: PASSWORD }, { format: 'token' });
-    expect(Object.keys(shapeB).sort()).toEqual(['expires_at', 'refresh_token', 'session', 'user']);
+    expect(Object.keys(shapeB).sort()).toEqual(['expires_at', 'jwt', 'refresh_token', 'session', 'user']);
     expect(shapeB.user).toEqual({ id: signedUp.user.id, email });
     expect(shapeB.session).toMatch(/^svc_ses_/);
     await expect(svc.auth.login({ email, password: 'wrong password here' })).rejects.toMatchObject({

@@ -252,6 +252,8 @@ export interface IssuedSession {
   /** `svc_rt_…`; single use: `POST /v1/sessions/refresh` returns a new one. */
   refresh_token: string;
   refresh_expires_at: string;
+  /** A short-lived JWT of this session (`SESSION_JWT_TTL_SECONDS`), to verify offline against `GET /v1/projects/{project_id}/jwks.json`. */
+  jwt: string;
 }
 
 export interface UserAndSession {
@@ -268,6 +270,8 @@ export interface LoginTokenResponse {
   };
   expires_at: string;
   refresh_token: string;
+  /** A short-lived JWT of the session, as `session.jwt` in shape A. */
+  jwt: string;
 }
 
 /** The first factor was right; the user has a second factor, so no session yet. */
@@ -1349,6 +1353,53 @@ export interface Operations {
     status: 200;
     response: UserAndSession | LoginTokenResponse | MfaChallenge;
   };
+  /** A fresh short-lived JWT of the presented session, to verify offline against the project's JWKS */
+  'POST /v1/sessions/jwt': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'session_jwt';
+      /** Signed with the project's signing key; verify it against `GET /v1/projects/{project_id}/jwks.json`. */
+      jwt: string;
+      /** Its `exp`: never past the session's own expiry. */
+      expires_at: string;
+    };
+  };
+  /** The project's public keys that sign session JWTs (RFC 7517); no credential */
+  'GET /v1/projects/{project_id}/jwks.json': {
+    path: {
+      /** `prj_…`. */
+      project_id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      keys: Array<{
+        kid: string;
+        kty: string;
+        alg: string;
+        use: string;
+        [key: string]: unknown;
+      }>;
+    };
+  };
+  /** Make the project's next session JWT signing key sign from now on; the previous stays published until its JWTs expire */
+  'POST /v1/project/signing-keys/rotate': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'signing_key';
+      /** The `kid` of the JWTs it signs and of its entry in the JWKS. */
+      kid: string;
+      alg: 'ES256' | 'RS256' | 'EdDSA';
+      created_at: string;
+    };
+  };
   /** Check a session token: `{valid: true, user, session}` or `{valid: false, reason}`; never 404 */
   'POST /v1/sessions/validate': {
     path: Record<string, never>;
@@ -1363,6 +1414,8 @@ export interface Operations {
           valid: true;
           user: User;
           session: Session;
+          /** A fresh JWT of the session, as `POST /v1/sessions/jwt` answers it. */
+          jwt: string;
         }
       | {
           valid: false;
@@ -2809,6 +2862,12 @@ export const operations = {
   sendEmailCode: { method: 'POST', path: '/v1/auth/email-code', credential: 'secret', body: 'json', list: false },
   /** `POST /v1/auth/email-code/verify`: Sign in with the emailed code; creates the user when the code was asked with `create_user: true` */
   verifyEmailCode: { method: 'POST', path: '/v1/auth/email-code/verify', credential: 'secret', body: 'json', list: false },
+  /** `POST /v1/sessions/jwt`: A fresh short-lived JWT of the presented session, to verify offline against the project's JWKS */
+  createSessionJwt: { method: 'POST', path: '/v1/sessions/jwt', credential: 'session', body: 'none', list: false },
+  /** `GET /v1/projects/{project_id}/jwks.json`: The project's public keys that sign session JWTs (RFC 7517); no credential */
+  getProjectJwks: { method: 'GET', path: '/v1/projects/{project_id}/jwks.json', credential: 'public', body: 'none', list: false },
+  /** `POST /v1/project/signing-keys/rotate`: Make the project's next session JWT signing key sign from now on; the previous stays published until its JWTs expire */
+  rotateSigningKey: { method: 'POST', path: '/v1/project/signing-keys/rotate', credential: 'secret', body: 'none', list: false },
   /** `POST /v1/sessions/validate`: Check a session token: `{valid: true, user, session}` or `{valid: false, reason}`; never 404 */
   validateSession: { method: 'POST', path: '/v1/sessions/validate', credential: 'secret', body: 'json', list: false },
   /** `POST /v1/sessions/refresh`: Exchange a refresh token (single use) for a new session */
