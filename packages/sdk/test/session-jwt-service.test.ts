@@ -1,6 +1,5 @@
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../server/src/test/serve-process.js';
 import { useTestService } from '../../server/src/test/service.js';
 import { createSessionJwtVerifier, SessionJwtError } from '../src/session-jwt/index.js';
 
@@ -10,14 +9,6 @@ import { createSessionJwtVerifier, SessionJwtError } from '../src/session-jwt/in
  * project's signing key; a token of another project does not.
  */
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 const port = await freePort();
 const baseUrl = `http://127.0.0.1:${port}`;
 
@@ -26,7 +17,6 @@ describe('verifySessionJwt against the service', () => {
   beforeAll(async () => {
     await ctx().service.app.listen({ host: '127.0.0.1', port });
   });
-  afterAll(async () => undefined);
 
   const signUp = async (email: string) => {
     const response = await fetch(`${baseUrl}/v1/auth/signup`, {
