@@ -114,16 +114,13 @@ export function idempotencyHooks(options: IdempotencyOptions) {
     // held by that very request's transaction).
     if (!inFlight.enter(idempotent)) throw idempotencyInUseError(key);
     try {
-      const stored = await storedAnswer(db.kysely, secrets, idempotent, clock.now());
-      if (stored !== undefined) {
-        inFlight.leave(idempotent);
-        sendStored(reply, stored, true);
-        return 'answered';
-      }
-      const opened = config.claim === 'ledger' ? undefined : await openFor(idempotent);
+      // A ledger request reads its key before it joins a flush, so a replay costs no flush; an
+      // ordinary request reads it once, inside its own transaction (`openFor`).
+      const opened =
+        config.claim === 'ledger' ? await storedAnswer(db.kysely, secrets, idempotent, clock.now()) : await openFor(idempotent);
       if (opened !== undefined && !(opened instanceof RequestTransaction)) {
         inFlight.leave(idempotent);
-        sendStored(reply, opened.answer, true);
+        sendStored(reply, opened, true);
         return 'answered';
       }
       request.idempotency = pending(idempotent, opened);
@@ -136,10 +133,10 @@ export function idempotencyHooks(options: IdempotencyOptions) {
 
   /**
    * Opens the request's transaction with its key locked in it (PostgreSQL's advisory lock: 409 while
-   * another process runs the same key), and looks the key up again inside it: another process may
-   * have committed it since the first look, and then its answer is replayed instead.
+   * another process runs the same key), and looks the key up inside it: a stored answer is
+   * replayed instead, and the transaction rolled back.
    */
-  async function openFor(idempotent: IdempotentRequest): Promise<RequestTransaction | { readonly answer: StoredAnswer }> {
+  async function openFor(idempotent: IdempotentRequest): Promise<RequestTransaction | StoredAnswer> {
     const transaction = await RequestTransaction.open(db.base ?? db.kysely, db.dialect);
     try {
       const connection = transaction.connection;
@@ -151,7 +148,7 @@ export function idempotencyHooks(options: IdempotencyOptions) {
         const answer = answerFrom(secrets, idempotent, row, now);
         if (answer !== undefined) {
           await transaction.rollback();
-          return { answer };
+          return answer;
         }
         await deleteStaleKey(connection, idempotent, now);
       }
