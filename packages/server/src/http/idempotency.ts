@@ -8,6 +8,7 @@ import { ApiError, renderError } from '../lib/errors.js';
 import {
   answerFrom,
   completedKeyRow,
+  ledgerKeyRow,
   deleteStaleKey,
   findKeys,
   idempotencyInUseError,
@@ -169,7 +170,7 @@ export function idempotencyHooks(options: IdempotencyOptions) {
         storedAnswer: (row) => answerFrom(secrets, idempotent, row, clock.now()),
         complete: (outcome) => {
           const answer = answerOf(outcome);
-          return { answer, row: completedKeyRow(secrets, idempotent, answer, clock.now()) };
+          return { answer, row: ledgerKeyRow(idempotent, answer, clock.now()) };
         },
       }),
     };

@@ -8,8 +8,9 @@ import { isSealed, type SecretBox } from '../lib/secret-box.js';
  * forget to. The request's fingerprint is sealed too: it is a SHA-256 of each body field, and for a
  * body that holds a password an unsalted SHA-256 of the password is not something to store. Both
  * are bound to their key by the associated data, so a sealed value copied to another key (or
- * project) does not open. The ledger's own keys (claimed in its transaction) stay in clear: its
- * answers and requests carry no credential.
+ * project) does not open. The keys the ledger writes in its own flush (movements' keys, and the
+ * request keys of batches, captures and voids: `ledgerKeyRow`) stay in clear: its answers and
+ * requests carry no credential.
  */
 
 /** `request_hash` of a hook key: the real hash is sealed inside `request_fields`, and no SHA-256 in hex equals this. */

@@ -57,19 +57,40 @@ export type RequestAnswer =
 /** The row that stores `answer` under `request`'s key: the fingerprint and the body sealed. */
 export function completedKeyRow(secrets: SecretBox, request: IdempotentRequest, answer: StoredAnswer, now: Date): IdempotencyKeysTable {
   return {
+    ...keyRowBase(request, answer, now),
+    request_hash: SEALED_REQUEST_HASH,
+    request_fields: sealFingerprint(secrets, request, { hash: request.requestHash, fields: request.fields }),
+    response_body: sealResponse(secrets, request, answer.body),
+  };
+}
+
+/**
+ * The row of a key the ledger claims in its own flush (batches, captures, voids), in clear like the
+ * ledger's movement keys: a ledger answer holds transactions and holds, never a credential, and
+ * it is kept as long as the ledger rows it repeats, which are in clear themselves. A batch's
+ * answer runs to hundreds of kilobytes, which sealing would copy five times over.
+ */
+export function ledgerKeyRow(request: IdempotentRequest, answer: StoredAnswer, now: Date): IdempotencyKeysTable {
+  return {
+    ...keyRowBase(request, answer, now),
+    request_hash: request.requestHash,
+    request_fields: JSON.stringify(request.fields),
+    response_body: answer.body,
+  };
+}
+
+function keyRowBase(request: IdempotentRequest, answer: StoredAnswer, now: Date) {
+  return {
     project_id: request.projectId,
     scope: request.scope,
     key: request.key,
-    request_hash: SEALED_REQUEST_HASH,
-    request_fields: sealFingerprint(secrets, request, { hash: request.requestHash, fields: request.fields }),
     state: 'completed',
     lock_id: null,
     locked_until: null,
     response_status: answer.status,
-    response_body: sealResponse(secrets, request, answer.body),
     created_at: isoTime(now),
     expires_at: request.retentionMs === null ? null : isoTime(addMilliseconds(now, request.retentionMs)),
-  };
+  } as const;
 }
 
 /** Writes completed keys, in the transaction of the change they answer for. */

@@ -147,19 +147,51 @@ export interface RowContext {
   readonly now: string;
 }
 
-/** The columns every transaction row shares: who made it, when, in which currency. */
-export function rowBase(row: RowContext) {
+/** The columns that tell one kind of transaction row from another. */
+export type TransactionColumns = Pick<
+  LedgerTransactionRow,
+  | 'type'
+  | 'amount'
+  | 'description'
+  | 'metadata'
+  | 'idempotency_key'
+  | 'idempotency_scope'
+  | 'wallet_id'
+  | 'from_wallet_id'
+  | 'to_wallet_id'
+  | 'sources'
+  | 'priority'
+  | 'expires_at'
+>;
+
+/**
+ * A transaction row: the columns every row shares (who made it, when, in which currency) and the
+ * row's own. Written out column by column, not spread: V8 copies an object built with a spread
+ * through its slow path, which cost tens of microseconds per row, a batch's largest cost.
+ */
+export function transactionRowOf(row: RowContext, columns: TransactionColumns): LedgerTransactionRow {
+  const actor = actorColumns(row.context.actor);
   return {
     id: row.id,
     project_id: row.projectId,
     currency: row.currency,
-    from_wallet_id: null,
-    to_wallet_id: null,
     created_at: row.now,
-    ...actorColumns(row.context.actor),
+    actor_type: actor.actor_type,
+    actor_id: actor.actor_id,
+    actor_user_id: actor.actor_user_id,
     request_id: row.context.requestId,
-    priority: null,
-    expires_at: null,
+    type: columns.type,
+    amount: columns.amount,
+    description: columns.description,
+    metadata: columns.metadata,
+    idempotency_key: columns.idempotency_key,
+    idempotency_scope: columns.idempotency_scope,
+    wallet_id: columns.wallet_id,
+    from_wallet_id: columns.from_wallet_id,
+    to_wallet_id: columns.to_wallet_id,
+    sources: columns.sources,
+    priority: columns.priority,
+    expires_at: columns.expires_at,
   };
 }
 
@@ -170,8 +202,7 @@ export function transactionRow(
   sources: readonly Source[],
 ): LedgerTransactionRow {
   const transfer = movement.type === 'transfer';
-  return {
-    ...rowBase(row),
+  return transactionRowOf(row, {
     type: movement.type,
     amount: movement.amount,
     description: movement.description,
@@ -184,7 +215,7 @@ export function transactionRow(
     sources: JSON.stringify(sources),
     priority: movement.type === 'credit' ? movement.priority : null,
     expires_at: movement.type === 'credit' ? movement.expiresAt : null,
-  };
+  });
 }
 
 export function ledgerEntry(

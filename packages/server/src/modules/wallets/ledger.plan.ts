@@ -19,7 +19,7 @@ import {
 } from './ledger.movements.js';
 import { HoldPlanner, type HoldRow, type PlanCore, refuseUnavailable } from './ledger.plan-holds.js';
 import type { BalanceWrite, LedgerKey, LedgerRefusalRow } from './ledger.statements.js';
-import { type KeyedAnswer, keyedAnswers, ledgerEntry, ledgerKeyText, rowBase, transactionRow } from './ledger.plan-rows.js';
+import { type KeyedAnswer, keyedAnswers, ledgerEntry, ledgerKeyText, transactionRowOf, transactionRow } from './ledger.plan-rows.js';
 import { issuanceAccountId, type LedgerTransactionRow, type NewLedgerEntry, type TransactionWithBalance } from './ledger.store.js';
 import { toTransaction, toTransfer } from './ledger.views.js';
 import { BALANCE_MAX, type Transaction, type Transfer } from './wallets.schemas.js';
@@ -110,17 +110,23 @@ export class LedgerPlan implements PlanCore {
   takeFromWallet(input: Parameters<PlanCore['takeFromWallet']>[0]): Transaction {
     const { projectId, transactionId: id, wallet, amount } = input;
     this.setBalance(projectId, wallet, wallet.balance - amount);
-    const row: LedgerTransactionRow = {
-      ...rowBase({ projectId, context: input.context, id, currency: wallet.currency, now: this.#now }),
-      type: input.type,
-      amount,
-      description: input.description,
-      metadata: JSON.stringify(input.metadata),
-      idempotency_key: input.idempotencyKey,
-      idempotency_scope: wallet.id,
-      wallet_id: wallet.id,
-      sources: JSON.stringify(input.sources),
-    };
+    const row = transactionRowOf(
+      { projectId, context: input.context, id, currency: wallet.currency, now: this.#now },
+      {
+        type: input.type,
+        amount,
+        description: input.description,
+        metadata: JSON.stringify(input.metadata),
+        idempotency_key: input.idempotencyKey,
+        idempotency_scope: wallet.id,
+        wallet_id: wallet.id,
+        from_wallet_id: null,
+        to_wallet_id: null,
+        sources: JSON.stringify(input.sources),
+        priority: null,
+        expires_at: null,
+      },
+    );
     this.transactions.push(row);
     this.#walletEntries(projectId, id, wallet, -amount);
     if (input.type === 'expiry') {
@@ -131,7 +137,7 @@ export class LedgerPlan implements PlanCore {
     } else {
       this.#creditEvents(projectId, id, wallet, 'debit', amount, input.description);
     }
-    return toTransaction({ ...row, balance_after: wallet.balance });
+    return toTransaction(row, wallet.balance);
   }
 
   /** A movement's two entries: the wallet's, with its balance after, and the issuance account's. */
@@ -273,7 +279,7 @@ export class LedgerPlan implements PlanCore {
     this.transactions.push(row);
     this.#walletEntries(projectId, id, wallet, delta);
     this.#creditEvents(projectId, id, wallet, movement.type, amount, movement.description);
-    return toTransaction({ ...row, balance_after: wallet.balance });
+    return toTransaction(row, wallet.balance);
   }
 
   #transfer(projectId: string, context: AuditContext, id: string, movement: MovementRequest & { type: 'transfer' }): Transfer {

@@ -487,6 +487,32 @@ describeEachDialect('ledger', (dialect) => {
       ]);
     });
 
+    it("keeps a batch's Idempotency-Key in clear with its answer, like a movement's, and replays it or refuses another body", async () => {
+      const wallet = await client.createWallet();
+      const body = { operations: [{ type: 'credit', wallet_id: wallet.id, amount: 2 }] };
+      const batch = await client.request('POST', '/v1/wallets/batch', body, { 'idempotency-key': 'batch-in-clear' });
+      expect(batch.statusCode).toBe(200);
+      const row = await current()
+        .service.db.kysely.selectFrom('idempotency_keys')
+        .select(['scope', 'request_hash', 'request_fields', 'response_status', 'response_body', 'expires_at'])
+        .where('project_id', '=', current().projectId)
+        .where('key', '=', 'batch-in-clear')
+        .executeTakeFirstOrThrow();
+      expect(row).toMatchObject({ scope: '', response_status: 200, response_body: batch.body, expires_at: null });
+      expect(row.request_hash).toMatch(/^[0-9a-f]{64}$/);
+      expect(Object.keys(JSON.parse(row.request_fields) as object).sort()).toEqual(['$route', 'operations']);
+      const replay = await client.request('POST', '/v1/wallets/batch', body, { 'idempotency-key': 'batch-in-clear' });
+      expect([replay.statusCode, replay.headers['idempotent-replayed'], replay.body]).toEqual([200, 'true', batch.body]);
+      const other = await client.request(
+        'POST',
+        '/v1/wallets/batch',
+        { operations: [{ type: 'credit', wallet_id: wallet.id, amount: 3 }] },
+        { 'idempotency-key': 'batch-in-clear' },
+      );
+      expect(other.json()).toMatchObject({ error: { code: 'idempotency_key_reused', param: 'operations' } });
+      expect(await client.balance(wallet.id)).toBe(2);
+    });
+
     it('applies a key once when the same request arrives many times at once', async () => {
       const wallet = await client.createWallet();
       const responses = await Promise.all(
