@@ -8,7 +8,9 @@
 // database at every size; medians of the rounds.
 //
 // Knobs besides the runner's: BENCH_FLOOR_ROUNDS (default 2), BENCH_SQLITE_SYNCHRONOUS ("full", the
-// service's default, or "normal").
+// service's default, or "normal"), BENCH_FLOOR_VARIANTS (a comma-separated subset of the variants
+// below, e.g. `writer_batch,service_batch`; a target is printed when both its sides were measured),
+// BENCH_FLOOR_DIALECTS (`sqlite`, `postgres` or both, the default).
 import { join } from 'node:path';
 import { requestJson } from '../lib/api.js';
 import { batchCreditRequests, spreadCreditRequests } from '../lib/credits.js';
@@ -50,7 +52,7 @@ export const scenario = {
   async run(ctx) {
     const settings = readSettings(process.env);
     const baseline = await ctx.baseline();
-    for (const dialect of ['sqlite', 'postgres']) {
+    for (const dialect of settings.dialects) {
       if (dialect === 'postgres') {
         const unreachable = await probePostgres(ctx.options.postgresAdminUrl);
         if (unreachable !== undefined) {
@@ -58,19 +60,20 @@ export const scenario = {
           continue;
         }
       }
-      const variants = VARIANTS[dialect];
+      const variants = variantsOf(dialect, settings);
+      if (variants.length === 0) continue;
       const database = await prepareDatabase(ctx, dialect);
       try {
         const { projectId, secretKey } = createProject(ctx, database);
         const extraEnv = dialect === 'sqlite' ? { SQLITE_SYNCHRONOUS: settings.sqliteSynchronous } : {};
-        const wallets = await walletsOfFloor(ctx, database, projectId, variants[0], extraEnv);
+        const wallets = await walletsOfFloor(ctx, database, projectId, floorAudit(variants[0]), extraEnv);
         const runs = Object.fromEntries(variants.map((variant) => [variant, []]));
         for (let round = 0; round < settings.rounds; round += 1) {
           for (const variant of round % 2 === 0 ? variants : [...variants].reverse()) {
             const isService = variant.startsWith('service');
             const server = isService
               ? await startService(ctx, database, { logLevel: 'warn', extraEnv })
-              : await startFloorServer(ctx, database, projectId, variant.startsWith('writer') ? 'writer' : variant, extraEnv);
+              : await startFloorServer(ctx, database, projectId, floorAudit(variant), extraEnv);
             try {
               const batched = variant.endsWith('_batch');
               const result = await measure({
@@ -103,7 +106,7 @@ export const scenario = {
             }
           }
         }
-        for (const line of summary(dialect, runs)) ctx.note(line);
+        for (const line of summary(dialect, variants, runs)) ctx.note(line);
       } finally {
         await database.drop();
       }
@@ -115,7 +118,25 @@ function readSettings(env) {
   const rounds = Number(env['BENCH_FLOOR_ROUNDS'] ?? '2');
   if (!Number.isInteger(rounds) || rounds < 1 || rounds > 20) throw new Error('BENCH_FLOOR_ROUNDS must be a whole number from 1 to 20');
   const sqliteSynchronous = sqliteSynchronousSetting(env);
-  return { rounds, sqliteSynchronous };
+  const known = new Set([...VARIANTS.sqlite, ...VARIANTS.postgres]);
+  const only = listSetting(env, 'BENCH_FLOOR_VARIANTS', known);
+  const dialects = listSetting(env, 'BENCH_FLOOR_DIALECTS', new Set(['sqlite', 'postgres'])) ?? ['sqlite', 'postgres'];
+  return { rounds, sqliteSynchronous, only, dialects };
+}
+
+/** A comma-separated setting whose every item is one of `known`; undefined when unset. */
+function listSetting(env, name, known) {
+  const value = env[name];
+  if (value === undefined || value.trim() === '') return undefined;
+  const items = value.split(',').map((item) => item.trim());
+  const unknown = items.filter((item) => !known.has(item));
+  if (unknown.length > 0) throw new Error(`${name}: unknown ${unknown.join(', ')} (known: ${[...known].join(', ')})`);
+  return items;
+}
+
+/** The variants measured on `dialect`: all of them, or those BENCH_FLOOR_VARIANTS names. */
+function variantsOf(dialect, settings) {
+  return VARIANTS[dialect].filter((variant) => settings.only === undefined || settings.only.includes(variant));
 }
 
 async function startFloorServer(ctx, database, projectId, audit, extraEnv) {
@@ -131,6 +152,11 @@ async function startFloorServer(ctx, database, projectId, audit, extraEnv) {
   return { ...server, origin: `http://${LOOPBACK}:${port}` };
 }
 
+/** The floor server's FLOOR_AUDIT for a variant: the write path for the writer's and the service's. */
+function floorAudit(variant) {
+  return variant.startsWith('writer') || variant.startsWith('service') ? 'writer' : variant;
+}
+
 /** The floor server makes the wallets at its first start (FLOOR_WALLETS, default 1,000). */
 async function walletsOfFloor(ctx, database, projectId, variant, extraEnv) {
   const server = await startFloorServer(ctx, database, projectId, variant, extraEnv);
@@ -142,8 +168,7 @@ async function walletsOfFloor(ctx, database, projectId, variant, extraEnv) {
   }
 }
 
-function summary(dialect, runs) {
-  const variants = VARIANTS[dialect];
+function summary(dialect, variants, runs) {
   const rateOf = (result) => result.credits_per_s ?? result.req_per_s;
   const rate = Object.fromEntries(variants.map((variant) => [variant, Math.round(median(runs[variant].map(rateOf)) ?? 0)]));
   const cpu = Object.fromEntries(
@@ -157,15 +182,27 @@ function summary(dialect, runs) {
     const verdict = !valid ? 'INVALID' : value >= goal ? 'PASS' : 'FAIL';
     return `TARGET ${verdict}  [${dialect}] ${label} through the service = ${value.toFixed(2)} x the floor (target >= ${goal})`;
   };
-  const lines = [
-    `FLOOR  [${dialect}] the write path behind bare Fastify, no audit entry: ${describe('writer')}; the service: ${describe('service')}`,
-    target('single credit', 'service', 'writer', SERVICE_OVER_FLOOR_TARGET),
-    `FLOOR  [${dialect}] keyed credits, the key written in the credit's transaction: the write path ${describe('writer_key')}; the service ${describe('service_key')}`,
-    target('keyed single credit', 'service_key', 'writer_key', SERVICE_KEYED_OVER_FLOOR_TARGET),
-    `FLOOR  [${dialect}] keyed batches of ${BATCH_SIZE} credits (${BATCH_CONNECTIONS} connections), in credits/s: the write path ${rate.writer_batch}/s; the service ${rate.service_batch}/s`,
-    target(`keyed batched credits (${BATCH_SIZE} per request)`, 'service_batch', 'writer_batch', SERVICE_BATCH_OVER_FLOOR_TARGET),
-  ];
-  if (dialect !== 'sqlite') return lines;
+  const measured = (...names) => names.every((name) => variants.includes(name));
+  const lines = [];
+  if (measured('writer', 'service')) {
+    lines.push(
+      `FLOOR  [${dialect}] the write path behind bare Fastify, no audit entry: ${describe('writer')}; the service: ${describe('service')}`,
+      target('single credit', 'service', 'writer', SERVICE_OVER_FLOOR_TARGET),
+    );
+  }
+  if (measured('writer_key', 'service_key')) {
+    lines.push(
+      `FLOOR  [${dialect}] keyed credits, the key written in the credit's transaction: the write path ${describe('writer_key')}; the service ${describe('service_key')}`,
+      target('keyed single credit', 'service_key', 'writer_key', SERVICE_KEYED_OVER_FLOOR_TARGET),
+    );
+  }
+  if (measured('writer_batch', 'service_batch')) {
+    lines.push(
+      `FLOOR  [${dialect}] keyed batches of ${BATCH_SIZE} credits (${BATCH_CONNECTIONS} connections), in credits/s: the write path ${rate.writer_batch}/s (${cpu.writer_batch} us of server CPU per batch); the service ${rate.service_batch}/s (${cpu.service_batch} us)`,
+      target(`keyed batched credits (${BATCH_SIZE} per request)`, 'service_batch', 'writer_batch', SERVICE_BATCH_OVER_FLOOR_TARGET),
+    );
+  }
+  if (dialect !== 'sqlite' || !measured('none', 'entry', 'chained', 'service')) return lines;
   const floorOfTarget = (rate.chained / SQLITE_CREDIT_TARGET_PER_S).toFixed(2);
   const auditCost = (rate.none / rate.chained).toFixed(3);
   const entryCost = (rate.none / rate.entry).toFixed(3);
