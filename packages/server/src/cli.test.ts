@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from './config.js';
+import { describeDatabase } from './cli.js';
 import { type Dialect, openDatabase } from './db/database.js';
 import { randomBase62 } from './lib/ids.js';
 import { SecretBox, sealedKeyId } from './lib/secret-box.js';
@@ -598,5 +599,17 @@ describeEachDialect('first start of several processes at once', (dialect) => {
     } finally {
       await db.destroy();
     }
+  });
+});
+
+describe('describeDatabase', () => {
+  it('names the SQLite file, and a PostgreSQL URL without its password', () => {
+    expect(describeDatabase({ dialect: 'sqlite', file: '/srv/data/svc.sqlite', synchronous: 'full' })).toBe('SQLite /srv/data/svc.sqlite');
+    expect(describeDatabase({ dialect: 'postgres', url: 'postgres://svc:s3cr:et@db.internal:5432/svc', poolSize: 10 })).toBe(
+      'PostgreSQL postgres://svc:***@db.internal:5432/svc',
+    );
+    expect(describeDatabase({ dialect: 'postgres', url: 'postgresql://svc@h1:5432,h2:5433/svc', poolSize: 10 })).toBe(
+      'PostgreSQL postgresql://svc@h1:5432,h2:5433/svc',
+    );
   });
 });

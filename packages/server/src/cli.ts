@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, type DatabaseConfig, loadConfig } from './config.js';
 import { BackupError, backupSqlite, restoreSqlite } from './db/backup.js';
-import { openDatabase } from './db/database.js';
+import { type Db, openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { startService, startWorker } from './main.js';
 import { AuditService, SYSTEM_AUDIT_CONTEXT } from './modules/audit/audit.service.js';
@@ -116,6 +116,21 @@ async function dispatch(argv: readonly string[]): Promise<number> {
   }
 }
 
+/**
+ * Opens the database a command works on, and says on stderr which one it is, so that a command run
+ * with the wrong DATA_DIR or DATABASE_URL shows it before anything else.
+ */
+function openCliDatabase(config: DatabaseConfig): Db {
+  process.stderr.write(`svc: database ${describeDatabase(config)}\n`);
+  return openDatabase(config);
+}
+
+/** The database as an operator names it: the SQLite file, or the PostgreSQL URL without its password. */
+export function describeDatabase(config: DatabaseConfig): string {
+  if (config.dialect === 'sqlite') return `SQLite ${config.file}`;
+  return `PostgreSQL ${config.url.replace(/^([a-z]+:\/\/[^:/@]*):[^@]*@/i, '$1:***@')}`;
+}
+
 function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
 }
@@ -142,7 +157,7 @@ function required(values: Record<string, string | undefined>, name: string): str
 
 /** Opens the database, brings it up to date, and runs `work` with the projects service. */
 async function withProjects<T>(work: (projects: ProjectsService) => Promise<T>): Promise<T> {
-  const db = openDatabase(loadConfig().database);
+  const db = openCliDatabase(loadConfig().database);
   try {
     await migrateToLatest(db);
     return await work(
@@ -154,7 +169,7 @@ async function withProjects<T>(work: (projects: ProjectsService) => Promise<T>):
 }
 
 async function migrate(): Promise<number> {
-  const db = openDatabase(loadConfig().database);
+  const db = openCliDatabase(loadConfig().database);
   try {
     printJson(await migrateToLatest(db));
     return 0;
@@ -204,7 +219,7 @@ async function keyRevoke(args: readonly string[]): Promise<number> {
 async function auditVerify(args: readonly string[]): Promise<number> {
   const { values } = options(args, ['project']);
   const projectId = required(values, 'project');
-  const db = openDatabase(loadConfig().database);
+  const db = openCliDatabase(loadConfig().database);
   try {
     await migrateToLatest(db);
     const audit = new AuditService({ db, clock: systemClock, ledger: ledgerAuditSource(db) });
@@ -222,7 +237,7 @@ async function auditVerify(args: readonly string[]): Promise<number> {
 async function ledgerVerify(args: readonly string[]): Promise<number> {
   const { values } = options(args, ['project']);
   const projectId = values['project'] ?? null;
-  const db = openDatabase(loadConfig().database);
+  const db = openCliDatabase(loadConfig().database);
   try {
     await migrateToLatest(db);
     if (projectId !== null) {
@@ -233,7 +248,7 @@ async function ledgerVerify(args: readonly string[]): Promise<number> {
       }).getProject(projectId);
     }
     const report = await verifyLedger(db, { projectId });
-    printJson(report);
+    printJson({ sound: report.sound, project_id: report.projectId, checks: report.checks });
     for (const check of LEDGER_CHECKS) {
       const result = report.checks[check];
       if (result.violations > 0) {
@@ -262,6 +277,7 @@ async function backup(file: string | undefined, rest: readonly string[]): Promis
   const target = fileArgument('backup', file, rest);
   const config = loadConfig();
   if (config.database.dialect !== 'sqlite') throw new BackupError(`svc backup ${POSTGRES_BACKUPS}`);
+  process.stderr.write(`svc: database ${describeDatabase(config.database)}\n`);
   const summary = await backupSqlite({ source: config.database.file, file: target });
   printJson(summary);
   warnAboutGeneratedSecretsKey(config.dataDir, config.secrets.keys !== undefined);
@@ -299,7 +315,7 @@ async function secretsRotate(args: readonly string[]): Promise<number> {
     throw new UsageError('--batch-rows must be a whole number from 1 to 999999');
   const config = loadConfig();
   const secrets = secretBoxFromConfig({ keys: config.secrets.keys, dataDir: config.dataDir });
-  const db = openDatabase(config.database);
+  const db = openCliDatabase(config.database);
   try {
     await migrateToLatest(db);
     const report = await rotateSealedSecrets(db, secrets, batchText === undefined ? {} : { batchRows: Number(batchText) });
@@ -319,7 +335,7 @@ async function signingKeysRotate(args: readonly string[]): Promise<number> {
   const projectId = required(values, 'project');
   const config = loadConfig();
   const secrets = secretBoxFromConfig({ keys: config.secrets.keys, dataDir: config.dataDir });
-  const db = openDatabase(config.database);
+  const db = openCliDatabase(config.database);
   try {
     await migrateToLatest(db);
     const audit = new AuditService({ db, clock: systemClock, ledger: ledgerAuditSource(db) });

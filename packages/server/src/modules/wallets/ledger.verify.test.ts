@@ -47,7 +47,11 @@ describeEachDialect('svc ledger verify', (dialect) => {
     expect(Object.keys(report.checks)).toEqual([...LEDGER_CHECKS]);
     const cli = await svcLedgerVerify(databaseUrl(), current().projectId);
     expect(cli.code, cli.stderr).toBe(0);
-    expect(JSON.parse(cli.stdout)).toMatchObject({ sound: true });
+    expect(JSON.parse(cli.stdout)).toMatchObject({ sound: true, project_id: current().projectId });
+    expect(Object.keys(JSON.parse(cli.stdout) as object)).toEqual(['sound', 'project_id', 'checks']);
+    // It says which database it opened, on stderr, and never a password.
+    const config = current().service.config.database;
+    expect(cli.stderr).toContain(config.dialect === 'sqlite' ? `svc: database SQLite ${config.file}` : 'svc: database PostgreSQL postgres');
   });
 
   it('names every broken invariant, and the CLI exits 1 naming each on stderr', async () => {
