@@ -16,6 +16,7 @@ import {
   workerId,
 } from './config-parsing.js';
 import { KEY_ID_PATTERN, SINGLE_KEY_ID } from './lib/secret-box.js';
+import { needsHostSelection, parsePostgresUrl, type PostgresTarget, PostgresUrlError } from './db/postgres-url.js';
 
 export { ConfigError } from './config-parsing.js';
 
@@ -169,7 +170,16 @@ export interface EmailConfig {
 
 export type DatabaseConfig =
   | { readonly dialect: 'sqlite'; readonly file: string; readonly synchronous: 'full' | 'normal' }
-  | { readonly dialect: 'postgres'; readonly url: string; readonly poolSize: number };
+  | {
+      readonly dialect: 'postgres';
+      readonly url: string;
+      readonly poolSize: number;
+      /**
+       * Set when the URL names several hosts or asks for one that takes writes
+       * (`target_session_attrs`): the service picks the host itself (db/failover-pool.ts).
+       */
+      readonly target?: PostgresTarget;
+    };
 
 export interface RateLimitConfig {
   /** Requests per second per secret key; 0 turns the limit off. */
@@ -308,7 +318,15 @@ function databaseConfig(env: Env, dataDir: string): DatabaseConfig {
     return { dialect: 'sqlite', file, synchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', ['full', 'normal'], 'full') };
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    return { dialect: 'postgres', url, poolSize: integer(env, 'DATABASE_POOL_SIZE', 20, { min: 1, max: 500 }) };
+    const poolSize = integer(env, 'DATABASE_POOL_SIZE', 20, { min: 1, max: 500 });
+    let target: PostgresTarget;
+    try {
+      target = parsePostgresUrl(url);
+    } catch (error) {
+      if (error instanceof PostgresUrlError) throw new ConfigError('DATABASE_URL', error.message);
+      throw error;
+    }
+    return needsHostSelection(target) ? { dialect: 'postgres', url, poolSize, target } : { dialect: 'postgres', url, poolSize };
   }
   throw new ConfigError('DATABASE_URL', 'must start with postgres://, postgresql:// or sqlite:');
 }

@@ -15,8 +15,12 @@ import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import { AssertionError } from '../lib/assert.js';
 import type { Database } from './schema.js';
+import { FailoverPool } from './failover-pool.js';
+import type { PostgresTarget } from './postgres-url.js';
 import { currentRequestTransaction } from './request-transaction.js';
 import { SqliteDriver } from './sqlite-driver.js';
+
+export { isHostLost } from './connection-errors.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -58,7 +62,7 @@ export function int64ToNumber(text: string): number {
 
 export function openDatabase(config: DatabaseConfig): Db {
   if (config.dialect === 'sqlite') return openSqlite(config.file, config.synchronous);
-  return openPostgres(config.url, config.poolSize);
+  return openPostgres(config.url, config.poolSize, config.target);
 }
 
 /** About 40 MiB of WAL (4 KiB pages) between checkpoints. */
@@ -127,11 +131,21 @@ export const PREPARED_STATEMENT = '/* prepared */';
 /** Distinct prepared texts at the most; past it, texts run unprepared (a text built from data would be a bug). */
 const PREPARED_TEXTS_MAX = 100;
 
+/** Where the preparing pool takes its clients from: a node-postgres pool, or the failover pool. */
+interface ClientSource {
+  connect(): Promise<pg.PoolClient>;
+  end(): Promise<void>;
+  /** Told of every failed statement (the failover pool watches for a lost host). */
+  failed?(client: pg.PoolClient, error: unknown): void;
+  /** Gives a client back; unset: `client.release()`. */
+  release?(client: pg.PoolClient): void;
+}
+
 /**
  * The pool as Kysely sees it, running texts marked with PREPARED_STATEMENT as named statements. The
  * name is a hash of the text, so equal texts share one statement and a changed text gets its own.
  */
-function preparingPool(pool: pg.Pool): PostgresPool {
+function preparingPool(source: ClientSource): PostgresPool {
   const names = new Map<string, string>();
   const nameOf = (text: string): string | undefined => {
     let name = names.get(text);
@@ -141,27 +155,36 @@ function preparingPool(pool: pg.Pool): PostgresPool {
     }
     return name;
   };
+  const query = (client: pg.PoolClient, text: unknown, values?: unknown[]): Promise<unknown> => {
+    const name = typeof text === 'string' && text.startsWith(PREPARED_STATEMENT) ? nameOf(text) : undefined;
+    if (name !== undefined) return client.query({ name, text: text as string, values: values ?? [] });
+    return (client.query as (...args: unknown[]) => Promise<unknown>)(text, values);
+  };
+  const failed = source.failed?.bind(source);
+  const release = source.release?.bind(source);
   // Kysely keeps one connection object per client, found by identity: one wrapper per client.
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   const wrap = (client: pg.PoolClient): PostgresPoolClient => {
     let wrapper = wrappers.get(client);
     if (wrapper === undefined) {
       wrapper = {
-        query: ((text: unknown, values?: unknown[]) => {
-          const name = typeof text === 'string' && text.startsWith(PREPARED_STATEMENT) ? nameOf(text) : undefined;
-          if (name !== undefined) return client.query({ name, text: text as string, values: values ?? [] });
-          return (client.query as (...args: unknown[]) => unknown)(text, values);
-        }) as PostgresPoolClient['query'],
-        release: () => client.release(),
+        query: (failed === undefined
+          ? (text: unknown, values?: unknown[]) => query(client, text, values)
+          : (text: unknown, values?: unknown[]) =>
+              query(client, text, values).catch((error: unknown) => {
+                failed(client, error);
+                throw error;
+              })) as PostgresPoolClient['query'],
+        release: release === undefined ? () => client.release() : () => release(client),
       };
       wrappers.set(client, wrapper);
     }
     return wrapper;
   };
-  return { connect: async () => wrap(await pool.connect()), end: () => pool.end() };
+  return { connect: async () => wrap(await source.connect()), end: () => source.end() };
 }
 
-function openPostgres(url: string, poolSize: number): Db {
+function openPostgres(url: string, poolSize: number, target: PostgresTarget | undefined): Db {
   const defaultParser = (oid: number, format: 'text' | 'binary'): ((value: string) => unknown) =>
     (pg.types.getTypeParser as (oid: number, format: 'text' | 'binary') => (value: string) => unknown)(oid, format);
   const types = {
@@ -171,7 +194,14 @@ function openPostgres(url: string, poolSize: number): Db {
   // No JIT: the service's statements are short, and a statistics read whose row estimate is
   // generic (a range from a watermark read in the same statement) crossed jit_above_cost and spent
   // more compiling than reading at the scale bench's size (docs/performance.md, "Scale benchmark").
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, types, options: '-c jit=off' });
+  const options: pg.PoolConfig = { max: poolSize, types, options: '-c jit=off' };
+  // Several hosts, or one that must take writes: the failover pool picks the host and finds it
+  // again when it goes away (db/failover-pool.ts).
+  if (target !== undefined) {
+    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(new FailoverPool(target, options)) }) });
+    return requestAware(kysely, 'postgres', undefined);
+  }
+  const pool = new pg.Pool({ ...options, connectionString: url });
   // An idle client that loses its connection emits 'error' on the pool; without a listener that
   // would end the process. The next query gets a fresh connection.
   pool.on('error', () => undefined);
@@ -199,15 +229,6 @@ function requestAware(base: Kysely<Database>, dialect: Dialect, sqlite: SqliteSt
     ...(sqlite === undefined ? {} : { sqlite }),
     destroy: () => base.destroy(),
   };
-}
-
-/**
- * True when `error` says the connection to the database was lost, not that a statement was wrong:
- * node-postgres reports a connection that ended under a query by message only, with no code.
- */
-export function isConnectionLost(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  return /Connection terminated|not queryable|Connection ended|connection error/i.test(error.message);
 }
 
 /** True when the database answers a trivial query; used by `GET /readyz`. */

@@ -6,7 +6,7 @@ import Fastify, { type FastifyInstance, type FastifyRequest, LogController } fro
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config.js';
-import { type Db, isConnectionLost } from '../db/database.js';
+import { type Db, isHostLost } from '../db/database.js';
 import type { ProjectsService } from '../modules/projects/projects.service.js';
 import type { Clock } from '../lib/clock.js';
 import { ApiError } from '../lib/errors.js';
@@ -205,7 +205,10 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
       return reply.hijack();
     }
     const error = isUnavailable(thrown)
-      ? new ApiError('service_unavailable', 'The database is not reachable; retry later.', { cause: thrown })
+      ? new ApiError('service_unavailable', 'The database is not reachable; retry later.', {
+          cause: thrown,
+          headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) },
+        })
       : toApiError(thrown);
     if (error.status >= 500) request.log.error({ err: thrown, request_id: request.id }, 'request failed');
     return sendError(request, reply, error);
@@ -249,6 +252,9 @@ function hookList<T>(hooks: T | T[] | undefined): T[] {
   return Array.isArray(hooks) ? hooks : [hooks];
 }
 
+/** `Retry-After` of a 503 for a database that is not reachable: about the time a standby takes to be promoted. */
+const DATABASE_RETRY_AFTER_SECONDS = 1;
+
 /** What reading a request or writing its answer fails with once its connection is gone. */
 const CONNECTION_CLOSED_CODES: ReadonlySet<string> = new Set(['ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE']);
 
@@ -261,19 +267,16 @@ function connectionClosed(request: FastifyRequest, thrown: unknown): boolean {
   return typeof code === 'string' && CONNECTION_CLOSED_CODES.has(code) && request.raw.socket.destroyed;
 }
 
-/** Errors that mean the database is down or overloaded, not that the request or the code is wrong. */
+/**
+ * Errors that mean the database is down, switching to a standby or overloaded, not that the
+ * request or the code is wrong (db/connection-errors.ts).
+ */
 function isUnavailable(thrown: unknown): boolean {
   if (thrown === null || typeof thrown !== 'object') return false;
-  if (isConnectionLost(thrown)) return true;
+  if (isHostLost(thrown)) return true;
   const code = (thrown as { code?: unknown }).code;
   return (
-    code === 'ECONNREFUSED' ||
-    code === 'ECONNRESET' ||
-    code === 'ETIMEDOUT' ||
-    code === '57P01' || // admin_shutdown
-    code === '57P03' || // cannot_connect_now
     code === '53300' || // too_many_connections
-    code === '57P02' || // crash_shutdown
     (typeof code === 'string' && code.startsWith('SQLITE_BUSY'))
   );
 }

@@ -136,7 +136,9 @@ const SHARED_RESPONSES = {
     content: { 'application/json': { schema: ERROR_SCHEMA } },
   },
   ServiceUnavailable: {
-    description: 'A component the service needs (the database) is unreachable; retry later: `service_unavailable`.',
+    description:
+      'A component the service needs (the database) is unreachable, or the database is switching to its standby; retry after `Retry-After` seconds: `service_unavailable`.',
+    headers: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } } },
     content: { 'application/json': { schema: ERROR_SCHEMA } },
   },
 };
