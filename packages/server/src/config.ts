@@ -169,7 +169,17 @@ export interface EmailConfig {
 
 export type DatabaseConfig =
   | { readonly dialect: 'sqlite'; readonly file: string; readonly synchronous: 'full' | 'normal' }
-  | { readonly dialect: 'postgres'; readonly url: string; readonly poolSize: number };
+  | {
+      readonly dialect: 'postgres';
+      readonly url: string;
+      readonly poolSize: number;
+      /**
+       * DATABASE_PREPARED_STATEMENTS: true keeps named prepared statements and the connection's
+       * `jit=off` startup option; false keeps no state on a connection beyond one transaction, for a
+       * transaction-mode pooler such as PgBouncer (docs/operations.md, "Poolers").
+       */
+      readonly preparedStatements: boolean;
+    };
 
 export interface RateLimitConfig {
   /** Requests per second per secret key; 0 turns the limit off. */
@@ -308,7 +318,12 @@ function databaseConfig(env: Env, dataDir: string): DatabaseConfig {
     return { dialect: 'sqlite', file, synchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', ['full', 'normal'], 'full') };
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    return { dialect: 'postgres', url, poolSize: integer(env, 'DATABASE_POOL_SIZE', 20, { min: 1, max: 500 }) };
+    return {
+      dialect: 'postgres',
+      url,
+      poolSize: integer(env, 'DATABASE_POOL_SIZE', 20, { min: 1, max: 500 }),
+      preparedStatements: flag(env, 'DATABASE_PREPARED_STATEMENTS', true),
+    };
   }
   throw new ConfigError('DATABASE_URL', 'must start with postgres://, postgresql:// or sqlite:');
 }

@@ -58,7 +58,7 @@ export function int64ToNumber(text: string): number {
 
 export function openDatabase(config: DatabaseConfig): Db {
   if (config.dialect === 'sqlite') return openSqlite(config.file, config.synchronous);
-  return openPostgres(config.url, config.poolSize);
+  return openPostgres(config.url, config.poolSize, config.preparedStatements);
 }
 
 /** About 40 MiB of WAL (4 KiB pages) between checkpoints. */
@@ -120,7 +120,8 @@ function withStatementCache(
  * and planned once per connection instead of on every execution. For the ledger's hot statements,
  * whose planning cost more than running them (docs/adr/0005-ledger-write-path.md). Only for fixed
  * texts that name their columns: each distinct text stays prepared on every connection that ran
- * it, and a `select *` would break when a migration adds a column under a running process.
+ * it, and a `select *` would break when a migration adds a column under a running process. With
+ * DATABASE_PREPARED_STATEMENTS=false the comment is only a comment and the text runs unnamed.
  */
 export const PREPARED_STATEMENT = '/* prepared */';
 
@@ -161,7 +162,14 @@ function preparingPool(pool: pg.Pool): PostgresPool {
   return { connect: async () => wrap(await pool.connect()), end: () => pool.end() };
 }
 
-function openPostgres(url: string, poolSize: number): Db {
+/**
+ * With `preparedStatements` false (DATABASE_PREPARED_STATEMENTS=false) a connection carries no
+ * state from one transaction to the next, so that a transaction-mode pooler may hand each
+ * transaction to another server connection (docs/operations.md, "Poolers"): texts marked with
+ * PREPARED_STATEMENT run as unnamed statements like any other, and no startup option is sent (a
+ * pooler refuses `options`, and would not carry it to the server connections it opens).
+ */
+function openPostgres(url: string, poolSize: number, preparedStatements: boolean): Db {
   const defaultParser = (oid: number, format: 'text' | 'binary'): ((value: string) => unknown) =>
     (pg.types.getTypeParser as (oid: number, format: 'text' | 'binary') => (value: string) => unknown)(oid, format);
   const types = {
@@ -171,7 +179,9 @@ function openPostgres(url: string, poolSize: number): Db {
   // No JIT: the service's statements are short, and a statistics read whose row estimate is
   // generic (a range from a watermark read in the same statement) crossed jit_above_cost and spent
   // more compiling than reading at the scale bench's size (docs/performance.md, "Scale benchmark").
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, types, options: '-c jit=off' });
+  // Without prepared statements (a pooler in between) the database's or role's own setting
+  // applies: docs/operations.md, "Poolers", asks for `jit = off` there.
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, types, ...(preparedStatements ? { options: '-c jit=off' } : {}) });
   // An idle client that loses its connection emits 'error' on the pool; without a listener that
   // would end the process. The next query gets a fresh connection.
   pool.on('error', () => undefined);
@@ -180,7 +190,7 @@ function openPostgres(url: string, poolSize: number): Db {
   // without a listener that would end the process. The query's own failure is the answer (503),
   // and the pool replaces the client. 'connect' fires for each new client before it is handed out.
   pool.on('connect', (client) => client.on('error', () => undefined));
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparedStatements ? preparingPool(pool) : pool }) });
   return requestAware(kysely, 'postgres', undefined);
 }
 
