@@ -27,7 +27,7 @@ const STOP_TIMEOUT_MS = 10_000;
 
 /** Settings of the service that must come from the test, never from the environment vitest runs in. */
 const SERVICE_VARIABLE =
-  /^(NODE_ENV|HOST|PORT|DATA_DIR|DATABASE_URL|DATABASE_POOL_SIZE|SQLITE_SYNCHRONOUS|REDIS_URL|LOG_LEVEL|SVC_SECRET_KEY|RATE_LIMIT_\w+|TRUST_PROXY|TLS_\w+|CORS_ORIGINS|WEBHOOK_\w+|EVENT_RETENTION_DAYS|SHUTDOWN_TIMEOUT_\w+|SMTP_URL|EMAIL_\w+|PUBLIC_URL|PASSWORD_RESET_URL|SESSION_TTL|REFRESH_TTL|REFRESH_REUSE_GRACE_SECONDS|METRICS_TOKEN|SECRETS_\w+)$/;
+  /^(NODE_ENV|HOST|PORT|DATA_DIR|DATABASE_URL|DATABASE_POOL_SIZE|DATABASE_PREPARED_STATEMENTS|SQLITE_SYNCHRONOUS|REDIS_URL|LOG_LEVEL|SVC_SECRET_KEY|RATE_LIMIT_\w+|TRUST_PROXY|TLS_\w+|CORS_ORIGINS|WEBHOOK_\w+|EVENT_RETENTION_DAYS|SHUTDOWN_TIMEOUT_\w+|SMTP_URL|EMAIL_\w+|PUBLIC_URL|PASSWORD_RESET_URL|SESSION_TTL|REFRESH_TTL|REFRESH_REUSE_GRACE_SECONDS|METRICS_TOKEN|SECRETS_\w+)$/;
 
 type Env = Readonly<Record<string, string>>;
 
@@ -605,11 +605,11 @@ describeEachDialect('first start of several processes at once', (dialect) => {
 describe('describeDatabase', () => {
   it('names the SQLite file, and a PostgreSQL URL without its password', () => {
     expect(describeDatabase({ dialect: 'sqlite', file: '/srv/data/svc.sqlite', synchronous: 'full' })).toBe('SQLite /srv/data/svc.sqlite');
-    expect(describeDatabase({ dialect: 'postgres', url: 'postgres://svc:s3cr:et@db.internal:5432/svc', poolSize: 10 })).toBe(
-      'PostgreSQL postgres://svc:***@db.internal:5432/svc',
-    );
-    expect(describeDatabase({ dialect: 'postgres', url: 'postgresql://svc@h1:5432,h2:5433/svc', poolSize: 10 })).toBe(
-      'PostgreSQL postgresql://svc@h1:5432,h2:5433/svc',
-    );
+    expect(
+      describeDatabase({ dialect: 'postgres', url: 'postgres://svc:s3cr:et@db.internal:5432/svc', poolSize: 10, preparedStatements: true }),
+    ).toBe('PostgreSQL postgres://svc:***@db.internal:5432/svc');
+    expect(
+      describeDatabase({ dialect: 'postgres', url: 'postgresql://svc@h1:5432,h2:5433/svc', poolSize: 10, preparedStatements: true }),
+    ).toBe('PostgreSQL postgresql://svc@h1:5432,h2:5433/svc');
   });
 });

@@ -66,11 +66,13 @@ export function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value.trim();
 }
 
-export function flag(env: Env, name: string): boolean {
+/** `1`/`true` or `0`/`false`; unset or empty is `fallback`. */
+export function flag(env: Env, name: string, fallback = false): boolean {
   const value = nonEmpty(env[name]);
-  if (value === undefined || value === '0' || value === 'false') return false;
+  if (value === undefined) return fallback;
+  if (value === '0' || value === 'false') return false;
   if (value === '1' || value === 'true') return true;
-  throw new ConfigError(name, `must be 1 or 0, got "${value}"`);
+  throw new ConfigError(name, `must be 1, 0, true or false, got "${value}"`);
 }
 
 export function integer(env: Env, name: string, fallback: number, bounds: { min?: number; max?: number }): number {

@@ -16,8 +16,19 @@ describe('loadConfig', () => {
       dialect: 'postgres',
       url: 'postgres://u@h:5432/db',
       poolSize: 20,
+      preparedStatements: true,
     });
     expect(loadConfig({ DATABASE_URL: 'postgresql://h/db', DATABASE_POOL_SIZE: '5' }).database).toMatchObject({ poolSize: 5 });
+  });
+
+  it('turns PostgreSQL prepared statements off with DATABASE_PREPARED_STATEMENTS=false, and refuses other words', () => {
+    const postgres = (value: string) => loadConfig({ DATABASE_URL: 'postgres://u@h/db', DATABASE_PREPARED_STATEMENTS: value }).database;
+    expect(postgres('false')).toMatchObject({ preparedStatements: false });
+    expect(postgres('0')).toMatchObject({ preparedStatements: false });
+    expect(postgres('true')).toMatchObject({ preparedStatements: true });
+    expect(postgres('')).toMatchObject({ preparedStatements: true });
+    expect(() => postgres('off')).toThrow(ConfigError);
+    expect(() => postgres('off')).toThrow(/DATABASE_PREPARED_STATEMENTS/);
   });
 
   it('holds a claimed webhook delivery for 60 s unless WEBHOOK_LEASE_SECONDS says otherwise', () => {

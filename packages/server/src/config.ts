@@ -179,6 +179,12 @@ export type DatabaseConfig =
        * (`target_session_attrs`): the service picks the host itself (db/failover-pool.ts).
        */
       readonly target?: PostgresTarget;
+      /**
+       * DATABASE_PREPARED_STATEMENTS: true keeps named prepared statements and the connection's
+       * `jit=off` startup option; false keeps no state on a connection beyond one transaction, for a
+       * transaction-mode pooler such as PgBouncer (docs/operations.md, "Poolers").
+       */
+      readonly preparedStatements: boolean;
     };
 
 export interface RateLimitConfig {
@@ -319,6 +325,7 @@ function databaseConfig(env: Env, dataDir: string): DatabaseConfig {
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     const poolSize = integer(env, 'DATABASE_POOL_SIZE', 20, { min: 1, max: 500 });
+    const preparedStatements = flag(env, 'DATABASE_PREPARED_STATEMENTS', true);
     let target: PostgresTarget;
     try {
       target = parsePostgresUrl(url);
@@ -326,7 +333,9 @@ function databaseConfig(env: Env, dataDir: string): DatabaseConfig {
       if (error instanceof PostgresUrlError) throw new ConfigError('DATABASE_URL', error.message);
       throw error;
     }
-    return needsHostSelection(target) ? { dialect: 'postgres', url, poolSize, target } : { dialect: 'postgres', url, poolSize };
+    return needsHostSelection(target)
+      ? { dialect: 'postgres', url, poolSize, preparedStatements, target }
+      : { dialect: 'postgres', url, poolSize, preparedStatements };
   }
   throw new ConfigError('DATABASE_URL', 'must start with postgres://, postgresql:// or sqlite:');
 }

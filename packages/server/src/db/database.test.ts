@@ -31,7 +31,7 @@ describe.skipIf(inject('postgresAdminUrl') === '')('PostgreSQL prepared statemen
   const database = useTestDatabase('postgres');
 
   it('runs texts marked PREPARED_STATEMENT as named statements, prepared once per connection, and others unnamed', async () => {
-    const db = openDatabase({ dialect: 'postgres', url: database().url, poolSize: 1 });
+    const db = openDatabase({ dialect: 'postgres', url: database().url, poolSize: 1, preparedStatements: true });
     try {
       const marked = (value: number) => sql<{ doubled: number }>`${sql.raw(PREPARED_STATEMENT)} select ${value}::int * 2 as doubled`;
       expect((await marked(2).execute(db.kysely)).rows).toEqual([{ doubled: 4 }]);
@@ -44,6 +44,27 @@ describe.skipIf(inject('postgresAdminUrl') === '')('PostgreSQL prepared statemen
       expect(prepared.rows).toHaveLength(1);
       expect(prepared.rows[0]?.name).toMatch(/^svc_[0-9a-f]{32}$/);
       expect(prepared.rows[0]?.statement).toContain('* 2 as doubled');
+      const jit = await sql<{ setting: string; source: string }>`select setting, source from pg_settings where name = 'jit'`.execute(
+        db.kysely,
+      );
+      expect(jit.rows).toEqual([{ setting: 'off', source: 'client' }]);
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it('with DATABASE_PREPARED_STATEMENTS=false runs marked texts unnamed and sets nothing on the connection', async () => {
+    const db = openDatabase({ dialect: 'postgres', url: database().url, poolSize: 1, preparedStatements: false });
+    try {
+      const marked = (value: number) => sql<{ doubled: number }>`${sql.raw(PREPARED_STATEMENT)} select ${value}::int * 2 as doubled`;
+      expect((await marked(2).execute(db.kysely)).rows).toEqual([{ doubled: 4 }]);
+      expect((await marked(5).execute(db.kysely)).rows).toEqual([{ doubled: 10 }]);
+      const prepared = await sql<{ name: string }>`select name from pg_prepared_statements`.execute(db.kysely);
+      expect(prepared.rows).toEqual([]);
+      // No setting sent at connect ('client'): the server's own applies.
+      const jit = await sql<{ source: string }>`select source from pg_settings where name = 'jit'`.execute(db.kysely);
+      expect(jit.rows).toHaveLength(1);
+      expect(jit.rows[0]?.source).not.toBe('client');
     } finally {
       await db.destroy();
     }

@@ -62,7 +62,7 @@ export function int64ToNumber(text: string): number {
 
 export function openDatabase(config: DatabaseConfig): Db {
   if (config.dialect === 'sqlite') return openSqlite(config.file, config.synchronous);
-  return openPostgres(config.url, config.poolSize, config.target);
+  return openPostgres(config.url, config.poolSize, config.preparedStatements, config.target);
 }
 
 /** About 40 MiB of WAL (4 KiB pages) between checkpoints. */
@@ -124,7 +124,8 @@ function withStatementCache(
  * and planned once per connection instead of on every execution. For the ledger's hot statements,
  * whose planning cost more than running them (docs/adr/0005-ledger-write-path.md). Only for fixed
  * texts that name their columns: each distinct text stays prepared on every connection that ran
- * it, and a `select *` would break when a migration adds a column under a running process.
+ * it, and a `select *` would break when a migration adds a column under a running process. With
+ * DATABASE_PREPARED_STATEMENTS=false the comment is only a comment and the text runs unnamed.
  */
 export const PREPARED_STATEMENT = '/* prepared */';
 
@@ -144,10 +145,12 @@ interface ClientSource {
 /**
  * The pool as Kysely sees it, running texts marked with PREPARED_STATEMENT as named statements. The
  * name is a hash of the text, so equal texts share one statement and a changed text gets its own.
+ * `named` false runs them unnamed, and keeps only the source's `failed` and `release` hooks.
  */
-function preparingPool(source: ClientSource): PostgresPool {
+function preparingPool(source: ClientSource, named = true): PostgresPool {
   const names = new Map<string, string>();
   const nameOf = (text: string): string | undefined => {
+    if (!named) return undefined;
     let name = names.get(text);
     if (name === undefined && names.size < PREPARED_TEXTS_MAX) {
       name = `svc_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
@@ -184,7 +187,14 @@ function preparingPool(source: ClientSource): PostgresPool {
   return { connect: async () => wrap(await source.connect()), end: () => source.end() };
 }
 
-function openPostgres(url: string, poolSize: number, target: PostgresTarget | undefined): Db {
+/**
+ * With `preparedStatements` false (DATABASE_PREPARED_STATEMENTS=false) a connection carries no
+ * state from one transaction to the next, so that a transaction-mode pooler may hand each
+ * transaction to another server connection (docs/operations.md, "Poolers"): texts marked with
+ * PREPARED_STATEMENT run as unnamed statements like any other, and no startup option is sent (a
+ * pooler refuses `options`, and would not carry it to the server connections it opens).
+ */
+function openPostgres(url: string, poolSize: number, preparedStatements: boolean, target: PostgresTarget | undefined): Db {
   const defaultParser = (oid: number, format: 'text' | 'binary'): ((value: string) => unknown) =>
     (pg.types.getTypeParser as (oid: number, format: 'text' | 'binary') => (value: string) => unknown)(oid, format);
   const types = {
@@ -194,12 +204,14 @@ function openPostgres(url: string, poolSize: number, target: PostgresTarget | un
   // No JIT: the service's statements are short, and a statistics read whose row estimate is
   // generic (a range from a watermark read in the same statement) crossed jit_above_cost and spent
   // more compiling than reading at the scale bench's size (docs/performance.md, "Scale benchmark").
-  const options: pg.PoolConfig = { max: poolSize, types, options: '-c jit=off' };
+  // Without prepared statements (a pooler in between) the database's or role's own setting
+  // applies: docs/operations.md, "Poolers", asks for `jit = off` there.
+  const options: pg.PoolConfig = { max: poolSize, types, ...(preparedStatements ? { options: '-c jit=off' } : {}) };
   // Several hosts, or one that must take writes: the failover pool picks the host and finds it
   // again when it goes away (db/failover-pool.ts).
   if (target !== undefined) {
-    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(new FailoverPool(target, options)) }) });
-    return requestAware(kysely, 'postgres', undefined);
+    const pool = preparingPool(new FailoverPool(target, options), preparedStatements);
+    return requestAware(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), 'postgres', undefined);
   }
   const pool = new pg.Pool({ ...options, connectionString: url });
   // An idle client that loses its connection emits 'error' on the pool; without a listener that
@@ -210,7 +222,7 @@ function openPostgres(url: string, poolSize: number, target: PostgresTarget | un
   // without a listener that would end the process. The query's own failure is the answer (503),
   // and the pool replaces the client. 'connect' fires for each new client before it is handed out.
   pool.on('connect', (client) => client.on('error', () => undefined));
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparedStatements ? preparingPool(pool) : pool }) });
   return requestAware(kysely, 'postgres', undefined);
 }
 

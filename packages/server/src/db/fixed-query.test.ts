@@ -20,7 +20,7 @@ describeEachDialect('runFixed', (dialect) => {
     const db =
       dialect === 'sqlite'
         ? openDatabase({ dialect, file: url.slice('sqlite:'.length), synchronous: 'full' })
-        : openDatabase({ dialect, url, poolSize: 2 });
+        : openDatabase({ dialect, url, poolSize: 2, preparedStatements: true });
     onTestFinished(() => db.destroy());
     await sql`create table fixed_query_probe (id text primary key, amount bigint not null)`.execute(db.kysely);
     await sql`insert into fixed_query_probe (id, amount) values ('a', 9007199254740991), ('b', 2)`.execute(db.kysely);

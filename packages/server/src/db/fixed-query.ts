@@ -6,7 +6,7 @@ import type { Database } from './schema.js';
  * A read on a hot path as one fixed SQL text, written once with `?` placeholders: Kysely does not
  * build and compile it on every request, SQLite keeps it prepared (the statement cache in
  * database.ts), and PostgreSQL runs it as a named prepared statement (`PREPARED_STATEMENT`), planned
- * once per connection. Only for texts that name their columns and take every value as a parameter.
+ * once per connection, unless DATABASE_PREPARED_STATEMENTS=false. Only for texts that name their columns and take every value as a parameter.
  */
 export interface FixedQuery<Row> {
   readonly sqlite: string;

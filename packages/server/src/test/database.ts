@@ -37,7 +37,9 @@ export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase
   if (adminUrl === '') throw new Error('PostgreSQL is not reachable; the test should have been skipped');
   const name = `svc_test_${randomBase62(12).toLowerCase()}`;
   await adminQuery(adminUrl, `create database ${name}`);
-  const url = new URL(adminUrl);
+  // Created and dropped directly; used through the pooler when there is one (test/global-setup.ts).
+  const poolerUrl = inject('postgresPoolerUrl');
+  const url = new URL(poolerUrl === '' ? adminUrl : poolerUrl);
   url.pathname = `/${name}`;
   return {
     dialect,
@@ -56,9 +58,20 @@ async function adminQuery(adminUrl: string, statement: string): Promise<void> {
   }
 }
 
-/** Configuration for a test: quiet logs, the given database, and any overrides. */
+/**
+ * Configuration for a test: quiet logs, the given database, and any overrides. Behind a pooler
+ * (TEST_DATABASE_POOLER_URL) a PostgreSQL database is used with DATABASE_PREPARED_STATEMENTS=false,
+ * as docs/operations.md, "Poolers", asks.
+ */
 export function testConfig(databaseUrl: string, env: Readonly<Record<string, string>> = {}): Config {
-  return loadConfig({ NODE_ENV: 'test', DATA_DIR: tmpdir(), DATABASE_URL: databaseUrl, ...env });
+  const pooled = inject('postgresPoolerUrl') !== '' && /^postgres(ql)?:/.test(databaseUrl);
+  return loadConfig({
+    NODE_ENV: 'test',
+    DATA_DIR: tmpdir(),
+    DATABASE_URL: databaseUrl,
+    ...(pooled ? { DATABASE_PREPARED_STATEMENTS: 'false' } : {}),
+    ...env,
+  });
 }
 
 /**

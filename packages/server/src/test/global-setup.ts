@@ -5,7 +5,8 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 
 /**
- * Runs once before the suite: finds out whether PostgreSQL and Redis are reachable and tells the
+ * Runs once before the suite: finds out whether PostgreSQL and Redis are reachable (and the
+ * redis-server and pgbouncer commands installed) and tells the
  * test files through `inject`. On a fresh machine without them the SQLite half runs and this says
  * clearly what was skipped; with SVC_TEST_REQUIRE_SERVICES=1 (set by .ci/run) a missing server
  * fails the run instead.
@@ -21,6 +22,14 @@ declare module 'vitest' {
     redisUrl: string;
     /** `redis-server` when the tests can start (and kill) a Redis of their own, or '' when it is not installed. */
     redisServerCommand: string;
+    /** The `pgbouncer` command when the tests can start a PgBouncer of their own, or '' when it is not installed. */
+    pgbouncerCommand: string;
+    /**
+     * TEST_DATABASE_POOLER_URL, or '': a pooler in front of `postgresAdminUrl`. When set, each test
+     * file's database is still created through the admin URL, but the service under test connects
+     * through the pooler with DATABASE_PREPARED_STATEMENTS=false (test/database.ts).
+     */
+    postgresPoolerUrl: string;
   }
 }
 
@@ -31,10 +40,16 @@ export async function setup(project: TestProject): Promise<void> {
   const postgresError = await probePostgres(postgresUrl);
   const redisError = await probeRedis(redisUrl);
   const redisServerError = await probeCommand(REDIS_SERVER_COMMAND);
+  const pgbouncer = await findPgbouncer();
+  const poolerUrl = process.env['TEST_DATABASE_POOLER_URL'] ?? '';
+  // Asked for by name: a pooler that does not answer fails the run instead of testing without it.
+  const poolerError = poolerUrl === '' ? undefined : await probePostgres(poolerUrl);
+  if (poolerError !== undefined) throw new Error(`TEST_DATABASE_POOLER_URL ${redact(poolerUrl)} does not answer: ${poolerError}`);
   const missing: string[] = [];
   if (postgresError !== undefined) missing.push(`PostgreSQL at ${redact(postgresUrl)} (${postgresError})`);
   if (redisError !== undefined) missing.push(`Redis at ${redisUrl} (${redisError})`);
   if (redisServerError !== undefined) missing.push(`the ${REDIS_SERVER_COMMAND} command, to start and kill a Redis (${redisServerError})`);
+  if (pgbouncer.error !== undefined) missing.push(`the pgbouncer command, to start a PgBouncer (${pgbouncer.error})`);
   if (missing.length > 0) {
     if (required) throw new Error(`SVC_TEST_REQUIRE_SERVICES=1 but these are not reachable: ${missing.join('; ')}`);
     const line = '='.repeat(100);
@@ -47,6 +62,21 @@ export async function setup(project: TestProject): Promise<void> {
   project.provide('postgresAdminUrl', postgresError === undefined ? postgresUrl : '');
   project.provide('redisUrl', redisError === undefined ? redisUrl : '');
   project.provide('redisServerCommand', redisServerError === undefined ? REDIS_SERVER_COMMAND : '');
+  project.provide('pgbouncerCommand', pgbouncer.command);
+  project.provide('postgresPoolerUrl', poolerUrl);
+}
+
+/** Debian installs pgbouncer in /usr/sbin, which is not on every user's PATH. */
+const PGBOUNCER_COMMANDS = ['pgbouncer', '/usr/sbin/pgbouncer'];
+
+async function findPgbouncer(): Promise<{ command: string; error?: string }> {
+  let error = '';
+  for (const command of PGBOUNCER_COMMANDS) {
+    const failure = await probeCommand(command);
+    if (failure === undefined) return { command };
+    error = failure;
+  }
+  return { command: '', error };
 }
 
 const REDIS_SERVER_COMMAND = 'redis-server';

@@ -39,7 +39,7 @@ const POLL_MS = 50;
 
 /** Settings of the service that must come from the test, never from the environment vitest runs in. */
 const SERVICE_VARIABLE =
-  /^(NODE_ENV|HOST|PORT|DATA_DIR|DATABASE_URL|DATABASE_POOL_SIZE|SQLITE_SYNCHRONOUS|REDIS_URL|LOG_LEVEL|SVC_SECRET_KEY|RATE_LIMIT_\w+|TRUST_PROXY|TLS_\w+|CORS_ORIGINS|WEBHOOK_\w+|EVENT_RETENTION_DAYS|SHUTDOWN_TIMEOUT_\w+|SMTP_URL|SECRETS_\w+)$/;
+  /^(NODE_ENV|HOST|PORT|DATA_DIR|DATABASE_URL|DATABASE_POOL_SIZE|DATABASE_PREPARED_STATEMENTS|SQLITE_SYNCHRONOUS|REDIS_URL|LOG_LEVEL|SVC_SECRET_KEY|RATE_LIMIT_\w+|TRUST_PROXY|TLS_\w+|CORS_ORIGINS|WEBHOOK_\w+|EVENT_RETENTION_DAYS|SHUTDOWN_TIMEOUT_\w+|SMTP_URL|SECRETS_\w+)$/;
 /**
  * The keyring the test's own service and every worker share: endpoints' secrets are sealed
  * (docs/adr/0015-secrets-at-rest.md), so processes of one deployment need the same key.
