@@ -94,7 +94,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const clock = options.clock ?? systemClock;
   const secrets = secretBoxFromConfig({ keys: config.secrets.keys, dataDir: config.dataDir });
   // Before anything that traces: with OTEL_EXPORTER_OTLP_ENDPOINT unset, no tracing code is loaded.
-  const tracing = config.tracing === undefined ? undefined : await startTracing(config.tracing);
+  const tracing = config.tracing === undefined ? undefined : await startTracing(config.tracing, logger);
   const db = openDatabase(config.database);
   let limitStores: LimitStores | undefined;
   let webhooks: Webhooks | undefined;

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dialect } from '../db/database.js';
 import { createService, type Service } from '../main.js';
 import { signup, type SignedUp } from '../modules/auth/auth.testing.js';
-import { describeEachDialect, testConfig, useTestDatabase } from '../test/database.js';
+import { createTestDatabase, describeEachDialect, testConfig, useTestDatabase } from '../test/database.js';
+import { freePort } from '../test/serve-process.js';
 import { type OtlpReceiver, type ReceivedSpan, SPAN_KIND_CLIENT, SPAN_KIND_SERVER, startOtlpReceiver } from '../test/otlp-receiver.js';
 import { type Receiver, startReceiver } from '../test/webhook-receiver.js';
 
@@ -225,5 +226,26 @@ describe('traces over OTLP/HTTP protobuf', () => {
     // Protobuf strings are their UTF-8 bytes: the default service name and the route are in it.
     expect(exported?.body.includes('svc')).toBe(true);
     expect(otlp.spans()).toEqual([]);
+  });
+});
+
+describe('traces to a collector that is down', () => {
+  it('answers requests as usual and closes without an error', async () => {
+    const database = await createTestDatabase('sqlite');
+    const unused = await freePort();
+    const service = await createService(
+      testConfig(database.url, { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${unused}`, OTEL_BSP_SCHEDULE_DELAY: '1' }),
+    );
+    try {
+      const { secretKey } = await service.projects.createProject({ name: 'Collector down' });
+      for (let request = 0; request < 3; request += 1) {
+        const response = await service.app.inject({ method: 'GET', url: '/v1/wallets', headers: { authorization: `Bearer ${secretKey}` } });
+        expect(response.statusCode).toBe(200);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    } finally {
+      await expect(service.close()).resolves.toBeUndefined();
+      await database.drop();
+    }
   });
 });

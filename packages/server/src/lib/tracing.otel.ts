@@ -9,7 +9,7 @@ import {
   trace,
   type Tracer as OtelTracer,
 } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { setGlobalErrorHandler, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -20,6 +20,7 @@ import {
   ATTR_HTTP_ROUTE,
   ATTR_SERVICE_NAME,
 } from '@opentelemetry/semantic-conventions';
+import type { Logger } from 'pino';
 import type { TracingConfig } from '../config.js';
 import type { CurrentSpan, OpenSpan, RequestSpan, SpanAttributes, SpanKind, Tracer } from './tracing.js';
 
@@ -31,7 +32,10 @@ import type { CurrentSpan, OpenSpan, RequestSpan, SpanAttributes, SpanKind, Trac
 
 const KINDS: Readonly<Record<SpanKind, OtelSpanKind>> = { client: OtelSpanKind.CLIENT, internal: OtelSpanKind.INTERNAL };
 
-export function createOtelTracer(config: TracingConfig): Tracer {
+export function createOtelTracer(config: TracingConfig, logger: Logger): Tracer {
+  // A collector that is down or refuses an export loses those spans and nothing else: the SDK
+  // reports the failure here, once per export, and the requests go on.
+  setGlobalErrorHandler((error) => logger.warn({ err: error, endpoint: config.endpoint }, 'could not export traces'));
   const exporterOptions = { url: `${config.endpoint}/v1/traces` };
   const exporter = config.protocol === 'http/json' ? new JsonTraceExporter(exporterOptions) : new ProtobufTraceExporter(exporterOptions);
   const provider = new BasicTracerProvider({
@@ -74,8 +78,9 @@ export function createOtelTracer(config: TracingConfig): Tracer {
       return requestSpan(tracer, current, parent, start.method, start.route);
     },
     async shutdown() {
-      await provider.forceFlush();
-      await provider.shutdown();
+      // Failures were already reported through the error handler; stopping never fails for them.
+      await provider.forceFlush().catch(() => undefined);
+      await provider.shutdown().catch(() => undefined);
     },
   };
 }

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { TracingConfig } from '../config.js';
 
 /*
@@ -89,12 +90,12 @@ export interface TracingHandle {
 }
 
 /**
- * Loads the OpenTelemetry SDK (only now) and installs a tracer that exports to `config.endpoint`.
- * One tracer per process: the HTTP hooks and the modules find it here.
+ * Loads the OpenTelemetry SDK (only now) and installs a tracer that exports to `config.endpoint`;
+ * failed exports are logged at `warn`. One tracer per process: the HTTP hooks and the modules find it here.
  */
-export async function startTracing(config: TracingConfig): Promise<TracingHandle> {
+export async function startTracing(config: TracingConfig, logger: Logger): Promise<TracingHandle> {
   const { createOtelTracer } = await import('./tracing.otel.js');
-  const tracer = createOtelTracer(config);
+  const tracer = createOtelTracer(config, logger);
   installed = tracer;
   return {
     async stop() {
