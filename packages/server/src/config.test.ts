@@ -11,6 +11,27 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(config) && Object.isFrozen(config.rateLimit)).toBe(true);
   });
 
+  it('traces only with OTEL_EXPORTER_OTLP_ENDPOINT: http/protobuf and the service name svc unless told otherwise', () => {
+    expect(loadConfig({}).tracing).toBeUndefined();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).tracing).toEqual({
+      endpoint: 'http://collector:4318',
+      protocol: 'http/protobuf',
+      serviceName: 'svc',
+      scheduleDelayMs: 5000,
+    });
+    const json = loadConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector.example',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_SERVICE_NAME: 'wallets-eu',
+      OTEL_BSP_SCHEDULE_DELAY: '200',
+    }).tracing;
+    expect(json).toEqual({ endpoint: 'https://collector.example', protocol: 'http/json', serviceName: 'wallets-eu', scheduleDelayMs: 200 });
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(
+      /OTEL_EXPORTER_OTLP_PROTOCOL/,
+    );
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT/);
+  });
+
   it('uses PostgreSQL when DATABASE_URL says so', () => {
     expect(loadConfig({ DATABASE_URL: 'postgres://u@h:5432/db' }).database).toEqual({
       dialect: 'postgres',

@@ -93,6 +93,20 @@ export interface Config {
   readonly email: EmailConfig;
   readonly oauth: OAuthConfig;
   readonly secrets: SecretsConfig;
+  /** `OTEL_EXPORTER_OTLP_ENDPOINT` and its companions; undefined: no traces, and no tracing code loaded. */
+  readonly tracing: TracingConfig | undefined;
+}
+
+/** Where and how request traces go (lib/tracing.ts, docs/operations.md "Traces"). */
+export interface TracingConfig {
+  /** `OTEL_EXPORTER_OTLP_ENDPOINT`: the collector's base URL; spans are posted to `<endpoint>/v1/traces`. */
+  readonly endpoint: string;
+  /** `OTEL_EXPORTER_OTLP_PROTOCOL`: `http/protobuf` (default) or `http/json`. */
+  readonly protocol: 'http/protobuf' | 'http/json';
+  /** `OTEL_SERVICE_NAME`, default `svc`: the `service.name` of every span. */
+  readonly serviceName: string;
+  /** `OTEL_BSP_SCHEDULE_DELAY` (default 5000): how long finished spans wait to be sent in one batch. */
+  readonly scheduleDelayMs: number;
 }
 
 /** The keyring that seals secrets at rest (lib/secret-box.ts, docs/adr/0015-secrets-at-rest.md). */
@@ -296,8 +310,20 @@ export function loadConfig(env: Env = process.env): Config {
     },
     oauth,
     secrets,
+    tracing: tracingConfig(env),
   };
   return deepFreeze(config);
+}
+
+function tracingConfig(env: Env): TracingConfig | undefined {
+  const endpoint = optionalUrl(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (endpoint === undefined) return undefined;
+  return {
+    endpoint: endpoint.replace(/\/+$/, ''),
+    protocol: oneOf(env, 'OTEL_EXPORTER_OTLP_PROTOCOL', ['http/protobuf', 'http/json'], 'http/protobuf'),
+    serviceName: nonEmpty(env['OTEL_SERVICE_NAME']) ?? 'svc',
+    scheduleDelayMs: integer(env, 'OTEL_BSP_SCHEDULE_DELAY', 5000, { min: 1, max: 60_000 }),
+  };
 }
 
 /** Below Kubernetes' default grace of 30 s, so that the process exits by itself before it is killed. */

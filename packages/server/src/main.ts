@@ -37,6 +37,7 @@ import { WalletsService } from './modules/wallets/wallets.service.js';
 import { createWebhooks, type Webhooks, type WebhooksOptions } from './modules/webhooks/webhooks.module.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { type SecretBox, secretBoxFromConfig } from './lib/secret-box.js';
+import { startTracing } from './lib/tracing.js';
 import { sealPlaintextSecrets } from './security/plaintext-sealing.js';
 
 export interface Service {
@@ -92,6 +93,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const logger = options.logger ?? createLogger(config);
   const clock = options.clock ?? systemClock;
   const secrets = secretBoxFromConfig({ keys: config.secrets.keys, dataDir: config.dataDir });
+  // Before anything that traces: with OTEL_EXPORTER_OTLP_ENDPOINT unset, no tracing code is loaded.
+  const tracing = config.tracing === undefined ? undefined : await startTracing(config.tracing, logger);
   const db = openDatabase(config.database);
   let limitStores: LimitStores | undefined;
   let webhooks: Webhooks | undefined;
@@ -219,6 +222,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
         // Refusals recorded after their responses are written before the database closes.
         await audit.settled().catch(() => undefined);
         await db.destroy();
+        // Last: the spans of everything above are sent before the process goes.
+        await tracing?.stop();
       },
     };
   } catch (error) {
@@ -227,6 +232,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     await oauth?.close();
     await limitStores?.close();
     await db.destroy();
+    await tracing?.stop();
     throw error;
   }
 }

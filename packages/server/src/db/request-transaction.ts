@@ -1,7 +1,14 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { type Kysely, sql } from 'kysely';
 import type { Dialect } from './database.js';
+import { type OpenSpan, openSpan, type SpanAttributes } from '../lib/tracing.js';
 import type { Database } from './schema.js';
+
+/** The span attributes of a transaction, by dialect: the database system's name in the conventions' spelling. */
+export const TRANSACTION_SPAN_ATTRIBUTES: Readonly<Record<Dialect, SpanAttributes>> = {
+  sqlite: { 'db.system.name': 'sqlite' },
+  postgres: { 'db.system.name': 'postgresql' },
+};
 
 /**
  * A request's own database transaction, opened before its handler runs and committed after its
@@ -17,13 +24,21 @@ export class RequestTransaction {
   readonly #connection: Kysely<Database>;
   readonly #dialect: Dialect;
   readonly #finish: (statement: 'commit' | 'rollback') => Promise<void>;
+  /** From BEGIN to COMMIT or ROLLBACK (lib/tracing.ts); undefined while traces are off. */
+  readonly #span: OpenSpan | undefined;
   #open = true;
   #savepoints = 0;
 
-  private constructor(connection: Kysely<Database>, dialect: Dialect, finish: (statement: 'commit' | 'rollback') => Promise<void>) {
+  private constructor(
+    connection: Kysely<Database>,
+    dialect: Dialect,
+    finish: (statement: 'commit' | 'rollback') => Promise<void>,
+    span: OpenSpan | undefined,
+  ) {
     this.#connection = connection;
     this.#dialect = dialect;
     this.#finish = finish;
+    this.#span = span;
   }
 
   /**
@@ -32,6 +47,7 @@ export class RequestTransaction {
    * until `commit` or `rollback`.
    */
   static open(base: Kysely<Database>, dialect: Dialect): Promise<RequestTransaction> {
+    const span = openSpan('db.transaction', 'client', () => TRANSACTION_SPAN_ATTRIBUTES[dialect]);
     return new Promise<RequestTransaction>((resolve, reject) => {
       base
         .connection()
@@ -44,10 +60,15 @@ export class RequestTransaction {
             (resolveSettled, rejectSettled) => (settle = { resolve: resolveSettled, reject: rejectSettled }),
           );
           resolve(
-            new RequestTransaction(connection, dialect, (statement) => {
-              decide(statement);
-              return settled;
-            }),
+            new RequestTransaction(
+              connection,
+              dialect,
+              (statement) => {
+                decide(statement);
+                return settled;
+              },
+              span,
+            ),
           );
           const statement = await decided;
           try {
@@ -59,6 +80,11 @@ export class RequestTransaction {
           }
         })
         // Before `resolve` this is a failed BEGIN; after it, the failure already went to `settled`.
+        .catch((error: unknown) => {
+          span?.fail('begin_failed');
+          span?.end();
+          throw error;
+        })
         .catch(reject);
     });
   }
@@ -115,7 +141,17 @@ export class RequestTransaction {
   #end(statement: 'commit' | 'rollback'): Promise<void> {
     if (!this.#open) return Promise.resolve();
     this.#open = false;
-    return this.#finish(statement);
+    const span = this.#span;
+    if (span === undefined) return this.#finish(statement);
+    span.setAttribute('svc.db.outcome', statement);
+    return this.#finish(statement).then(
+      () => span.end(),
+      (error: unknown) => {
+        span.fail(`${statement}_failed`);
+        span.end();
+        throw error;
+      },
+    );
   }
 }
 

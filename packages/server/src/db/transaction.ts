@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Kysely, sql } from 'kysely';
 import type { Db, Dialect } from './database.js';
-import { currentRequestTransaction } from './request-transaction.js';
+import { type CurrentSpan, traced } from '../lib/tracing.js';
+import { currentRequestTransaction, TRANSACTION_SPAN_ATTRIBUTES } from './request-transaction.js';
 import type { Database } from './schema.js';
 
 /** A Kysely handle bound to one connection inside an open transaction. */
@@ -41,13 +42,36 @@ const RETRY_DELAY_BASE_MS = 5;
  * a busy database it runs `work` again, so `work` must not have side effects outside the database
  * (events go to the outbox table, in the same transaction).
  */
-export async function inTransaction<T>(db: Db, work: (trx: Transaction) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+export function inTransaction<T>(db: Db, work: (trx: Transaction) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
   const attemptsMax = options.attemptsMax ?? 5;
   // Inside a request's own transaction (an idempotent POST), the work is a savepoint of it, so that
   // it commits with the request's key and response (db/request-transaction.ts).
   const request = currentRequestTransaction();
-  if (request !== undefined) return request.nested(work, attemptsMax, isRetryable);
+  if (request !== undefined) {
+    return traced(
+      'db.savepoint',
+      'client',
+      () => TRANSACTION_SPAN_ATTRIBUTES[db.dialect],
+      () => request.nested(work, attemptsMax, isRetryable),
+    );
+  }
+  return traced(
+    'db.transaction',
+    'client',
+    () => TRANSACTION_SPAN_ATTRIBUTES[db.dialect],
+    (span) => runTransaction(db, work, options, attemptsMax, span),
+  );
+}
+
+async function runTransaction<T>(
+  db: Db,
+  work: (trx: Transaction) => Promise<T>,
+  options: TransactionOptions,
+  attemptsMax: number,
+  span: CurrentSpan,
+): Promise<T> {
   for (let attempt = 1; ; attempt += 1) {
+    if (attempt > 1) span.setAttribute('svc.db.attempts', attempt);
     try {
       return await db.kysely.connection().execute(async (connection) => {
         if (db.dialect === 'sqlite') {

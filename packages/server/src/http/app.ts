@@ -11,6 +11,7 @@ import type { ProjectsService } from '../modules/projects/projects.service.js';
 import type { Clock } from '../lib/clock.js';
 import { ApiError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
+import { activeTracer } from '../lib/tracing.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import { credentialGuard } from './credentials.js';
 import { type RequestClient, transportClient } from './end-user.js';
@@ -22,6 +23,7 @@ import { lazyChildLoggerFactory } from './lazy-logger.js';
 import { createHttpMetrics } from './metrics.js';
 import { openApiOptions } from './openapi.js';
 import { registerOpsRoutes } from './ops.routes.js';
+import { traceRequests } from './request-tracing.js';
 import { type RouteMethods, routeMethods } from './route-methods.js';
 import type { DashboardAuthenticator, Principal, RouteCredential, SessionAuthenticator } from '../lib/principal.js';
 import type { RateLimiter } from '../lib/rate-limit.js';
@@ -151,6 +153,9 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
     closing = true;
     done();
   });
+  // Before the onRequest hook below, so that the credential guard's reads are in the request's span.
+  const tracer = activeTracer();
+  if (tracer !== undefined) traceRequests(app, tracer);
   // One onRequest hook for the headers every response carries and the credential guard: each hook
   // costs a trip through Fastify's hook runner on every request.
   app.addHook('onRequest', (request, reply) => {

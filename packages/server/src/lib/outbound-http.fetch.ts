@@ -1,4 +1,5 @@
 import type { OutboundHttp } from './outbound-http.js';
+import { type SpanAttributes, traced } from './tracing.js';
 
 /**
  * A Fetch-API-shaped function over `OutboundHttp`, for libraries that take a custom fetch
@@ -36,14 +37,24 @@ export function outboundFetch(http: OutboundHttp, options: { responseBytesMax?: 
     if (init.headers instanceof Headers) init.headers.forEach((value, name) => (headers[name] = value));
     else Object.assign(headers, init.headers ?? {});
     const body = bodyText(init.body);
-    const result = await http.send({
-      method,
-      url,
-      headers,
-      ...(body === undefined ? {} : { body }),
-      // One byte more than allowed tells a body of exactly the limit from a longer one.
-      responseBytesMax: bytesMax + 1,
-    });
+    const result = await traced(
+      'outbound.request',
+      'client',
+      () => requestSpanAttributes(method, url),
+      async (span) => {
+        const answer = await http.send({
+          method,
+          url,
+          headers,
+          ...(body === undefined ? {} : { body }),
+          // One byte more than allowed tells a body of exactly the limit from a longer one.
+          responseBytesMax: bytesMax + 1,
+        });
+        if (answer.kind === 'failure') span.fail(answer.reason);
+        else span.setAttribute('http.response.status_code', answer.status);
+        return answer;
+      },
+    );
     if (result.kind === 'failure') throw new OutboundFetchError(result.reason, `${new URL(url).origin}: ${result.message}`);
     if (result.body.length > bytesMax) {
       throw new OutboundFetchError('too_large', `${new URL(url).origin} answered with more than ${bytesMax} bytes`);
@@ -51,6 +62,17 @@ export function outboundFetch(http: OutboundHttp, options: { responseBytesMax?: 
     const nullBody = result.status === 204 || result.status === 304 || result.status < 200;
     return new Response(nullBody ? null : new Uint8Array(result.body), { status: result.status, headers: result.headers });
   };
+}
+
+/**
+ * The provider's host and port, never the path or query: a token endpoint's query or an
+ * authorization code may ride in them. Headers (client secrets, bearer tokens) and bodies are left out too.
+ */
+function requestSpanAttributes(method: string, url: string): SpanAttributes {
+  const parsed = URL.parse(url);
+  if (parsed === null) return { 'http.request.method': method };
+  const port = parsed.port === '' ? (parsed.protocol === 'https:' ? 443 : 80) : Number(parsed.port);
+  return { 'http.request.method': method, 'server.address': parsed.hostname, 'server.port': port };
 }
 
 function bodyText(body: unknown): string | undefined {

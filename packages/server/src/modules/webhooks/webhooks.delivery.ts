@@ -3,6 +3,7 @@ import type { WebhookAttemptKind } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import { addMilliseconds, type Clock, isoTime } from '../../lib/clock.js';
 import type { OutboundHttp } from '../../lib/outbound-http.js';
+import { type SpanAttributes, traced } from '../../lib/tracing.js';
 import { eventEnvelopeJson, type EventRow, findEventsForDelivery } from '../events/event-log.service.js';
 import type { AuditService } from '../audit/audit.service.js';
 import { endpointOutcomes, updateEndpointHealth } from './webhooks.health.js';
@@ -125,9 +126,43 @@ export async function attemptDelivery(
 
 /** Signs (with the time of sending) and sends one attempt; never throws for what the receiver does. */
 export async function sendAttempt(deps: DeliveryDependencies, target: DeliveryTarget, kind: WebhookAttemptKind): Promise<AttemptOutcome> {
-  const outcome = await exchange(deps, target);
+  const outcome = await traced(
+    'webhook.attempt',
+    'client',
+    () => attemptSpanAttributes(target, kind),
+    async (span) => {
+      const sent = await exchange(deps, target);
+      if (sent.statusCode !== null) span.setAttribute('http.response.status_code', sent.statusCode);
+      if (!sent.succeeded) span.fail(sent.result);
+      return sent;
+    },
+  );
   deps.metrics.attempted(kind, outcome.result, outcome.latencyMs);
   return outcome;
+}
+
+/**
+ * Who the attempt is for and where it goes, by host alone: an endpoint's URL may carry a token in
+ * its path or query, and its secrets and body never leave the signing code.
+ */
+function attemptSpanAttributes(target: DeliveryTarget, kind: WebhookAttemptKind): SpanAttributes {
+  return {
+    'http.request.method': 'POST',
+    'server.address': hostOf(target.url),
+    'svc.project_id': target.projectId,
+    'svc.webhook.endpoint_id': target.endpointId,
+    'svc.webhook.delivery_id': target.deliveryId,
+    'svc.webhook.event_id': target.eventId,
+    'svc.webhook.attempt_kind': kind,
+  };
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return 'invalid';
+  }
 }
 
 async function exchange(deps: DeliveryDependencies, target: DeliveryTarget): Promise<AttemptOutcome> {
