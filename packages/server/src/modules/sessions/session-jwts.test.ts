@@ -195,6 +195,33 @@ describeEachDialect('session JWTs', (dialect) => {
       expect(await kids()).not.toContain(oldKid);
       expect(await kids()).toContain(key.kid);
     });
+
+    it('lists the published keys with their status, public halves only, with a secret key', async () => {
+      await signup(call, ctx().secretKey);
+      const list = async () => {
+        const response = await call({ method: 'GET', url: '/v1/project/signing-keys', headers: ctx().auth });
+        expect(response.statusCode, response.body).toBe(200);
+        expect(response.body).not.toMatch(/private|"d"|BEGIN/);
+        return response.json<{ object: string; has_more: boolean; data: Array<{ kid: string; status: string; alg: string }> }>();
+      };
+      const first = await list();
+      expect(first).toMatchObject({ object: 'list', has_more: false });
+      expect(first.data.map((key) => key.status).sort()).toEqual(['next', 'signing']);
+      const next = first.data.find((key) => key.status === 'next')!;
+      const signing = first.data.find((key) => key.status === 'signing')!;
+      const rotated = (await post('/v1/project/signing-keys/rotate')).json<{ kid: string; status: string; activated_at: string }>();
+      expect(rotated).toMatchObject({ kid: next.kid, status: 'signing', activated_at: clock.now().toISOString() });
+      const after = await list();
+      const statusOf = (kid: string) => after.data.find((key) => key.kid === kid)?.status;
+      expect([statusOf(next.kid), statusOf(signing.kid)]).toEqual(['signing', 'retiring']);
+      expect(after.data.filter((key) => key.status === 'next')).toHaveLength(1);
+      // The list shows what the JWKS publishes, no more.
+      const published = (await jwks()).json<{ keys: Array<{ kid: string }> }>().keys.map((jwk) => jwk.kid);
+      expect(after.data.map((key) => key.status)).toEqual(['signing', 'next', 'retiring']);
+      expect(after.data.map((key) => key.kid).sort()).toEqual(published.sort());
+      const anonymous = await call({ method: 'GET', url: '/v1/project/signing-keys' });
+      expect(anonymous.statusCode).toBe(401);
+    });
   });
 });
 
