@@ -31,6 +31,11 @@ const BUSY_MACHINE_PCT = 20;
 export function printResult(result) {
   const what =
     result.bench === 'baseline' ? 'bare Fastify GET /baseline' : `${result.bench} [${result.dialect}, LOG_LEVEL=${result.log_level}]`;
+  // A result that is not a load measurement (an in-process loop, a ratio) says itself what it measured.
+  if (typeof result.summary === 'string') {
+    say(`${what.padEnd(42)} ${result.summary}`);
+    return;
+  }
   let line = `${what.padEnd(42)} ${formatInt(result.req_per_s).padStart(8)} req/s  p50 ${result.p50_ms} ms  p99 ${result.p99_ms} ms`;
   if (result.ratio !== undefined) {
     line += `  = ${(result.ratio * 100).toFixed(1)} % of baseline (target >= ${result.target_ratio * 100} %): ${result.verdict}`;

@@ -48,10 +48,10 @@ export function createProject(ctx, database, name = 'bench') {
 
 /**
  * `svc serve` on a free loopback port with rate limits off, ready when /healthz answers.
- * `extraEnv` overrides anything (e.g. LOG_LEVEL).
+ * `extraEnv` overrides anything (e.g. LOG_LEVEL); `port`, when given, is the port (for a `PUBLIC_URL` that names it).
  */
-export async function startService(ctx, database, { logLevel, extraEnv = {} }) {
-  const port = await freePort();
+export async function startService(ctx, database, { logLevel, extraEnv = {}, port: chosenPort }) {
+  const port = chosenPort ?? (await freePort());
   const env = {
     ...database.env,
     PORT: String(port),

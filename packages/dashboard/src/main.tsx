@@ -9,6 +9,7 @@ import { EventTypesPage } from './pages/event-types.js';
 import { OrganizationPage, OrganizationsPage } from './pages/organizations.js';
 import { OverviewPage } from './pages/overview.js';
 import { SettingsPage } from './pages/settings.js';
+import { SigningKeysPage } from './pages/signing-keys.js';
 import { UserPage, UsersPage } from './pages/users.js';
 import { WalletPage, WalletsPage } from './pages/wallets.js';
 import { WebhookPage, WebhooksPage } from './pages/webhooks.js';
@@ -24,6 +25,7 @@ const NAV: readonly { path: string; label: string }[] = [
   { path: '/events', label: 'Events' },
   { path: '/event-types', label: 'Event catalog' },
   { path: '/api-keys', label: 'API keys' },
+  { path: '/signing-keys', label: 'Signing keys' },
   { path: '/organizations', label: 'Organizations' },
   { path: '/audit-log', label: 'Audit log' },
   { path: '/settings', label: 'Settings' },
@@ -43,6 +45,7 @@ function route(path: string, session: Session) {
   if (path === '/event-types') return <EventTypesPage />;
   if ((id = one('/events/:id')) !== undefined) return <EventPage key={id} id={id} />;
   if (path === '/api-keys') return <ApiKeysPage currentKeyId={session.key_id} />;
+  if (path === '/signing-keys') return <SigningKeysPage projectId={session.project_id} />;
   if (path === '/organizations') return <OrganizationsPage />;
   if ((id = one('/organizations/:id')) !== undefined) return <OrganizationPage key={id} id={id} />;
   if (path === '/audit-log') return <AuditPage />;

@@ -195,6 +195,16 @@ export interface OrganizationDomain {
   verified_at: string | null;
 }
 
+/** A key that signs the project's session JWTs: its public half is in the JWKS; its private half never leaves the service. */
+export interface SigningKey {
+  kid: string;
+  alg: 'ES256' | 'RS256' | 'EdDSA';
+  status: 'signing' | 'next' | 'retiring';
+  created_at: string;
+  activated_at: string | null;
+  retired_at: string | null;
+}
+
 export interface Invitation {
   id: string;
   email: string;

@@ -64,6 +64,37 @@ describe('verifySessionJwt against the service', () => {
     expect(fetches).toBe(1);
   });
 
+  it('fetches the key set once more for an unknown kid (two rotations since it fetched), then verifies offline', async () => {
+    let fetches = 0;
+    // The verifier's clock runs 31 s ahead after the rotations: an unknown kid refetches at most every 30 s.
+    let skewMs = 0;
+    const verifier = createSessionJwtVerifier({
+      baseUrl,
+      projectId: ctx().projectId,
+      nowMs: () => Date.now() + skewMs,
+      fetch: (input, init) => {
+        fetches += 1;
+        return fetch(input, init);
+      },
+    });
+    const first = await signUp('jwt-kid-first@example.com');
+    await verifier.verify(first.session.jwt);
+    expect(fetches).toBe(1);
+    const rotate = () =>
+      fetch(`${baseUrl}/v1/project/signing-keys/rotate`, { method: 'POST', headers: { authorization: `Bearer ${ctx().secretKey}` } });
+    // The second rotation makes a key sign that was made after the verifier's fetch: its kid is unknown.
+    expect((await rotate()).status).toBe(200);
+    expect((await rotate()).status).toBe(200);
+    const later = await signUp('jwt-kid-later@example.com');
+    skewMs = 31_000;
+    expect(await verifier.verify(later.session.jwt)).toMatchObject({ sub: later.user.id });
+    expect(fetches).toBe(2);
+    for (let index = 0; index < 20; index += 1) await verifier.verify(later.session.jwt);
+    const another = await signUp('jwt-kid-another@example.com');
+    expect(await verifier.verify(another.session.jwt)).toMatchObject({ sub: another.user.id });
+    expect(fetches).toBe(2);
+  });
+
   it('refuses the token for another project id', async () => {
     const session = await signUp('jwt-other@example.com');
     const verifier = createSessionJwtVerifier({ baseUrl, projectId: 'prj_someoneelse000000000000' });

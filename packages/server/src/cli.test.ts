@@ -356,9 +356,17 @@ describeEachDialect('svc CLI and npm start', (dialect) => {
 
   it('svc signing-keys rotate prints the key that signs from now on; the private key is stored sealed', async () => {
     const created = await svcJson<{ project: { id: string } }>(['project', 'create', '--name', 'Signing'], env());
-    type SigningKeyJson = { object: string; kid: string; alg: string; created_at: string };
+    type SigningKeyJson = { object: string; kid: string; alg: string; status: string; created_at: string };
     const first = await svcJson<SigningKeyJson>(['signing-keys', 'rotate', '--project', created.project.id], env());
-    expect(first).toEqual({ object: 'signing_key', kid: expect.stringMatching(/^sjk_/), alg: 'ES256', created_at: expect.any(String) });
+    expect(first).toEqual({
+      object: 'signing_key',
+      kid: expect.stringMatching(/^sjk_/),
+      alg: 'ES256',
+      status: 'signing',
+      created_at: expect.any(String),
+      activated_at: expect.any(String),
+      retired_at: null,
+    });
     const second = await svcJson<SigningKeyJson>(['signing-keys', 'rotate', '--project', created.project.id], env());
     expect(second.kid).not.toBe(first.kid);
     const db = openDatabase(loadConfig({ DATA_DIR: env()['DATA_DIR'], DATABASE_URL: env()['DATABASE_URL'] }).database);

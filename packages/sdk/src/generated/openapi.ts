@@ -283,6 +283,20 @@ export interface MfaChallenge {
   methods: Array<'totp' | 'recovery_code'>;
 }
 
+export interface SigningKey {
+  object: 'signing_key';
+  /** The `kid` of the JWTs it signs and of its entry in the JWKS. */
+  kid: string;
+  alg: 'ES256' | 'RS256' | 'EdDSA';
+  /** `signing` signs new JWTs; `next` is published and signs after the next rotation; `retiring` signs no more and stays published until every JWT it signed has expired. */
+  status: 'signing' | 'next' | 'retiring';
+  created_at: string;
+  /** When it started signing; null for the next key. */
+  activated_at: string | null;
+  /** When a rotation stopped it signing. */
+  retired_at: string | null;
+}
+
 export interface Session {
   /** `svc_ses_<ref>`, the session token up to the dot. */
   id: string;
@@ -1386,19 +1400,25 @@ export interface Operations {
       }>;
     };
   };
+  /** The project's published session JWT signing keys with their status (signing, next, retiring); public halves only */
+  'GET /v1/project/signing-keys': {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'list';
+      data: SigningKey[];
+      has_more: boolean;
+    };
+  };
   /** Make the project's next session JWT signing key sign from now on; the previous stays published until its JWTs expire */
   'POST /v1/project/signing-keys/rotate': {
     path: Record<string, never>;
     query: Record<string, never>;
     body: undefined;
     status: 200;
-    response: {
-      object: 'signing_key';
-      /** The `kid` of the JWTs it signs and of its entry in the JWKS. */
-      kid: string;
-      alg: 'ES256' | 'RS256' | 'EdDSA';
-      created_at: string;
-    };
+    response: SigningKey;
   };
   /** Check a session token: `{valid: true, user, session}` or `{valid: false, reason}`; never 404 */
   'POST /v1/sessions/validate': {
@@ -2866,6 +2886,8 @@ export const operations = {
   createSessionJwt: { method: 'POST', path: '/v1/sessions/jwt', credential: 'session', body: 'none', list: false },
   /** `GET /v1/projects/{project_id}/jwks.json`: The project's public keys that sign session JWTs (RFC 7517); no credential */
   getProjectJwks: { method: 'GET', path: '/v1/projects/{project_id}/jwks.json', credential: 'public', body: 'none', list: false },
+  /** `GET /v1/project/signing-keys`: The project's published session JWT signing keys with their status (signing, next, retiring); public halves only */
+  listSigningKeys: { method: 'GET', path: '/v1/project/signing-keys', credential: 'secret', body: 'none', list: false },
   /** `POST /v1/project/signing-keys/rotate`: Make the project's next session JWT signing key sign from now on; the previous stays published until its JWTs expire */
   rotateSigningKey: { method: 'POST', path: '/v1/project/signing-keys/rotate', credential: 'secret', body: 'none', list: false },
   /** `POST /v1/sessions/validate`: Check a session token: `{valid: true, user, session}` or `{valid: false, reason}`; never 404 */

@@ -327,6 +327,40 @@ describe.skipIf(chromiumMissing && !required)('the operator dashboard in headles
     await expect.poll(() => page.getByTestId('secret-value').textContent()).toMatch(/^svc_sk_/);
     await expect.poll(() => page.getByTestId('key-list').textContent()).toContain('in use here');
     await shot(page, '10-api-keys');
+    // Signing keys: the signing and the next key (made with the seeded user's session), public halves
+    // only; a dismissed confirmation rotates nothing, an accepted one makes the next key sign.
+    const keyLists: string[] = [];
+    page.on('response', (response) => {
+      if (response.url().endsWith('/v1/project/signing-keys')) void response.text().then((body) => keyLists.push(body));
+    });
+    await openPage(page, 'Signing keys');
+    const keyRows = page.getByTestId('signing-key');
+    await expect.poll(() => keyRows.count()).toBe(2);
+    const kidOf = async (status: string) =>
+      (await page.locator(`[data-testid=signing-key][data-status=${status}] code`).textContent()) ?? '';
+    const [signingKid, nextKid] = [await kidOf('signing'), await kidOf('next')];
+    expect(signingKid).toMatch(/^sjk_/);
+    expect(await page.getByTestId('signing-key-list').textContent()).toContain('ES256');
+    expect(await page.getByTestId('jwks-url').textContent()).toBe(`${baseUrl}/v1/projects/${test().projectId}/jwks.json`);
+    page.once('dialog', (dialog) => void dialog.dismiss());
+    await page.getByRole('button', { name: 'Rotate', exact: true }).click();
+    await page.waitForTimeout(200);
+    expect(await kidOf('signing')).toBe(signingKid);
+    page.once('dialog', (dialog) => {
+      expect(dialog.message()).toContain('Rotate the signing key?');
+      void dialog.accept();
+    });
+    await page.getByRole('button', { name: 'Rotate', exact: true }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toBe(`Rotated: ${nextKid} signs from now on.`);
+    await expect.poll(() => keyRows.count()).toBe(3);
+    expect([await kidOf('signing'), await kidOf('retiring')]).toEqual([nextKid, signingKid]);
+    const published = await test().service.app.inject({ method: 'GET', url: `/v1/projects/${test().projectId}/jwks.json` });
+    const publishedKids = published.json<{ keys: Array<{ kid: string }> }>().keys.map((key) => key.kid);
+    expect(publishedKids.sort()).toEqual((await keyRows.locator('code').allTextContents()).sort());
+    expect(keyLists.length).toBeGreaterThanOrEqual(2);
+    for (const body of keyLists) expect(body).not.toMatch(/private|"d"|BEGIN|"x"|"n"/);
+    expect(posts.filter((post) => post.url.endsWith('/v1/project/signing-keys/rotate'))).toHaveLength(1);
+    await shot(page, '10b-signing-keys');
     await openPage(page, 'Organizations');
     await shot(page, '11-organizations');
     await openPage(page, 'Audit log');

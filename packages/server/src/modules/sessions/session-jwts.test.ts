@@ -109,6 +109,15 @@ describeEachDialect('session JWTs', (dialect) => {
       expect((await verify(verified.json<{ session: { jwt: string } }>().session.jwt)).amr).toEqual(['pwd', 'otp', 'mfa']);
     });
 
+    it('a password then a recovery code: pwd, mfa (a recovery code has no RFC 8176 name)', async () => {
+      const account = await signup(call, ctx().secretKey);
+      const { recoveryCodes } = await enrolTotp(call, account.token, clock);
+      const challenge = (await logIn(call, ctx().secretKey, account)).json<{ mfa_token: string }>();
+      const verified = await post('/v1/auth/mfa/verify', { mfa_token: challenge.mfa_token, recovery_code: recoveryCodes[0] });
+      expect(verified.statusCode, verified.body).toBe(200);
+      expect((await verify(verified.json<{ session: { jwt: string } }>().session.jwt)).amr).toEqual(['pwd', 'mfa']);
+    });
+
     it('a passkey: webauthn, mfa', async () => {
       const client = passkeyClient(ctx().service, ctx().secretKey);
       await configureRelyingParty(client);
@@ -186,27 +195,86 @@ describeEachDialect('session JWTs', (dialect) => {
       expect(await kids()).not.toContain(oldKid);
       expect(await kids()).toContain(key.kid);
     });
-  });
-});
 
-describeEachDialect('session JWTs: SESSION_JWT_ALG', (dialect) => {
-  const clock = testClock();
-  const ctx = useTestService(dialect, {
-    env: { PUBLIC_URL, SESSION_JWT_ALG: 'EdDSA', SESSION_JWT_TTL_SECONDS: '60' },
-    serviceOptions: { clock },
-  });
-  const call = (options: InjectOptions) => ctx().service.app.inject(options);
-
-  it('signs with the configured algorithm and lifetime', async () => {
-    const account = await signup(call, ctx().secretKey);
-    const jwt = (account.body.session as { jwt?: string }).jwt!;
-    expect(decodeProtectedHeader(jwt).alg).toBe('EdDSA');
-    const response: LightMyRequestResponse = await call({ method: 'GET', url: `/v1/projects/${ctx().projectId}/jwks.json` });
-    const { payload } = await jwtVerify(jwt, createLocalJWKSet(response.json<JSONWebKeySet>()), {
-      issuer: `${PUBLIC_URL}/v1/projects/${ctx().projectId}`,
-      audience: ctx().projectId,
-      currentDate: clock.now(),
+    it('lists the published keys with their status, public halves only, with a secret key', async () => {
+      await signup(call, ctx().secretKey);
+      const list = async () => {
+        const response = await call({ method: 'GET', url: '/v1/project/signing-keys', headers: ctx().auth });
+        expect(response.statusCode, response.body).toBe(200);
+        expect(response.body).not.toMatch(/private|"d"|BEGIN/);
+        return response.json<{ object: string; has_more: boolean; data: Array<{ kid: string; status: string; alg: string }> }>();
+      };
+      const first = await list();
+      expect(first).toMatchObject({ object: 'list', has_more: false });
+      expect(first.data.map((key) => key.status).sort()).toEqual(['next', 'signing']);
+      const next = first.data.find((key) => key.status === 'next')!;
+      const signing = first.data.find((key) => key.status === 'signing')!;
+      const rotated = (await post('/v1/project/signing-keys/rotate')).json<{ kid: string; status: string; activated_at: string }>();
+      expect(rotated).toMatchObject({ kid: next.kid, status: 'signing', activated_at: clock.now().toISOString() });
+      const after = await list();
+      const statusOf = (kid: string) => after.data.find((key) => key.kid === kid)?.status;
+      expect([statusOf(next.kid), statusOf(signing.kid)]).toEqual(['signing', 'retiring']);
+      expect(after.data.filter((key) => key.status === 'next')).toHaveLength(1);
+      // The list shows what the JWKS publishes, no more.
+      const published = (await jwks()).json<{ keys: Array<{ kid: string }> }>().keys.map((jwk) => jwk.kid);
+      expect(after.data.map((key) => key.status)).toEqual(['signing', 'next', 'retiring']);
+      expect(after.data.map((key) => key.kid).sort()).toEqual(published.sort());
+      const anonymous = await call({ method: 'GET', url: '/v1/project/signing-keys' });
+      expect(anonymous.statusCode).toBe(401);
     });
-    expect(payload.exp! - payload.iat!).toBe(60);
   });
 });
+
+/** The public key each algorithm publishes: its JWK type and curve (RFC 7518, RFC 8037). */
+const PUBLIC_KEY_SHAPE = {
+  EdDSA: { kty: 'OKP', crv: 'Ed25519' },
+  RS256: { kty: 'RSA', e: 'AQAB' },
+} as const;
+
+for (const alg of ['EdDSA', 'RS256'] as const) {
+  describeEachDialect(`session JWTs: SESSION_JWT_ALG=${alg}`, (dialect) => {
+    const clock = testClock();
+    const ctx = useTestService(dialect, {
+      env: { PUBLIC_URL, SESSION_JWT_ALG: alg, SESSION_JWT_TTL_SECONDS: '60' },
+      serviceOptions: { clock },
+    });
+    const call = (options: InjectOptions) => ctx().service.app.inject(options);
+    const verify = async (jwt: string): Promise<JWTPayload> => {
+      const response: LightMyRequestResponse = await call({ method: 'GET', url: `/v1/projects/${ctx().projectId}/jwks.json` });
+      const keys = response.json<JSONWebKeySet>();
+      for (const key of keys.keys) {
+        expect(key).toMatchObject({ ...PUBLIC_KEY_SHAPE[alg], alg, use: 'sig' });
+        for (const secret of ['d', 'p', 'q', 'dp', 'dq', 'qi']) expect(key).not.toHaveProperty(secret);
+      }
+      const { payload, protectedHeader } = await jwtVerify(jwt, createLocalJWKSet(keys), {
+        issuer: `${PUBLIC_URL}/v1/projects/${ctx().projectId}`,
+        audience: ctx().projectId,
+        algorithms: [alg],
+        currentDate: clock.now(),
+      });
+      expect(protectedHeader).toMatchObject({ alg, typ: 'JWT' });
+      return payload;
+    };
+
+    it(`signs with ${alg} and the configured lifetime, verified by jose against the published JWKS`, async () => {
+      const account = await signup(call, ctx().secretKey);
+      const jwt = (account.body.session as { jwt?: string }).jwt!;
+      expect(decodeProtectedHeader(jwt).alg).toBe(alg);
+      const payload = await verify(jwt);
+      expect(payload).toMatchObject({ sub: account.userId, amr: ['pwd'] });
+      expect(payload.exp! - payload.iat!).toBe(60);
+    });
+
+    it(`keeps ${alg} across a rotation: the next key signs and both verify`, async () => {
+      const account = await signup(call, ctx().secretKey);
+      const before = (account.body.session as { jwt?: string }).jwt!;
+      const rotated = await call({ method: 'POST', url: '/v1/project/signing-keys/rotate', headers: ctx().auth });
+      expect(rotated.json<{ alg: string }>().alg).toBe(alg);
+      const after = await call({ method: 'POST', url: '/v1/sessions/jwt', headers: bearer(account.token) });
+      const jwt = after.json<{ jwt: string }>().jwt;
+      expect(decodeProtectedHeader(jwt).kid).toBe(rotated.json<{ kid: string }>().kid);
+      expect((await verify(jwt)).sub).toBe(account.userId);
+      expect((await verify(before)).sub).toBe(account.userId);
+    });
+  });
+}

@@ -19,6 +19,7 @@ import {
   ProjectJwksParams,
   SessionJwtSchema,
   SigningKeyInfoSchema,
+  SigningKeyListSchema,
   ValidateSessionBody,
   ValidateSessionResponse,
   ValidSessionResponse,
@@ -83,6 +84,21 @@ export function sessionsRoutes(
         void reply.header('Cache-Control', 'public, max-age=300');
         return sessions.publishedKeys(projectId);
       },
+    );
+
+    app.get(
+      '/v1/project/signing-keys',
+      {
+        config: { credential: 'secret' },
+        schema: {
+          operationId: 'listSigningKeys',
+          tags,
+          security,
+          summary: "The project's published session JWT signing keys with their status (signing, next, retiring); public halves only",
+          response: { 200: SigningKeyListSchema },
+        },
+      },
+      (request) => sessions.listSigningKeys(requireSecretKey(request).projectId),
     );
 
     app.post(

@@ -108,17 +108,30 @@ export const SessionJwtSchema = Type.Object(
 );
 export type SessionJwt = Static<typeof SessionJwtSchema>;
 
-/** A project's session JWT signing key, as rotation answers it (never its private half). */
+/** A project's session JWT signing key, as rotation and the list answer it (never its private half). */
 export const SigningKeyInfoSchema = Type.Object(
   {
     object: Type.Literal('signing_key'),
     kid: Type.String({ description: 'The `kid` of the JWTs it signs and of its entry in the JWKS.' }),
     alg: Type.Union([Type.Literal('ES256'), Type.Literal('RS256'), Type.Literal('EdDSA')]),
+    status: Type.Union([Type.Literal('signing'), Type.Literal('next'), Type.Literal('retiring')], {
+      description:
+        '`signing` signs new JWTs; `next` is published and signs after the next rotation; `retiring` signs no more and stays published until every JWT it signed has expired.',
+    }),
     created_at: Time,
+    activated_at: Type.Union([Time, Type.Null()], { description: 'When it started signing; null for the next key.' }),
+    retired_at: Type.Union([Time, Type.Null()], { description: 'When a rotation stopped it signing.' }),
   },
   { $id: 'SigningKey' },
 );
 export type SigningKeyInfo = Static<typeof SigningKeyInfoSchema>;
+
+/** `GET /v1/project/signing-keys`: the keys the JWKS publishes, newest first; every one fits one page. */
+export const SigningKeyListSchema = Type.Object(
+  { object: Type.Literal('list'), data: Type.Array(SigningKeyInfoSchema), has_more: Type.Boolean() },
+  { $id: 'SigningKeyList' },
+);
+export type SigningKeyList = Static<typeof SigningKeyListSchema>;
 
 /** `GET /v1/projects/{project_id}/jwks.json`: public keys only (RFC 7517). */
 export const JwksSchema = Type.Object(

@@ -11,9 +11,10 @@ import { SessionRefresh } from './session-refresh.js';
 import { newRefreshToken, newSessionToken, sessionNameOf, sessionNameOfToken } from './session-tokens.js';
 import type { AuthenticationMethod, SessionJwts } from './session-jwts.js';
 import { insertSession, recordSessionsRevoked, type SessionIssuing, sessionJwtOf } from './session-writes.js';
-import type { IssuedSession, SessionInfo, SessionJwt, SigningKeyInfo } from './sessions.schemas.js';
+import type { IssuedSession, SessionInfo, SessionJwt, SigningKeyInfo, SigningKeyList } from './sessions.schemas.js';
 import type { PublicJwk, SigningKeys } from './signing-keys.js';
 import * as store from './sessions.store.js';
+import type { SigningKeyRow } from './signing-keys.store.js';
 
 export { sealedSuccessorsCleanupJob } from './refresh-grace.js';
 export { type AuthenticationMethod, parseAmr, SessionJwts } from './session-jwts.js';
@@ -321,6 +322,16 @@ export class SessionsService implements SessionAuthenticator {
   }
 
   /**
+   * `GET /v1/project/signing-keys`: the published keys with their status (public halves only): the
+   * signing key, the next, then the retiring ones, newest first.
+   */
+  async listSigningKeys(projectId: string): Promise<SigningKeyList> {
+    const rows = await this.#issuing.jwts.keys.publishedKeyRows(this.#db.kysely, projectId, this.#clock.now());
+    const keys = rows.map(toSigningKeyInfo);
+    return { object: 'list', data: STATUS_ORDER.flatMap((status) => keys.filter((key) => key.status === status)), has_more: false };
+  }
+
+  /**
    * `POST /v1/project/signing-keys/rotate` and `svc signing-keys rotate`: the next key signs from
    * now on; the previous one stays published until every JWT it signed has expired.
    */
@@ -352,8 +363,24 @@ export async function rotateSigningKey(
       changes: { kid: key.kid, alg: key.alg, previous_kid: key.previous_kid },
       createdAt: key.created_at,
     });
-    return { object: 'signing_key', kid: key.kid, alg: key.alg, created_at: key.created_at };
+    return toSigningKeyInfo(key);
   });
+}
+
+const STATUS_ORDER = ['signing', 'next', 'retiring'] as const;
+
+/** A key's row as the API shows it: its status follows from when it started and stopped signing. */
+export function toSigningKeyInfo(row: Pick<SigningKeyRow, 'kid' | 'alg' | 'created_at' | 'activated_at' | 'retired_at'>): SigningKeyInfo {
+  const status = row.retired_at !== null ? 'retiring' : row.activated_at === null ? 'next' : 'signing';
+  return {
+    object: 'signing_key',
+    kid: row.kid,
+    alg: row.alg,
+    status,
+    created_at: row.created_at,
+    activated_at: row.activated_at,
+    retired_at: row.retired_at,
+  };
 }
 
 export function toSessionInfo(row: store.SessionRow): SessionInfo {

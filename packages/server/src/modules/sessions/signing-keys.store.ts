@@ -68,10 +68,10 @@ export async function listPublishedKeys(
   db: Executor,
   projectId: string,
   retiredAfter: string,
-): Promise<Array<Pick<SigningKeyRow, 'kid' | 'public_jwk'>>> {
+): Promise<Array<Omit<SigningKeyRow, 'private_key_sealed'>>> {
   return db
     .selectFrom('session_signing_keys')
-    .select(['kid', 'public_jwk'])
+    .select(['kid', 'project_id', 'alg', 'public_jwk', 'created_at', 'activated_at', 'retired_at'])
     .where('project_id', '=', projectId)
     .where((where) => where.or([where('retired_at', 'is', null), where('retired_at', '>', retiredAfter)]))
     .orderBy('created_at', 'desc')

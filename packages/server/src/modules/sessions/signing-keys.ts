@@ -99,9 +99,18 @@ export class SigningKeys {
    * configuration was when it was signed, so that bound, not today's setting, decides.
    */
   async publishedKeys(db: Kysely<Database>, projectId: string, now: Date): Promise<PublicJwk[]> {
-    const retiredAfter = isoTime(addMilliseconds(now, -SESSION_JWT_TTL_SECONDS_MAX * 1000));
-    const rows = await store.listPublishedKeys(db, projectId, retiredAfter);
+    const rows = await this.publishedKeyRows(db, projectId, now);
     return rows.map((row) => JSON.parse(row.public_jwk) as PublicJwk);
+  }
+
+  /** The published keys' rows, newest first, without their private half: for the JWKS and the list of keys. */
+  async publishedKeyRows(
+    db: Kysely<Database>,
+    projectId: string,
+    now: Date,
+  ): Promise<Array<Omit<store.SigningKeyRow, 'private_key_sealed'>>> {
+    const retiredAfter = isoTime(addMilliseconds(now, -SESSION_JWT_TTL_SECONDS_MAX * 1000));
+    return store.listPublishedKeys(db, projectId, retiredAfter);
   }
 
   #privateKey(row: store.SigningKeyRow): KeyObject {

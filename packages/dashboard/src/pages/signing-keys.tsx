@@ -1,0 +1,90 @@
+import { useState } from 'react';
+import { type List, post } from '../api.js';
+import { formatDateTime, formatRelative } from '../format.js';
+import type { SigningKey } from '../types.js';
+import { CopyButton, Empty, ErrorBox, Loaded, Page, StatusBadge, useAction, useResource } from '../ui.js';
+
+const STATUS_NOTE: Record<SigningKey['status'], string> = {
+  signing: 'signs new session JWTs',
+  next: 'published, signs after the next rotation',
+  retiring: 'signs no more; published until its JWTs have expired',
+};
+
+/**
+ * The keys that sign the project's session JWTs, as the JWKS publishes them (public halves only:
+ * the list never carries private material), and the rotation (docs/adr/0020-session-jwts.md).
+ */
+export function SigningKeysPage(props: { projectId: string }) {
+  const keys = useResource<List<SigningKey>>('/v1/project/signing-keys');
+  const [rotated, setRotated] = useState<SigningKey | undefined>(undefined);
+  const action = useAction();
+  const jwksUrl = `${window.location.origin}/v1/projects/${props.projectId}/jwks.json`;
+  return (
+    <Page
+      title="Signing keys"
+      actions={
+        <button
+          type="button"
+          className="danger"
+          disabled={action.pending}
+          onClick={() => {
+            if (
+              window.confirm(
+                'Rotate the signing key? The next key signs new JWTs at once; JWTs signed so far still verify until they expire.',
+              )
+            )
+              void action.run(async () => setRotated(await post<SigningKey>('/v1/project/signing-keys/rotate'))).then(keys.reload);
+          }}
+        >
+          Rotate
+        </button>
+      }
+    >
+      <p className="muted">
+        Back ends verify session JWTs offline against the project&apos;s key set: <code data-testid="jwks-url">{jwksUrl}</code>{' '}
+        <CopyButton value={jwksUrl} label="Copy the JWKS address" />
+      </p>
+      {rotated === undefined ? null : (
+        <p role="status">
+          Rotated: <code>{rotated.kid}</code> signs from now on.
+        </p>
+      )}
+      {action.error === undefined ? null : <ErrorBox error={action.error} />}
+      <Loaded resource={keys}>
+        {({ data }) =>
+          data.length === 0 ? (
+            <Empty>No signing keys yet: the project gets its first on its first session.</Empty>
+          ) : (
+            <div className="table-wrap">
+              <table data-testid="signing-key-list">
+                <caption className="visually-hidden">Session JWT signing keys</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Key id (kid)</th>
+                    <th scope="col">Algorithm</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Created</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.map((key) => (
+                    <tr key={key.kid} data-testid="signing-key" data-status={key.status}>
+                      <td>
+                        <code>{key.kid}</code>
+                      </td>
+                      <td>{key.alg}</td>
+                      <td>
+                        <StatusBadge status={key.status} /> <span className="muted">{STATUS_NOTE[key.status]}</span>
+                      </td>
+                      <td title={formatDateTime(key.created_at)}>{formatRelative(key.created_at)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )
+        }
+      </Loaded>
+    </Page>
+  );
+}
