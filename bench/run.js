@@ -171,11 +171,12 @@ async function loadScenarios() {
 function select(scenarios, argv) {
   const wanted = argv.filter((arg) => !arg.startsWith('-'));
   if (wanted.length === 0) return scenarios;
-  return wanted.map((name) => {
+  // A scenario with `partOf: 'x'` runs after scenario x when x is named (`sessions` runs `session-jwt` too).
+  return wanted.flatMap((name) => {
     const bare = name.replace(/\.js$/, '');
     const found = scenarios.find(({ file, scenario }) => file === bare || scenario.name === bare);
     if (found === undefined) throw new UsageError(`no scenario "${name}"; there are: ${scenarios.map(({ file }) => file).join(', ')}`);
-    return found;
+    return [found, ...scenarios.filter(({ scenario }) => scenario.partOf !== undefined && scenario.partOf === found.scenario.name)];
   });
 }
 

@@ -1,4 +1,5 @@
-// Session JWTs (docs/adr/0020-session-jwts.md): verifying offline against a round trip.
+// Session JWTs (docs/adr/0020-session-jwts.md): verifying offline against a round trip. Runs after the
+// sessions scenario (`npm run bench -- sessions`), or alone (`npm run bench -- session-jwt`).
 // - The SDK's verifySessionJwt (packages/sdk, built) in this process, on one core: the JWTs of
 //   1,000 distinct sessions (a sign-up, then 999 refreshes, each a new session) verified in turn,
 //   with and without the verified-token cache, for each algorithm (ES256, RS256, EdDSA), in a loop
@@ -39,6 +40,7 @@ const PASSWORD = 'a long bench passphrase 7f3a';
 
 export const scenario = {
   name: 'session-jwt',
+  partOf: 'sessions',
   description: 'SDK session JWT verification per second vs POST /v1/sessions/validate and Better Auth get-session; signing vs log in',
 
   async run(ctx) {
