@@ -73,7 +73,9 @@ export class WorkerHeartbeat {
     this.#runId = newRunId(identity);
     await this.#register();
     this.#running = true;
-    this.#schedule();
+    // The first look for dead workers at once: a replacement started after a crash takes over the
+    // dead one's leases as soon as its heartbeat is stale, not a beat later.
+    this.#schedule(0);
   }
 
   /** Stops beating and deletes this run's row (its leases were given back or recorded). */
@@ -91,19 +93,25 @@ export class WorkerHeartbeat {
     }
   }
 
-  #schedule(): void {
+  #schedule(delayMs: number = this.#intervalMs): void {
     this.#timer = setTimeout(() => {
       this.#beating = this.#beat().finally(() => {
         this.#beating = undefined;
         if (this.#running) this.#schedule();
       });
-    }, this.#intervalMs);
+    }, delayMs);
     this.#timer.unref();
   }
 
   async #register(): Promise<void> {
     const now = isoTime(this.#deps.clock.now());
-    await workers.insertWorker(this.#deps.db.kysely, { id: this.#runId, host: hostname(), pid: process.pid, started_at: now, last_seen: now });
+    await workers.insertWorker(this.#deps.db.kysely, {
+      id: this.#runId,
+      host: hostname(),
+      pid: process.pid,
+      started_at: now,
+      last_seen: now,
+    });
     this.#renewedAtMs = performance.now();
   }
 
