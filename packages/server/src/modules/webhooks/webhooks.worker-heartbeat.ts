@@ -63,7 +63,7 @@ export class WorkerHeartbeat {
   holds(leaseId: string): boolean {
     if (!this.#running) return true;
     if (!leaseId.startsWith(`${this.#runId}.`)) return false;
-    return this.#renewedAtMs !== undefined && performance.now() - this.#renewedAtMs < this.#staleMs / 2;
+    return this.#renewedAtMs !== undefined && performance.now() - this.#renewedAtMs < this.#staleMs;
   }
 
   /** Writes this run's row (under `identity`, when the worker has one) and beats until `stop`. */
