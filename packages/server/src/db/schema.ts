@@ -24,6 +24,7 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  webhook_workers: WebhookWorkersTable;
   audit_log: AuditLogTable;
   audit_unsealed: AuditUnsealedTable;
   audit_chain: AuditChainTable;
@@ -475,6 +476,19 @@ export interface WebhookDeliveriesTable {
   last_attempt_at: string | null;
   created_at: string;
   updated_at: string;
+}
+
+/**
+ * A running delivery worker's heartbeat (docs/adr/0006-webhook-delivery.md, "Dead workers"): `id`
+ * prefixes every lease it takes; `last_seen` is renewed every second while it runs.
+ */
+export interface WebhookWorkersTable {
+  id: string;
+  /** The host name and process id, for operators. */
+  host: string;
+  pid: number;
+  started_at: string;
+  last_seen: string;
 }
 
 export type WebhookAttemptKind = 'scheduled' | 'manual';

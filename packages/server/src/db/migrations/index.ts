@@ -30,6 +30,7 @@ import * as accountSecurity from './0031_account_security.js';
 import * as organizationDomains from './0032_organization_domains.js';
 import * as movementKeys from './0033_movement_keys.js';
 import * as sessionSigningKeys from './0034_session_signing_keys.js';
+import * as webhookWorkers from './0035_webhook_workers.js';
 
 /**
  * Every migration, in order, for both dialects. Add new ones at the end with the next number;
@@ -67,4 +68,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0032_organization_domains': organizationDomains,
   '0033_movement_keys': movementKeys,
   '0034_session_signing_keys': sessionSigningKeys,
+  '0035_webhook_workers': webhookWorkers,
 };

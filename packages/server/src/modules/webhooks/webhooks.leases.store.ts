@@ -7,7 +7,7 @@ type Executor = Kysely<Database>;
 
 // The worker's leases on deliveries (docs/adr/0006-webhook-delivery.md): the claim of due
 // deliveries, leasing and giving leases back, what sending needs of a leased delivery, and a
-// restarted worker's own leases. The rows themselves are written by webhooks.store.ts.
+// dead worker's leases. The rows themselves are written by webhooks.store.ts.
 
 /**
  * Pending deliveries due at `now` whose lease is free or has expired, of enabled endpoints, oldest
@@ -88,15 +88,15 @@ export async function findDeliveryTargets(db: Executor, deliveryIds: readonly st
 }
 
 /**
- * The pending deliveries leased under a worker's identity (lease ids `<worker id>.<random>`),
- * locked on PostgreSQL: at its start, what it held before a crash.
+ * The pending deliveries leased under a lease-id prefix (lease ids are `<worker run>.<random>`, and
+ * a worker run's id starts with its identity), locked on PostgreSQL: what a dead worker held. It
+ * walks the pending deliveries: it runs once per dead worker, never on the claim's path.
  */
-export async function findWorkerLeases(
+export async function findLeasesUnder(
   db: Executor,
-  workerId: string,
+  prefix: string,
   dialect: Dialect,
 ): Promise<Pick<DeliveryRow, 'id' | 'project_id' | 'attempt_count'>[]> {
-  const prefix = `${workerId}.`;
   const query = db
     .selectFrom('webhook_deliveries')
     .select(['id', 'project_id', 'attempt_count'])

@@ -13,12 +13,20 @@ export interface DeliveryMetrics {
   finished(status: 'succeeded' | 'failed'): void;
   /** A delivery succeeded `lagMs` after its event was committed (scheduled attempts only). */
   delivered(lagMs: number): void;
+  /**
+   * Leases of a worker that died were freed, `count` deliveries: by another worker that found its
+   * heartbeat stale (`dead_worker`), or by the same identity restarted (`restart`).
+   */
+  leasesFreed(reason: LeasesFreedReason, count: number): void;
 }
+
+export type LeasesFreedReason = 'dead_worker' | 'restart';
 
 export const noDeliveryMetrics: DeliveryMetrics = {
   attempted: () => undefined,
   finished: () => undefined,
   delivered: () => undefined,
+  leasesFreed: () => undefined,
 };
 
 export interface DeliveryMetricsOptions {
@@ -76,6 +84,12 @@ export function createDeliveryMetrics(registry: Registry, options: DeliveryMetri
     buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 7200],
     registers: [registry],
   });
+  const freed = new Counter({
+    name: 'webhook_leases_freed_total',
+    help: 'Deliveries whose lease this process freed because the worker holding them died: found by its stale heartbeat (dead_worker) or at its restart under the same identity (restart).',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
   const pending = new Gauge({
     name: 'webhook_deliveries_pending',
     help: 'Deliveries waiting for an attempt (status pending), across the database; counted every 15 s.',
@@ -105,7 +119,8 @@ export function createDeliveryMetrics(registry: Registry, options: DeliveryMetri
     KINDS.flatMap((kind) => RESULTS.map((result) => [`${kind} ${result}`, attempts.labels({ kind, result })] as const)),
   );
   const finishedChildren = { succeeded: finished.labels({ status: 'succeeded' }), failed: finished.labels({ status: 'failed' }) };
-  for (const child of [...attemptChildren.values(), ...Object.values(finishedChildren)]) child.inc(0);
+  const freedChildren = { dead_worker: freed.labels({ reason: 'dead_worker' }), restart: freed.labels({ reason: 'restart' }) };
+  for (const child of [...attemptChildren.values(), ...Object.values(finishedChildren), ...Object.values(freedChildren)]) child.inc(0);
   const metrics: DeliveryMetrics = {
     attempted(kind, result, latencyMs) {
       attemptChildren.get(`${kind} ${result}`)?.inc();
@@ -116,6 +131,9 @@ export function createDeliveryMetrics(registry: Registry, options: DeliveryMetri
     },
     delivered(lagMs) {
       lag.observe(Math.max(0, lagMs) / 1000);
+    },
+    leasesFreed(reason, count) {
+      freedChildren[reason].inc(count);
     },
   };
   return { metrics, gaugesJob };

@@ -70,7 +70,11 @@ export interface EndpointQueuesOptions {
   readonly inFlightMax: number;
   /** Attempts leased for one healthy endpoint and not yet answered. */
   readonly queuedMax: number;
-  readonly isStopping: () => boolean;
+  /**
+   * Whether the attempt may start now: the worker is not stopping, and the lease is still its own
+   * (its heartbeat is fresh; see webhooks.worker-heartbeat.ts).
+   */
+  readonly mayStart: (lease: Lease) => boolean;
   /** Sends one attempt (never throws for what the receiver does). */
   readonly send: (lease: Lease) => Promise<AttemptOutcome>;
   /** An attempt was answered (or its sending threw, with `error`): its request slot is free again. */
@@ -188,7 +192,7 @@ export class EndpointQueues {
     while (slots.openSinceMs.length < inFlightMax && slots.waiting.length > 0) {
       const lease = slots.waiting[0];
       if (lease === undefined) break;
-      if (this.#options.isStopping() || lease.leasedUntilMs - nowMs < this.#options.attemptTimeoutMs + LEASE_RECORD_MARGIN_MS) {
+      if (!this.#options.mayStart(lease) || lease.leasedUntilMs - nowMs < this.#options.attemptTimeoutMs + LEASE_RECORD_MARGIN_MS) {
         slots.waiting.shift();
         slots.queued -= 1;
         this.#options.release(lease);

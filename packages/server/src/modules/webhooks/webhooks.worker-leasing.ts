@@ -193,6 +193,7 @@ export async function claimDue(
 export async function takeBackLeases(deps: DeliveryDependencies, logger: Logger, workerId: string): Promise<number> {
   try {
     const released = await resumeWorkerLeases(deps, workerId);
+    deps.metrics.leasesFreed('restart', released);
     if (released > 0)
       logger.info({ worker_id: workerId, deliveries: released }, 'webhook worker: resumed the deliveries it held before a restart');
     return released;

@@ -17,6 +17,8 @@ export interface DeliveryWorkerOptions extends DeliveryDependencies {
   readonly idlePollIntervalMs?: number;
   /** Events fanned out per transaction. */
   readonly dispatchBatchSize?: number;
+  /** How often the heartbeat is renewed (default HEARTBEAT_INTERVAL_MS). */
+  readonly heartbeatIntervalMs?: number;
   /**
    * The worker's identity, stable across its restarts and unique among running workers, asked for
    * at `start`: its leases carry it, and at start it takes back the leases it held before a crash.
@@ -59,3 +61,10 @@ export const IDLE_POLL_INTERVAL_MS = 1000;
 /** Events fanned out per transaction at the most. */
 export const DISPATCH_BATCH_SIZE = 1000;
 export const ERROR_BACKOFF_MS = 1000;
+/** How often a running worker renews its heartbeat row and looks for dead workers. */
+export const HEARTBEAT_INTERVAL_MS = 1000;
+/**
+ * A worker whose heartbeat is older than this is dead, and any other worker frees its leases:
+ * four missed beats. With a beat a second, a dead worker's deliveries are free within about 6 s.
+ */
+export const HEARTBEAT_STALE_MS = 5000;

@@ -28,7 +28,9 @@ import type { WebhookEndpointWithSecret } from './webhooks.service.js';
  * asserted: no delivery is lost; no attempt is sent twice while its lease is alive; an attempt
  * whose result was never recorded (its worker died) is sent again by the restarted worker, which
  * takes back its own leases at start instead of waiting them out, so a receiver may see that event
- * twice (at-least-once: it de-duplicates by `idempotency_key`) and the log shows both sends.
+ * twice (at-least-once: it de-duplicates by `idempotency_key`) and the log shows both sends. A
+ * worker under another identity takes over a dead worker's leases once its heartbeat is stale,
+ * and never those of a live worker, however long its attempts take.
  */
 
 const ROOT = fileURLToPath(new URL('../../../../../', import.meta.url));
@@ -334,6 +336,209 @@ describeEachDialect('svc worker, killed mid-delivery', (dialect) => {
         expect(log[0]?.error).toMatch(/^interrupted: /);
       }
       expect((await second.signal('SIGTERM')).code).toBe(0);
+    } finally {
+      await service.close();
+      await receiver.close();
+    }
+  }, 90_000);
+});
+
+/** Deliveries of the endpoint not yet succeeded. */
+async function unfinished(service: Service, endpointId: string): Promise<number> {
+  return (await deliveryRows(service, endpointId)).filter((row) => row.status !== 'succeeded').length;
+}
+
+/** The delivery log of an endpoint's deliveries, by event. */
+async function attemptLog(service: Service, endpointId: string) {
+  const attempts = await service.db.kysely
+    .selectFrom('webhook_attempts as a')
+    .innerJoin('webhook_deliveries as d', 'd.id', 'a.delivery_id')
+    .select(['d.event_id', 'a.attempt_number', 'a.status_code', 'a.error'])
+    .where('d.endpoint_id', '=', endpointId)
+    .orderBy('a.attempt_number')
+    .execute();
+  const byEvent = new Map<string, typeof attempts>();
+  for (const attempt of attempts) byEvent.set(attempt.event_id, [...(byEvent.get(attempt.event_id) ?? []), attempt]);
+  return byEvent;
+}
+
+/** What a worker process logged when it stopped: its totals. */
+function sentBy(worker: WorkerProcess): number | undefined {
+  const stopped = worker.log().find((line) => line['msg'] === 'worker stopped');
+  return (stopped?.['webhook_attempts'] as { sent?: number } | undefined)?.sent;
+}
+
+const TAKEN_OVER = 'webhook worker: took over the leases of a dead worker';
+/** A dead worker's deliveries must go out again within this long after the kill. */
+const TAKE_OVER_MS_MAX = 10_000;
+
+/**
+ * A worker killed with SIGKILL while its requests hang: its heartbeat row goes stale, and another
+ * worker, under another identity, frees its leases and sends its deliveries within 10 s of the
+ * kill, long before the 60-s leases expire (docs/adr/0006-webhook-delivery.md, "Dead workers").
+ */
+describeEachDialect('svc worker killed, its leases taken over by another identity', (dialect) => {
+  const database = useTestDatabase(dialect);
+  const EVENTS = 20;
+
+  /**
+   * Starts worker `first`, writes EVENTS events and waits until all of them hang open at the
+   * receiver; then (after `beforeKill`) the receiver answers at once and `first` is killed. Returns
+   * the time of the kill.
+   */
+  async function killHolding(
+    service: Service,
+    env: Record<string, string>,
+    receiver: Awaited<ReturnType<typeof startReceiver>>,
+    beforeKill: () => Promise<void> = async () => undefined,
+  ) {
+    const { projectId, endpointId } = await setUp(service, receiver.url);
+    const first = new WorkerProcess({ ...env, WEBHOOK_WORKER_ID: 'first' });
+    await first.running();
+    const eventIds = await recordEvents(service, projectId, EVENTS);
+    await until(
+      () => receiver.arrivals.length >= EVENTS,
+      20_000,
+      () => `the first worker did not send every event: ${receiver.arrivals.length}\n${first.describe()}`,
+    );
+    await beforeKill();
+    receiver.setHold(0);
+    expect((await first.signal('SIGKILL')).signal).toBe('SIGKILL');
+    const killedAtMs = Date.now();
+    const leased = await deliveryRows(service, endpointId);
+    expect(leased.every((row) => row.status === 'pending' && row.lease_id?.startsWith('first.') === true)).toBe(true);
+    expect(leased).toHaveLength(EVENTS);
+    return { endpointId, eventIds, killedAtMs, leasedUntilMs: Math.min(...leased.map((row) => Date.parse(row.leased_until ?? ''))) };
+  }
+
+  async function expectTakenOver(
+    service: Service,
+    taker: WorkerProcess,
+    killed: Awaited<ReturnType<typeof killHolding>>,
+    receiver: Awaited<ReturnType<typeof startReceiver>>,
+    what: string,
+  ) {
+    await until(
+      async () => (await unfinished(service, killed.endpointId)) === 0,
+      30_000,
+      () => `not every delivery succeeded\n${taker.describe()}`,
+    );
+    const resent = receiver.arrivals.filter((arrival) => arrival.atMs > killed.killedAtMs && arrival.answered);
+    const deliveredMs = Math.max(...resent.map((arrival) => arrival.atMs)) - killed.killedAtMs;
+    function logged(message: string): number {
+      return Date.parse(String(taker.log().find((line) => line['msg'] === message)?.['time'])) - killed.killedAtMs;
+    }
+    console.info(
+      `webhook take-over [${dialect}] ${what}: ${resent.length} deliveries sent again ${deliveredMs} ms after the SIGKILL ` +
+        `(taker running at ${logged('worker running')} ms, leases taken over at ${logged(TAKEN_OVER)} ms)`,
+    );
+    expect([...new Set(resent.map((arrival) => arrival.eventId))].sort()).toEqual([...killed.eventIds].sort());
+    expect(resent).toHaveLength(EVENTS);
+    // A worker started after the kill cannot send before it runs (starting Node and opening the
+    // database take seconds on a loaded machine, and are not the worker's doing): then within 2 s.
+    expect(deliveredMs).toBeLessThan(Math.max(TAKE_OVER_MS_MAX, logged('worker running') + 2000));
+    expect(Date.now()).toBeLessThan(killed.leasedUntilMs);
+    const takeOver = taker.log().find((line) => line['msg'] === TAKEN_OVER);
+    expect(takeOver?.['deliveries'], taker.describe()).toBe(EVENTS);
+    expect(String(takeOver?.['dead_worker_run'])).toMatch(/^first\./);
+    // Each delivery's log: the dead worker's possible send, then the success.
+    for (const [eventId, log] of await attemptLog(service, killed.endpointId)) {
+      expect(
+        log.map((attempt) => attempt.status_code),
+        eventId,
+      ).toEqual([null, 200]);
+      expect(log[0]?.error).toMatch(/^interrupted: /);
+    }
+    const workers = await service.db.kysely.selectFrom('webhook_workers').select('id').execute();
+    // The dead worker's heartbeat row went with its leases; the taker's own is there.
+    expect(workers.map((worker) => worker.id.split('.')[0])).toEqual(['second']);
+  }
+
+  it("a worker started under a new identity after the kill sends the dead one's deliveries within 10 s of it, or 2 s of its start when starting takes longer", async () => {
+    const env = { DATABASE_URL: database().url, WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_LEASE_SECONDS: '60' };
+    // Every request hangs (past the kill) until the test lets the receiver answer.
+    const receiver = await startReceiver({ holdMs: 60_000, status: () => 200 });
+    const service = await createService(testConfig(database().url, { WEBHOOK_ALLOW_PRIVATE: '1', SECRETS_ENCRYPTION_KEYS }));
+    try {
+      const killed = await killHolding(service, env, receiver);
+      // Started after the kill, as a replacement on another host would be: its start-up counts.
+      const second = new WorkerProcess({ ...env, WEBHOOK_WORKER_ID: 'second' });
+      await second.running();
+      await expectTakenOver(service, second, killed, receiver, 'restarted under a new identity');
+      expect((await second.signal('SIGTERM')).code).toBe(0);
+      expect(sentBy(second)).toBe(EVENTS);
+    } finally {
+      await service.close();
+      await receiver.close();
+    }
+  }, 90_000);
+
+  it.skipIf(dialect === 'sqlite')(
+    "a worker already running sends the dead one's deliveries within 10 s of the kill",
+    async () => {
+      const env = { DATABASE_URL: database().url, WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_LEASE_SECONDS: '60' };
+      const receiver = await startReceiver({ holdMs: 60_000, status: () => 200 });
+      const service = await createService(testConfig(database().url, { WEBHOOK_ALLOW_PRIVATE: '1', SECRETS_ENCRYPTION_KEYS }));
+      try {
+        const second = new WorkerProcess({ ...env, WEBHOOK_WORKER_ID: 'second' });
+        // Running, and beating, while the first holds every lease: it has nothing to claim until the kill.
+        const killed = await killHolding(service, env, receiver, () => second.running());
+        await expectTakenOver(service, second, killed, receiver, 'a second worker already running');
+        expect((await second.signal('SIGTERM')).code).toBe(0);
+      } finally {
+        await service.close();
+        await receiver.close();
+      }
+    },
+    90_000,
+  );
+});
+
+describe.skipIf(inject('postgresAdminUrl') === '')('a live svc worker with slow attempts, beside another', () => {
+  const database = useTestDatabase('postgres');
+
+  it('keeps its leases through 8.5-s attempts: the other worker takes nothing over and sends nothing', async () => {
+    const EVENTS = 5;
+    const HOLD_MS = 8500;
+    const env = { DATABASE_URL: database().url, WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_LEASE_SECONDS: '60', WEBHOOK_IDLE_POLL_MS: '100' };
+    // Each attempt takes 8.5 s, under the 10-s request timeout and longer than the 5 s after which
+    // a silent worker is taken for dead: only the heartbeat tells the other worker this one lives.
+    const receiver = await startReceiver({ holdMs: HOLD_MS, status: () => 200 });
+    const service = await createService(testConfig(database().url, { WEBHOOK_ALLOW_PRIVATE: '1', SECRETS_ENCRYPTION_KEYS }));
+    try {
+      const { projectId, endpointId } = await setUp(service, receiver.url);
+      const first = new WorkerProcess({ ...env, WEBHOOK_WORKER_ID: 'first' });
+      await first.running();
+      const eventIds = await recordEvents(service, projectId, EVENTS);
+      await until(
+        () => receiver.arrivals.length >= EVENTS,
+        20_000,
+        () => `the first worker did not send every event\n${first.describe()}`,
+      );
+      const second = new WorkerProcess({ ...env, WEBHOOK_WORKER_ID: 'second' });
+      await second.running();
+      await until(
+        async () => (await unfinished(service, endpointId)) === 0,
+        30_000,
+        () => `not every delivery succeeded\n${first.describe()}\n${second.describe()}`,
+      );
+      // A few more beats of the second worker after the last answer: nothing is left to take.
+      await sleep(2000);
+      for (const worker of [first, second]) expect((await worker.signal('SIGTERM')).code, worker.describe()).toBe(0);
+
+      expect([...countBy(receiver.arrivals, (arrival) => arrival.eventId).entries()].sort()).toEqual(
+        [...eventIds].sort().map((eventId) => [eventId, 1]),
+      );
+      expect(receiver.arrivals.every((arrival) => arrival.answered)).toBe(true);
+      for (const [eventId, log] of await attemptLog(service, endpointId)) {
+        expect(
+          log.map((attempt) => attempt.status_code),
+          eventId,
+        ).toEqual([200]);
+      }
+      expect(second.log().some((line) => line['msg'] === TAKEN_OVER)).toBe(false);
+      expect(sentBy(first)).toBe(EVENTS);
+      expect(sentBy(second)).toBe(0);
     } finally {
       await service.close();
       await receiver.close();

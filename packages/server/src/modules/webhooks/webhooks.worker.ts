@@ -15,12 +15,15 @@ import {
   ENDPOINT_IN_FLIGHT_MAX,
   ENDPOINT_QUEUED_MAX,
   ERROR_BACKOFF_MS,
+  HEARTBEAT_INTERVAL_MS,
+  HEARTBEAT_STALE_MS,
   IDLE_POLL_INTERVAL_MS,
   LEASE_MS,
   POLL_INTERVAL_MS,
   type TickReport,
   type WorkerTotals,
 } from './webhooks.worker-options.js';
+import { WorkerHeartbeat } from './webhooks.worker-heartbeat.js';
 import { IdleBackoff, Pause } from './webhooks.worker-pause.js';
 
 /**
@@ -32,9 +35,11 @@ import { IdleBackoff, Pause } from './webhooks.worker-pause.js';
  * 2. **Claims** of the other due deliveries (retries, first attempts the fan-out had no room for
  *    or that a dead worker left), by writing a lease on them in a short transaction.
  *
- * Either way an attempt is sent outside any transaction and recorded under its lease. A worker
- * that dies leaves leases that expire, and the deliveries are claimed again: none is lost, and
- * while a lease is alive no other worker sends that attempt. An attempt is sent only while its
+ * Either way an attempt is sent outside any transaction and recorded under its lease. A running
+ * worker renews a heartbeat row every second (webhooks.worker-heartbeat.ts); one that dies leaves
+ * a heartbeat that goes stale, and another worker frees its leases within seconds, so the
+ * deliveries are claimed again: none is lost, and while its worker is alive no other worker sends
+ * an attempt it leased. An attempt is sent only while its
  * lease outlives the request timeout with time to record it; one that waited too long for a free
  * request slot is given back unsent instead.
  *
@@ -62,6 +67,7 @@ export class DeliveryWorker {
   readonly #endpoints: EndpointQueues;
   readonly #recorder: AttemptRecorder;
   readonly #releaser: LeaseReleaser;
+  readonly #heartbeat: WorkerHeartbeat;
   /** Attempts leased and not yet settled (recorded or given back). */
   #held = 0;
   /** Room set aside by a fan-out or claim in progress (the two loops run side by side). */
@@ -113,7 +119,7 @@ export class DeliveryWorker {
       attemptTimeoutMs: options.attemptTimeoutMs,
       inFlightMax,
       queuedMax: Math.max(inFlightMax, options.endpointQueuedMax ?? ENDPOINT_QUEUED_MAX),
-      isStopping: () => this.#stopping,
+      mayStart: (lease) => !this.#stopping && this.#heartbeat.holds(lease.leaseId),
       send: (lease) => {
         this.#totals.sent += 1;
         return sendAttempt(this.#deps, lease.target, 'scheduled');
@@ -126,6 +132,13 @@ export class DeliveryWorker {
     this.#recorder = new AttemptRecorder(this.#deps, (records) => {
       if (this.#claimWantsRoom || records.some((record) => !record.outcome.succeeded)) this.#claimPause.wake();
       this.#fanOutPause.wake();
+    });
+    this.#heartbeat = new WorkerHeartbeat({
+      deps: this.#deps,
+      logger: this.#logger,
+      intervalMs: options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
+      staleMs: HEARTBEAT_STALE_MS,
+      onTakenOver: () => this.#claimPause.wake(),
     });
     this.#releaser = new LeaseReleaser(this.#deps, this.#logger, (leases) => {
       this.#totals.released += leases.length;
@@ -142,9 +155,9 @@ export class DeliveryWorker {
   }
 
   /**
-   * Starts the background loops (fan-out, and claims); `stop` ends them. First, under a stable
-   * identity, it takes back the leases it held before a crash, so those deliveries go out now
-   * rather than when their leases expire.
+   * Starts the background loops (fan-out, and claims) and the heartbeat; `stop` ends them. First,
+   * under a stable identity, it takes back the leases it held before a crash, so those deliveries
+   * go out now rather than when their leases expire.
    */
   start(): void {
     if (this.#loops !== undefined) return;
@@ -157,7 +170,10 @@ export class DeliveryWorker {
       if (this.#fanOutBackedOff) this.#fanOutPause.wake();
     });
     this.#loops = this.resumeOwnLeases()
-      .then((resumed) => this.#claimFirst(resumed))
+      .then(async (resumed) => {
+        await this.#startHeartbeat();
+        await this.#claimFirst(resumed);
+      })
       .then(() => Promise.all([this.#fanOutLoop(), this.#claimLoop()]).then(() => undefined));
   }
 
@@ -179,6 +195,22 @@ export class DeliveryWorker {
   }
 
   /**
+   * Writes this run's heartbeat row, retrying until it is written or the worker stops: leases are
+   * taken only under a run whose row exists, so that a dead run's leases can be found.
+   */
+  async #startHeartbeat(): Promise<void> {
+    while (!this.#stopping) {
+      try {
+        await this.#heartbeat.start(this.#workerId);
+        return;
+      } catch (error) {
+        this.#logger.error({ err: error }, 'webhook worker: could not write its heartbeat row; retrying');
+        await new Promise((resolve) => setTimeout(resolve, ERROR_BACKOFF_MS));
+      }
+    }
+  }
+
+  /**
    * Takes on this worker's identity (once) and gives back the leases held under it: a process with
    * this identity that died left them, and none of them is in flight. Returns how many.
    */
@@ -187,9 +219,9 @@ export class DeliveryWorker {
     return this.#workerId === undefined ? 0 : takeBackLeases(this.#deps, this.#logger, this.#workerId);
   }
 
-  /** A new lease id: the worker's identity, when it has one, and 128 bits of randomness. */
+  /** A new lease id: this run's id (the worker's identity, when it has one, first) and 128 bits of randomness. */
   #newLeaseId(): string {
-    return this.#workerId === undefined ? randomBase62(22) : `${this.#workerId}.${randomBase62(22)}`;
+    return `${this.#heartbeat.runId}.${randomBase62(22)}`;
   }
 
   /**
@@ -206,6 +238,8 @@ export class DeliveryWorker {
     this.#loops = undefined;
     this.#endpoints.giveBackAll();
     await this.idle();
+    // Nothing is held any more: the row goes, and no other worker need take this one over.
+    await this.#heartbeat.stop();
   }
 
   /** One pass: fan out a batch of events, then claim as many due attempts as there is room for. */
