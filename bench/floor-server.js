@@ -51,7 +51,7 @@ const db = openDatabase(
         file: join(process.env.DATA_DIR ?? './data', 'svc.sqlite'),
         synchronous: process.env.SQLITE_SYNCHRONOUS === 'normal' ? 'normal' : 'full',
       }
-    : { dialect: 'postgres', url: postgresUrl, poolSize: 10 },
+    : { dialect: 'postgres', url: postgresUrl, poolSize: 10, preparedStatements: true },
 );
 const { sqlite, kysely, destroy } = db;
 

@@ -145,7 +145,7 @@ async function timeStatement(database, { projectId, walletId, transactions }) {
 
 function openDb(database) {
   return database.dialect === 'postgres'
-    ? openDatabase({ dialect: 'postgres', url: database.env['DATABASE_URL'], poolSize: 1 })
+    ? openDatabase({ dialect: 'postgres', url: database.env['DATABASE_URL'], poolSize: 1, preparedStatements: true })
     : openDatabase({ dialect: 'sqlite', file: `${database.dataDir}/svc.sqlite`, synchronous: 'normal' });
 }
 

@@ -125,7 +125,7 @@ export const scenario = {
 
 /** Folds the statistics as the stats job would, then analyzes. */
 async function fold(ctx, pool, database) {
-  const db = openDatabase({ dialect: 'postgres', url: database.env['DATABASE_URL'], poolSize: 2 });
+  const db = openDatabase({ dialect: 'postgres', url: database.env['DATABASE_URL'], poolSize: 2, preparedStatements: true });
   const foldStart = Date.now();
   try {
     while (!(await foldStats(db, { now: () => new Date() }, { stepMs: 100 * 24 * 3600 * 1000, stepsMax: 10 })));
