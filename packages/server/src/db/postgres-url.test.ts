@@ -72,6 +72,7 @@ describe('DATABASE_URL with several hosts', () => {
       dialect: 'postgres',
       url: 'postgres://u@h:5432/db',
       poolSize: 20,
+      preparedStatements: true,
     });
     const database = loadConfig({ DATABASE_URL: 'postgres://u@h1:5432,h2:5433/db?target_session_attrs=read-write' }).database;
     expect(database.dialect === 'postgres' && database.target?.hosts.map((one) => `${one.host}:${one.port}`)).toEqual([

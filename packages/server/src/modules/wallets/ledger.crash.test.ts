@@ -16,8 +16,9 @@ import { createUser, walletsClient } from './wallets.fixtures.js';
  * killed at random moments and started again. Every request is retried with its key until it gets
  * an answer. Then every balance must equal exactly what the answers say was applied: a key's
  * change and its answer commit together or not at all (docs/adr/0004-idempotency.md), so a retry
- * either replays or applies, never both. A request in flight at a kill must be answered within 5 s
- * of the restart (no lease to wait out).
+ * either replays or applies, never both. A request in flight at a kill must be answered within 10 s
+ * of the restart: no lease to wait out (a key's old claim would hold it 60 s). Alone it takes well
+ * under a second; with the whole suite on two cores, up to 5.3 s was seen.
  */
 
 const CLIENTS = 8;
@@ -27,7 +28,7 @@ const BATCH_SIZE = 10;
 const KILLS = 3;
 const RETRY_PAUSE_MS = 25;
 const RUN_DEADLINE_MS = 150_000;
-const IN_FLIGHT_ANSWER_MS_MAX = 5_000;
+const IN_FLIGHT_ANSWER_MS_MAX = 10_000;
 
 type Kind = 'single' | 'batch' | 'batch-op-keys' | 'atomic-batch';
 const KINDS: readonly Kind[] = ['single', 'batch', 'batch-op-keys', 'atomic-batch'];
@@ -93,7 +94,7 @@ describeEachDialect('money under SIGKILL, every request retried with its key', (
     if (dataDir !== '') rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('applies every request exactly once, and answers the ones in flight at a kill within 5 s of the restart', async () => {
+  it('applies every request exactly once, and answers the ones in flight at a kill within 10 s of the restart', async () => {
     const origin = server!.origin;
     const port = server!.port;
     const deadline = Date.now() + RUN_DEADLINE_MS;
