@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { assert } from '../../lib/assert.js';
 import { inTransaction } from '../../db/transaction.js';
 import { createService, type Service } from '../../main.js';
 import { isoTime, systemClock } from '../../lib/clock.js';
@@ -480,9 +481,14 @@ describeEachDialect('svc worker killed, its leases taken over by another identit
       const receiver = await startReceiver({ holdMs: 60_000, status: () => 200 });
       const service = await createService(testConfig(database().url, { WEBHOOK_ALLOW_PRIVATE: '1', SECRETS_ENCRYPTION_KEYS }));
       try {
-        const second = new WorkerProcess({ ...env, WEBHOOK_WORKER_ID: 'second' });
-        // Running, and beating, while the first holds every lease: it has nothing to claim until the kill.
-        const killed = await killHolding(service, env, receiver, () => second.running());
+        // Started once the first holds every lease, so that it has nothing to claim until the kill
+        // (started earlier, it could claim some of the events itself); running, and beating, at the kill.
+        let second: WorkerProcess | undefined;
+        const killed = await killHolding(service, env, receiver, async () => {
+          second = new WorkerProcess({ ...env, WEBHOOK_WORKER_ID: 'second' });
+          await second.running();
+        });
+        assert(second !== undefined, 'the second worker was started before the kill');
         await expectTakenOver(service, second, killed, receiver, 'a second worker already running');
         expect((await second.signal('SIGTERM')).code).toBe(0);
       } finally {
