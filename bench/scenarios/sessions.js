@@ -1,4 +1,4 @@
-// Issue 4's benchmark, on SQLite and, when it is reachable, PostgreSQL:
+// Log in and sessions, on SQLite and, when it is reachable, PostgreSQL:
 // - log in (`POST /v1/auth/login`, one argon2id verify and a new session each) against the bare
 //   argon2id verify rate of @node-rs/argon2 with the same parameters in a process of its own
 //   (bench/argon2-baseline.js), measured again right after each dialect's log ins. Target: at

@@ -57,7 +57,7 @@ const KINDS: readonly WebhookAttemptKind[] = ['scheduled', 'manual'];
  * so every process reports the same; they are counted by `gaugesJob` at most every
  * DELIVERY_GAUGES_REFRESH_INTERVAL_MS and held in memory. A scrape only reads memory: it never
  * queries the database, so scraping costs the same whatever the size of the tables and however
- * often it comes (issue 19: each scrape counted every tenant's deliveries).
+ * often it comes (a scrape that counted every tenant's deliveries would grow with them).
  */
 export function createDeliveryMetrics(registry: Registry, options: DeliveryMetricsOptions): DeliveryMetricsWithGauges {
   const attempts = new Counter({
