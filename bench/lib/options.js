@@ -6,7 +6,7 @@ export function loadOptions(env = process.env) {
     connections: integer(env, 'BENCH_CONNECTIONS', 50, 1, 1000),
     durationSeconds: integer(env, 'BENCH_DURATION_SECONDS', 10, 1, 600),
     warmupSeconds: integer(env, 'BENCH_WARMUP_SECONDS', 2, 0, 60),
-    /** The share of bare Fastify's throughput the authenticated route must keep (the target). */
+    /** The share of bare Fastify's throughput the authenticated route must keep (its target). */
     targetRatio: 0.6,
     /** Admin connection to PostgreSQL; loopback only. Set to "off" to skip the PostgreSQL runs. */
     postgresAdminUrl: env['BENCH_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres',

@@ -1,4 +1,4 @@
-// What the audit log costs a credit (issue 10, "Benchmark": at most +10 %). Since the audit log
+// What the audit log costs a credit (budget: at most +10 %, docs/performance.md). Since the audit log
 // reads money movements from the ledger (docs/adr/0019-audit-reads-the-ledger.md) a credit writes
 // no audit row, and the two measurements below should agree: the scenario now checks that the
 // money path carries no audit cost (the after-commit sealing runs in both). Credits spread over
@@ -21,7 +21,7 @@ import { freePort, LOOPBACK, startServer } from '../lib/processes.js';
 import { median } from '../lib/stats.js';
 
 const SEED_CONCURRENCY = 16;
-/** The issue's budget: a credit with its audit entry costs at most 1.10 x one without. */
+/** The budget: a credit with its audit entry costs at most 1.10 x one without. */
 const COST_RATIO_MAX = 1.1;
 
 export const scenario = {

@@ -1,4 +1,4 @@
-// Issue 21: `GET /v1/wallets/{id}/balance?at=` on a wallet with a million transactions, both
+// `GET /v1/wallets/{id}/balance?at=` on a wallet with a million transactions, both
 // dialects. The wallet is made through the API, then its history is written straight into the
 // ledger tables (1,000,000 credits of 1, one every 30 s over about a year, each with its issuance
 // counter-entry, so `ledger_entries` holds 2,000,000 rows) and the wallet's balance set to match.

@@ -1,4 +1,4 @@
-// Credits, debits and transfers through HTTP against the real service (issue 3, "Benchmark"),
+// Credits, debits and transfers through HTTP against the real service (docs/performance.md),
 // on SQLite and, when it is reachable, PostgreSQL: spread over 1,000 wallets, and all on one hot
 // wallet; credits with and without an Idempotency-Key (a new key on every request). Baselines
 // measured in the same run: bare Fastify (the runner's) and pgbench's TPC-B-like script on the same
@@ -7,7 +7,7 @@
 // After each dialect's run the ledger's invariants are read from the database; a broken one fails
 // the run.
 //
-// Holds (issue 21): hold_capture_spread sends, on each connection, a hold of 1 and then the capture
+// Holds: hold_capture_spread sends, on each connection, a hold of 1 and then the capture
 // of that hold, again and again; a pair costs two requests, and the target is a hold plus its capture
 // <= 2.2 x a debit (debit_spread) of the same run.
 //
@@ -140,7 +140,7 @@ function readSettings(env) {
   for (const name of cases)
     if (CASES[name] === undefined) throw new Error(`BENCH_LEDGER_CASES: no case "${name}"; there are ${Object.keys(CASES).join(', ')}`);
   const sqliteSynchronous = sqliteSynchronousSetting(env);
-  // The issue asks for LOG_LEVEL=warn: the ledger's cost, not the request log's.
+  // LOG_LEVEL=warn measures the ledger's cost, not the request log's.
   return { dialects, cases, sqliteSynchronous, logLevel: 'warn', pgbench: env['BENCH_PGBENCH'] !== 'off' };
 }
 
@@ -253,7 +253,7 @@ function ratio(value, base) {
   return base > 0 ? Number((value / base).toFixed(4)) : null;
 }
 
-/** The issue's targets, one line each: the measured ratio, the target, PASS or FAIL. */
+/** The targets, one line each: the measured ratio, the target, PASS or FAIL. */
 function targetLines(measured, pgbench) {
   const lines = [];
   const verdict = (value, target) => (value === null ? 'n/a' : value >= target ? 'PASS' : 'FAIL');

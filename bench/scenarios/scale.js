@@ -1,4 +1,4 @@
-// Issue 22, item 5: reads at scale, PostgreSQL only. Creates a database of its own (dropped at the
+// Reads at scale, PostgreSQL only. Creates a database of its own (dropped at the
 // end), fills it with generate_series (bench/lib/scale-fill.js: at SCALE=1, 10 million ledger
 // transactions over 100,000 wallets, 1 million users and sessions, 5 million events and delivery
 // attempts, 1 million audit entries, 20 projects, the first holding half), folds the statistics as

@@ -1,4 +1,4 @@
-// Issue 25's throughput target (deliveries/s >= 0.4 x bare POSTs to the same receiver) against
+// The webhook delivery throughput target (deliveries/s >= 0.4 x bare POSTs to the same receiver) against
 // its floor. A delivery is at least a bare POST plus the rows that make it durable, so its rate on
 // this machine is bounded by the slower of the two. This scenario measures, in one run:
 //   - bare POSTs of an envelope-sized body to the receiver (the webhooks scenario's baseline);
@@ -26,7 +26,7 @@ const CLIENTS = 2;
 
 export const scenario = {
   name: 'webhooks-floor',
-  description: "Issue 25's 0.4 x bare POSTs against its floor: bare POSTs, and a delivery's rows in PostgreSQL alone (pgbench)",
+  description: "Webhook deliveries' 0.4 x bare POSTs against its floor: bare POSTs, and a delivery's rows in PostgreSQL alone (pgbench)",
 
   async run(ctx) {
     const unreachable = await probePostgres(ctx.options.postgresAdminUrl);

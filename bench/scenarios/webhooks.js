@@ -1,5 +1,5 @@
 // Webhook delivery on PostgreSQL: events committed to the outbox → a 200 from a local receiver.
-// Targets (issue 5): at least 5,000 deliveries/s; p99 commit-to-delivery under 250 ms at 1,000
+// Targets (docs/performance.md): at least 5,000 deliveries/s; p99 commit-to-delivery under 250 ms at 1,000
 // events/s; one dead endpoint among ten costs the other nine under 10 % of their throughput.
 //
 // Processes: `svc serve` (API + delivery worker) with NODE_ENV=development and

@@ -1,4 +1,4 @@
-// Fails the build when the JavaScript the first page loads is over budget (issue 9: 250 KB gzipped).
+// Fails the build when the JavaScript the first page loads is over budget (250 KB gzipped).
 // "The first page" is what dist/index.html loads: its module scripts and modulepreload links.
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';

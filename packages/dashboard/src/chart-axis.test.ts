@@ -25,7 +25,7 @@ describe('per-day axis', () => {
     expect(formatDay(dayToSeconds('2027-01-01'))).toBe('Jan 1');
   });
 
-  it("ends half a day after today, so today's bar is not cut by the right edge (issue 23)", () => {
+  it("ends half a day after today, so today's bar is not cut by the right edge", () => {
     const days = lastDays('2026-11-25', 30);
     const [min, max] = dayRange(days);
     expect(max).toBe(dayToSeconds('2026-11-25') + DAY_SECONDS / 2);
@@ -37,7 +37,7 @@ describe('per-day axis', () => {
     expect(() => dayRange([])).toThrow();
   });
 
-  it('always labels today, the last day, whatever the width (issue 23: the axis stopped a day early)', () => {
+  it('always labels today, the last day, whatever the width (never a day early)', () => {
     const days = lastDays('2026-11-25', 30);
     const first = days[0]!;
     const last = days.at(-1)!;

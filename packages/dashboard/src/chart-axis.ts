@@ -19,7 +19,7 @@ export function secondsToDay(seconds: number): string {
 /**
  * The x range of a per-day chart: half a day before the first day and after the last. A day's bar
  * is centred on its midnight, so a range ending at the last midnight cut today's bar in half
- * against the right edge (issue 23).
+ * against the right edge.
  */
 export function dayRange(days: readonly number[]): [number, number] {
   const first = days[0];
@@ -46,7 +46,7 @@ const TICK_STEP_DAYS_MAX = 364;
  * The ticks of a per-day axis from `first` to `last` (midnights, Unix seconds), at most `ticksMax`
  * of them, ascending. They are counted back from the last day, so the last day (today) always has
  * its label: uPlot's own time ticks started from the first day and could stop a day or more
- * before today (issue 23).
+ * before today.
  */
 export function dayTicks(first: number, last: number, ticksMax: number): number[] {
   const days = Math.round((last - first) / DAY_SECONDS) + 1;

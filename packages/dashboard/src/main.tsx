@@ -61,7 +61,7 @@ function route(path: string, session: Session) {
 
 /**
  * The project's name from GET /v1/project, its id in the tooltip; the id alone only when the name
- * cannot be read. (The header showed the id only: issue 23.)
+ * cannot be read.
  */
 function ProjectName(props: { session: Session }) {
   const { session } = props;

@@ -8,7 +8,7 @@ interface DocumentOperation {
   readonly security: ReadonlyArray<Record<string, readonly string[]>>;
 }
 
-describe('client.operations: one method per operationId of the OpenAPI document (issue 23: no route may be missing)', () => {
+describe('client.operations: one method per operationId of the OpenAPI document (no route may be missing)', () => {
   const ctx = useSdkService();
 
   it('has a method for every operationId the server documents, on the client whose credential it takes', async () => {

@@ -69,7 +69,7 @@ describe('loadConfig', () => {
     });
   });
 
-  // Issue 19: without SMTP_URL, every email (verification and password reset tokens included) is
+  // Without SMTP_URL, every email (verification and password reset tokens included) is
   // written to DATA_DIR/outbox/, which in production means credentials on disk.
   it('refuses NODE_ENV=production without SMTP_URL, and starts with it', () => {
     const production = { NODE_ENV: 'production', SECRETS_ENCRYPTION_KEY: 'a'.repeat(64) };

@@ -102,7 +102,7 @@ const EXPECTED_INDEX: Readonly<Record<string, string>> = {
 };
 
 /**
- * Issue 22, item 4 ("Large tables"): every list, statistics and audit-filter read answers from an
+ * Large tables (docs/performance.md): every list, statistics and audit-filter read answers from an
  * index. Regressions it names: `GET /v1/stats/webhooks` scanned `webhook_attempts` (it had only its
  * primary key), `GET /v1/stats/credits` scanned `ledger_transactions` (no (project_id, created_at)
  * index), and `GET /v1/audit-log?resource_id= | action= | actor_id=` walked the project's whole log

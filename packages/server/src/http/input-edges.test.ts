@@ -75,7 +75,7 @@ describeEachDialect('edges of input', (dialect) => {
     return { id: response.json<{ id: string }>().id, userId: account.userId };
   }
 
-  // Regression, issue 19 item 9: PostgreSQL cannot store NUL, so such a name was a 500 there.
+  // Regression: PostgreSQL cannot store NUL, so such a name was a 500 there.
   it('refuses a NUL in a user name or wallet metadata with 400 parameter_invalid naming the field', async () => {
     const wallet = await newWallet();
     expectError(await send('PATCH', `/v1/users/${wallet.userId}`, { name: `Ada${NUL}Lovelace` }), 400, 'parameter_invalid', 'name');
@@ -145,7 +145,7 @@ describeEachDialect('edges of input', (dialect) => {
     expect((await get('/v1/wallets?starting_after=%ED%A0%80')).statusCode).toBeLessThan(500);
   });
 
-  // Regression, issue 19 item 9: Fastify's prototype-poisoning check called valid JSON invalid.
+  // Regression: Fastify's prototype-poisoning check called valid JSON invalid.
   it('refuses __proto__, constructor and prototype keys as unknown parameters, nested ones too', async () => {
     const wallet = await newWallet();
     const create = (json: string) => send('POST', '/v1/wallets', json);

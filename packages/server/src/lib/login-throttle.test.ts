@@ -105,7 +105,7 @@ for (const backend of backends) {
       expect(await first.reserve([pair])).toBeGreaterThan(0);
     });
 
-    // Regression, issue 19 item 4: the check ran before the password and the count after it, so
+    // Regression: the check ran before the password and the count after it, so
     // concurrent guesses all saw room. Reserving is one atomic step.
     it('lets exactly failuresMax of 30 concurrent reservations through, across two nodes', async () => {
       const pair = limit(`c-${randomBase62(6)}`, 10);

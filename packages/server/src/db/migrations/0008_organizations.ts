@@ -5,7 +5,7 @@ import { type Kysely, sql } from 'kysely';
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
 /**
- * Organizations, their members and their invitations (issue 8, parts 1 to 3).
+ * Organizations, their members and their invitations.
  *
  * - `organizations`: slugs are unique per project.
  * - `organization_members`: one row per (organization, user) with a role key. Both foreign keys

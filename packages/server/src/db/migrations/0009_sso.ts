@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
 /**
- * Enterprise SSO (issue 8, parts 4 and 5; docs/adr/0011-sso.md).
+ * Enterprise SSO (docs/adr/0011-sso.md).
  *
  * - `sso_connections`: one OpenID Connect or SAML identity provider per organization. The OIDC
  *   client secret is sealed (lib/secret-box.ts); the SAML signing certificate is public.

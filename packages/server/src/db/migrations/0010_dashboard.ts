@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
 /**
- * Operator dashboard sessions (issue 9, docs/adr/0012-dashboard.md).
+ * Operator dashboard sessions (docs/adr/0012-dashboard.md).
  *
  * A row is a signed-in browser: the SHA-256 of its cookie token (never the token, never the secret
  * key), the project and the id of the secret key it was opened with, and when it ends. The cookie

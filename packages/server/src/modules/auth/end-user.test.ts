@@ -49,7 +49,7 @@ describeEachDialect('log-in throttling per end user', (dialect) => {
           remoteAddress: options.direct === true ? endUserIp : APP_SERVER,
         });
 
-      // Regression, issue 19 item 4: log in is a server-to-server call, so throttling keyed on the
+      // Regression: log in is a server-to-server call, so throttling keyed on the
       // calling application's address, and 10 wrong passwords from anyone made the owner's right
       // one answer 429.
       it('answers 429 after 10 failures from one end-user address, while the owner logs in from another', async () => {
@@ -86,7 +86,7 @@ describeEachDialect('log-in throttling per end user', (dialect) => {
         expect((await login(other.email, other.password, '203.0.113.50')).statusCode).toBe(200);
       });
 
-      // Regression, issue 19 item 4: the check ran before the password and the count after it,
+      // Regression: the check ran before the password and the count after it,
       // so concurrent guesses all passed the check.
       it('lets exactly 10 of 30 concurrent wrong guesses from one address reach a password check', async () => {
         const account = await signup(call, ctx().secretKey);
@@ -312,7 +312,7 @@ describeEachDialect('sign-up rate limit per end user', (dialect) => {
   const ctx = useTestService(dialect, { env: { RATE_LIMIT_IP_PER_SECOND: '1000' } });
   const call = (options: InjectOptions) => ctx().service.app.inject(options);
 
-  // Regression, issue 19 item 4: sign-up is a server-to-server call, so its limit (20 at once per
+  // Regression: sign-up is a server-to-server call, so its limit (20 at once per
   // client address) was one limit for every user of the calling application.
   it('counts sign-ups per end-user address, not per calling application', async () => {
     const attempt = (endUserIp: string) =>

@@ -151,7 +151,7 @@ describe.skipIf(chromiumMissing && !required)('the operator dashboard in headles
     await keyField.fill(test().secretKey);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview');
-    // Issue 23: the header showed the project's id; it shows its name (GET /v1/project).
+    // The header shows the project's name, not its id (GET /v1/project).
     await expect.poll(() => page.getByTestId('project-name').textContent()).toBe('Test project');
     expect(await page.evaluate(() => document.cookie)).toBe(''); // HttpOnly: the page's scripts cannot read it
     expect(await page.evaluate(() => JSON.stringify(localStorage) + JSON.stringify(sessionStorage))).not.toContain('svc_sk_');
@@ -298,7 +298,7 @@ describe.skipIf(chromiumMissing && !required)('the operator dashboard in headles
     await expect.poll(() => page.getByTestId('credits-in-circulation').textContent()).toBe('1,750');
     await expect.poll(() => page.getByTestId('chart-credits').count()).toBe(1);
     await expect.poll(() => page.getByTestId('chart-webhooks').count()).toBe(1);
-    // Issue 23: the credits chart's axis stopped a day early and cut today's bar at the right edge;
+    // The credits chart's axis ends past today's bar (packages/dashboard/src/chart-axis.ts):
     // its last label is today and its range runs past today's noon. The axes are drawn on a canvas,
     // so the chart writes both on its element.
     const creditsChart = page.getByTestId('chart-credits');
@@ -307,7 +307,7 @@ describe.skipIf(chromiumMissing && !required)('the operator dashboard in headles
     const lastTick = await creditsChart.getAttribute('data-last-tick');
     expect([before, today()]).toContain(lastTick);
     expect(Number(await creditsChart.getAttribute('data-x-max'))).toBeGreaterThanOrEqual(Date.parse(`${lastTick}T12:00:00.000Z`) / 1000);
-    // Issue 23: with nothing hovered the legends said "--" and "—"; they show the period's totals.
+    // With nothing hovered the legends show the period's totals (not "--" or "—").
     const creditsLegend = await page.getByTestId('chart-credits-legend').textContent();
     expect(creditsLegend).toContain('Last 30 days');
     expect(creditsLegend).toContain('Added 1,750');

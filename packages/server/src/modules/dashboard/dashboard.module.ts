@@ -33,8 +33,8 @@ const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '
  * Whether the dashboard cookie is `Secure`: always, unless the service is plainly a local one — no
  * TLS of its own, not production, and `PUBLIC_URL` (default `http://localhost:<PORT>`) an `http://`
  * address on a loopback name. Behind a TLS-terminating proxy the service itself has no TLS, so the
- * public address is what tells (issue 19: deciding by TLS and NODE_ENV alone sent the cookie in
- * clear whenever a proxy terminated TLS outside production).
+ * public address is what tells (deciding by TLS and NODE_ENV alone would send the cookie in clear
+ * whenever a proxy terminates TLS outside production).
  */
 export function dashboardCookieSecure(config: Pick<Config, 'nodeEnv' | 'tls' | 'email'>): boolean {
   if (config.nodeEnv === 'production' || config.tls !== undefined) return true;

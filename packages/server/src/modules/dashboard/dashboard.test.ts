@@ -268,8 +268,8 @@ describeEachDialect('dashboard session expiry', (dialect) => {
   });
 });
 
-// Issue 19: the cookie was Secure only in production or with the service's own TLS, so behind a
-// TLS-terminating proxy (no TLS_* set) outside production it went without the flag.
+// The cookie is Secure behind a TLS-terminating proxy too (no TLS_* set, outside production), not
+// only in production or with the service's own TLS.
 describe('dashboard cookie Secure flag', () => {
   const secure = (env: Record<string, string>) => dashboardCookieSecure(loadConfig({ NODE_ENV: 'development', ...env }));
 

@@ -32,7 +32,7 @@ interface EventTypeEntry {
   readonly schema: Record<string, unknown>;
 }
 
-describe('the event catalog (issue 25)', () => {
+describe('the event catalog', () => {
   it('holds exactly the types of the documented events table, each with a description and an object schema', () => {
     expect([...EVENT_TYPES].sort()).toEqual(documentedEventTypes().sort());
     for (const type of EVENT_TYPES) {
@@ -44,7 +44,7 @@ describe('the event catalog (issue 25)', () => {
 
 // The route reads no storage, but the flows whose events are checked below run on both dialects
 // (the ledger's events go through the events module's recordEvents on both, in one insert per flush).
-describeEachDialect('GET /v1/event-types and the events the service emits (issue 25)', (dialect) => {
+describeEachDialect('GET /v1/event-types and the events the service emits', (dialect) => {
   const ctx = useTestService(dialect, { serviceOptions: { webhooks: { lookup } } });
 
   it('lists every event type with its schema, for a secret key only', async () => {

@@ -30,7 +30,7 @@ describe('sealed successors', () => {
   });
 });
 
-// Issue 19: within a hard-coded 5 s, each presentation of a used refresh token created a NEW
+// Regression: within a hard-coded 5 s, each presentation of a used refresh token created a NEW
 // session. With REFRESH_REUSE_GRACE_SECONDS a retry gets the SAME session again, never another.
 describeEachDialect('refresh grace window (REFRESH_REUSE_GRACE_SECONDS)', (dialect) => {
   const clock = testClock();

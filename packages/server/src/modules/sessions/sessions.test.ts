@@ -160,7 +160,7 @@ describeEachDialect('sessions', (dialect) => {
       expect(revoked.filter((event) => event['reason'] === 'refresh_token_reuse')).toHaveLength(1);
     });
 
-    // Issue 19: a hard-coded 5-s grace window let a used token mint a NEW session each time it came
+    // Regression: a hard-coded 5-s grace window let a used token mint a NEW session each time it came
     // back within 5 s. With REFRESH_REUSE_GRACE_SECONDS unset (0) a refresh token is single use.
     it('is single use by default: the used token presented again at once is reuse, and makes no session', async () => {
       const account = await signup(call, ctx().secretKey);

@@ -13,7 +13,7 @@ function daysAgo(days: number): string {
   return new Date(Date.now() - days * DAY_MS).toISOString();
 }
 
-// Issue 22, item 4: the statistics answer from maintained aggregates (per-day rows folded off the
+// The statistics answer from maintained aggregates (per-day rows folded off the
 // write path, counters kept by triggers), and stay exact whatever the fold has reached.
 describeEachDialect('stats aggregates', (dialect) => {
   const test = useTestService(dialect);

@@ -71,7 +71,7 @@ describeEachDialect('stats', (dialect) => {
     expect(response.json()).toMatchObject({ users: 0, wallets: 0, credits_in_circulation: 0 });
   });
 
-  // Issue 22, item 4: each amount and balance is at most 2^53 - 1, but a sum over many rows may
+  // Each amount and balance is at most 2^53 - 1, but a sum over many rows may
   // not be; it answered 500 on PostgreSQL. Sums are exact below 2^53 - 1 and capped at it above
   // (docs/api.md, "Statistics"). Credits in circulation are the project's credits less its debits
   // (every balance is the sum of its wallet's ledger), so the rows are ledger transactions.

@@ -14,7 +14,7 @@ import { eventsOf, signup, type SignedUp } from '../auth/auth.testing.js';
  * an existing account by email, against the real test identity providers: oidc-provider for SSO
  * OIDC and OAuth, samlify for SAML.
  *
- * Bug guarded (issue 19, item 3, "SSO can take over a pre-registered account"): an SSO sign-in was
+ * Bug guarded ("SSO can take over a pre-registered account"): an SSO sign-in was
  * linked to an existing user by email although that user's address had never been verified, and
  * then marked it verified, so the password of whoever registered the address first kept working on
  * the real owner's account; an OIDC IdP's `email_verified: false` was dropped on the way.
@@ -178,7 +178,7 @@ describeEachDialect('identity linking', (dialect) => {
     return response.json<SignIn>();
   }
 
-  describe('a sign-in that proves the address claims an account whose address was never verified (issue 19 item 3)', () => {
+  describe('a sign-in that proves the address claims an account whose address was never verified', () => {
     it('SSO OIDC: the squatter’s password stops working and its sessions are revoked; the owner gets the account', async () => {
       await oidcConnection('claim-oidc.example');
       const squatter = await squat('victim@claim-oidc.example');

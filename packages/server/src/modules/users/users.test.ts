@@ -223,7 +223,7 @@ describeEachDialect('roles', (dialect) => {
     expect(updates).toHaveLength(2);
   });
 
-  // Issue 22: deleting a role changes its users a page per transaction, the role itself last; what
+  // Deleting a role changes its users a page per transaction, the role itself last; what
   // the API shows afterwards is as before: no user keeps the key, each changed one got its event.
   it('takes a deleted role off users over several transactions, with one user.updated each', async () => {
     const { service, projectId } = ctx();

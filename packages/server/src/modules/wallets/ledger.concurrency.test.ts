@@ -55,7 +55,7 @@ describeEachDialect('ledger under concurrency', (dialect) => {
     expect(await ledgerViolations(current().service.db, current().projectId)).toEqual(SOUND_LEDGER);
   });
 
-  it('credits of two projects at once, one naming a wallet of the other project, never fail each other (issue 19: batches keyed by wallet id only)', async () => {
+  it('credits of two projects at once, one naming a wallet of the other project, never fail each other (a batch keyed by wallet id alone would mix them)', async () => {
     const { service } = current();
     const other = await service.projects.createProject({ name: 'Another tenant' });
     const otherClient = await walletsClient(service, { projectId: other.project.id, secretKey: other.secretKey });

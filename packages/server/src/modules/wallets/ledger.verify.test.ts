@@ -99,7 +99,7 @@ describeEachDialect('svc ledger verify', (dialect) => {
     expect(cli.stderr).not.toContain('idempotency_keys_applied_twice');
   });
 
-  it('names broken grant and hold invariants: grants not summing to the balance, held not the pending holds, negative available (issue 21)', async () => {
+  it('names broken grant and hold invariants: grants not summing to the balance, held not the pending holds, negative available', async () => {
     const k = current().service.db.kysely;
     const wallet = (await client.createWallet()).id;
     await client.credit(wallet, 50);

@@ -149,7 +149,7 @@ describeEachDialect('webhook delivery metrics on GET /metrics', (dialect) => {
   });
 });
 
-// Issue 19: every scrape of the public /metrics ran count(*) over every tenant's deliveries and
+// Regression: every scrape of the public /metrics ran count(*) over every tenant's deliveries and
 // events. A scrape now reads memory only; the counts run in a job, at most every 15 s.
 describeEachDialect('GET /metrics does not query the database', (dialect) => {
   const ctx = useTestService(dialect);
