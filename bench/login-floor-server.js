@@ -5,7 +5,7 @@
 // `session.created` event and the audit entry, and the answer {user, session} with the tokens.
 // What it leaves out is what the service adds around that: routing hooks, the secret key's check,
 // the throttle, the second-factor check, Kysely. Its main thread per log in is the floor of the
-// service's (docs/performance.md, "Log in against its floor"). Never for anything but the benchmark.
+// service's (docs/performance.md, "Log in"). Never for anything but the benchmark.
 //
 // Environment: PORT, PROJECT_ID, and DATA_DIR (SQLite, `svc.sqlite` there) or DATABASE_URL (PostgreSQL).
 import { createHash, randomBytes } from 'node:crypto';
