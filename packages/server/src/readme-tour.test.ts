@@ -5,12 +5,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVENT_TYPES } from './modules/events/event-types.js';
 
 /**
  * The README's curl tour, run as written: its `sh` blocks, in order, in one bash, against a real
  * `svc serve` on SQLite. Regression test for a tour that did not run (variables never set, a
- * webhook receiver that needed a setting the tour did not mention). Only the port numbers are
- * changed, to free ones; the server is started by the test instead of the tour's `npm start`.
+ * webhook receiver that needed a setting the tour did not mention). Nothing is rewritten: the tour
+ * calls `$BASE`, which it sets from `PORT`, and its receiver listens on `RECEIVER_PORT`; the test
+ * sets both to free ports, as a reader with another port would. The server is started by the test
+ * instead of the tour's `npm start`.
  */
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -104,17 +107,15 @@ describe('the README tour', () => {
       expect(blocks.length).toBeGreaterThan(5);
       // The first block starts the server, which the test has done.
       expect(blocks[0]?.trim()).toBe('WEBHOOK_ALLOW_PRIVATE=1 npm start');
+      // No address or port is written out: every call goes through $BASE.
+      expect(blocks.join('\n')).not.toMatch(/(localhost|127\.0\.0\.1):\d/);
       const receiverPort = await freePort();
       // As pasted into an interactive shell, but stopping at the first command that fails.
-      const script = ['set -eu', ...blocks.slice(1)]
-        .join('\n')
-        .replaceAll('localhost:8080', `localhost:${port}`)
-        .replaceAll('127.0.0.1:4000', `127.0.0.1:${receiverPort}`)
-        .replaceAll('webhook-receiver.js 4000', `webhook-receiver.js ${receiverPort}`);
+      const script = ['set -eu', ...blocks.slice(1)].join('\n');
 
       const shell = spawn('bash', ['-c', script], {
         cwd: ROOT,
-        env: cleanEnv({ DATA_DIR: dataDir }),
+        env: cleanEnv({ DATA_DIR: dataDir, PORT: String(port), RECEIVER_PORT: String(receiverPort) }),
         detached: true,
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -148,6 +149,10 @@ describe('the README tour', () => {
       expect(output).toMatch(/webhook evt_\w+ webhook\.test: signature valid/);
       expect(output).toMatch(/webhook evt_\w+ wallet\.credit\.added: signature valid/);
       expect(output).toContain("[ 'succeeded', 'succeeded' ]");
+      // The event catalog's size, as the tour prints it and as the README says it.
+      expect(output).toMatch(new RegExp(`^${EVENT_TYPES.length}$`, 'm'));
+      expect(blocks.join('\n')).toContain(`| json 'data.length'\n# ${EVENT_TYPES.length}\n`);
+      expect(output).toContain("'wallet.debit insufficient_credits'");
       expect(output).not.toContain('SIGNATURE INVALID');
     },
     TOUR_TIMEOUT_MS + 10_000,
