@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -247,6 +247,18 @@ describe('svc refusals', () => {
     expect(result.stderr).toContain('unknown command "frobnicate"');
     expect(result.stderr).toContain('usage: svc');
     expect(result.stdout).toBe('');
+  });
+
+  it('--version prints the version of the server package, which is the root package.json one', async () => {
+    const manifest = (path: string) => JSON.parse(readFileSync(join(ROOT, path), 'utf8')) as { version: string };
+    const { version } = manifest('packages/server/package.json');
+    expect(version).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(manifest('package.json').version).toBe(version);
+    for (const flag of ['--version', '-v']) {
+      const result = await svc([flag], { DATA_DIR: dataDir });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toBe(`${version}\n`);
+    }
   });
 
   it('project create without --name exits 2 with the usage on stderr', async () => {

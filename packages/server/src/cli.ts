@@ -15,6 +15,7 @@ import { rotateSealedSecrets } from './security/secrets-rotation.js';
 import { systemClock } from './lib/clock.js';
 import { isApiError } from './lib/errors.js';
 import { DEVELOPMENT_KEY_FILE, secretBoxFromConfig } from './lib/secret-box.js';
+import { SERVICE_VERSION } from './version.js';
 
 const USAGE = `usage: svc <command> [options]
 
@@ -29,8 +30,9 @@ const USAGE = `usage: svc <command> [options]
                                          prints the report, exit code 1 when a link is broken
   ledger verify [--project PRJ_ID]       check every ledger invariant (balances = their entries, each
                                          transaction sums to zero, no negative balance, no key applied
-                                         twice, one event per movement) in one project or all of them;
-                                         prints the report, exit code 1 naming each broken invariant
+                                         twice, one event per movement, grants sum to the balance, held =
+                                         the pending holds, available never negative) in one project or
+                                         all of them; prints the report, exit code 1 naming each broken one
   backup FILE                            SQLite: copy the live database to FILE (a new file) while the
                                          service runs, then check the copy (integrity_check and every
                                          ledger invariant); prints a summary, exit code 1 naming what failed
@@ -41,6 +43,7 @@ const USAGE = `usage: svc <command> [options]
   secrets rotate [--batch-rows N]        re-seal every sealed secret under the first key of
                                          SECRETS_ENCRYPTION_KEYS; prints counts per column, exit code 1
                                          when a value opens with no key of the ring
+  --version                              print the service's version (e.g. 0.1.0)
 
 The database and every other setting come from the environment (docs/configuration.md).`;
 
@@ -105,6 +108,10 @@ async function dispatch(argv: readonly string[]): Promise<number> {
     case 'secrets':
       if (subcommand === 'rotate') return secretsRotate(rest);
       throw new UsageError(`unknown secrets command "${subcommand ?? ''}"`);
+    case '--version':
+    case '-v':
+      process.stdout.write(`${SERVICE_VERSION}\n`);
+      return 0;
     case undefined:
     case 'help':
     case '--help':

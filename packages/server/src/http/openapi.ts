@@ -2,6 +2,7 @@ import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import { ERROR_CATALOG, type ErrorCode } from '../lib/errors.js';
 import { eventWebhooks } from './openapi-webhooks.js';
 import type { RouteCredential } from '../lib/principal.js';
+import { SERVICE_VERSION } from '../version.js';
 
 declare module 'fastify' {
   interface FastifySchema {
@@ -160,7 +161,7 @@ export function openApiOptions(options: OpenApiOptions): FastifyDynamicSwaggerOp
       openapi: '3.1.0',
       info: {
         title: 'svc API',
-        version: '1.0.0',
+        version: SERVICE_VERSION,
         description:
           'Wallets with credits, authentication and sessions, organizations and signed webhooks. Conventions: docs/api.md; errors: docs/errors.md. ' +
           'A secret-key request made for an end user may carry `X-End-User-IP` and `X-End-User-Agent`: sessions, audit entries and ' +
