@@ -1,5 +1,5 @@
 // GET /v1/project with `Authorization: Bearer <secret key>`: the service's trivial authenticated
-// route, every cross-cutting hook included, against bare Fastify. Target (issue): at least 60 %
+// route, every cross-cutting hook included, against bare Fastify. Target: at least 60 %
 // of the baseline's throughput. Runs on SQLite and, when it is reachable, on PostgreSQL; once per
 // log level in BENCH_LOG_LEVELS (warn, then info).
 import { measure } from '../lib/load.js';
