@@ -29,7 +29,8 @@ const USAGE = `usage: svc <command> [options]
                                          prints the report, exit code 1 when a link is broken
   ledger verify [--project PRJ_ID]       check every ledger invariant (balances = their entries, each
                                          transaction sums to zero, no negative balance, no key applied
-                                         twice, one event per movement) in one project or all of them;
+                                         twice, one event per movement, one credit per recurring grant
+                                         period) in one project or all of them;
                                          prints the report, exit code 1 naming each broken invariant
   backup FILE                            SQLite: copy the live database to FILE (a new file) while the
                                          service runs, then check the copy (integrity_check and every
