@@ -1,7 +1,13 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { ListQuery, StrictObject } from '../../lib/schemas.js';
 import { GRANT_PRIORITY_MAX, GRANT_PRIORITY_MIN } from './holds.schemas.js';
-import { AMOUNT_MAX, DESCRIPTION_LENGTH_MAX, METADATA_KEY_LENGTH_MAX, METADATA_KEYS_MAX, METADATA_VALUE_LENGTH_MAX } from './wallets.limits.js';
+import {
+  AMOUNT_MAX,
+  DESCRIPTION_LENGTH_MAX,
+  METADATA_KEY_LENGTH_MAX,
+  METADATA_KEYS_MAX,
+  METADATA_VALUE_LENGTH_MAX,
+} from './wallets.limits.js';
 
 /** Recurring grants (docs/api.md section 4, "Recurring grants"; docs/adr/0022-recurring-grants.md). */
 
@@ -25,7 +31,7 @@ const IntervalCount = Type.Integer({ minimum: 1, maximum: INTERVAL_COUNT_MAX, de
 const Expires = Type.Union([Type.Literal('never'), Type.Literal('period_end')], {
   description: "`period_end` (the default): each credit expires when its period ends; `never`: they don't.",
 });
-const Category = Type.String({ pattern: CATEGORY_PATTERN, description: 'The grants\' category (default `default`).' });
+const Category = Type.String({ pattern: CATEGORY_PATTERN, description: "The grants' category (default `default`)." });
 const Priority = Type.Integer({
   minimum: GRANT_PRIORITY_MIN,
   maximum: GRANT_PRIORITY_MAX,

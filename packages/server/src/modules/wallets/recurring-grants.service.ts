@@ -11,12 +11,7 @@ import type { LedgerService } from './ledger.service.js';
 import { GRANT_CATEGORY_DEFAULT, GRANT_PRIORITY_DEFAULT, type MovementRequest } from './ledger.movements.js';
 import { parseMetadata } from './metadata.js';
 import { duePeriods, periodStartMs, type Schedule } from './recurring-grants.periods.js';
-import type {
-  CreateRecurringGrantBody,
-  ListRecurringGrantsQuery,
-  RecurringGrant,
-  RecurringGrantList,
-} from './recurring-grants.schemas.js';
+import type { CreateRecurringGrantBody, ListRecurringGrantsQuery, RecurringGrant, RecurringGrantList } from './recurring-grants.schemas.js';
 import * as store from './recurring-grants.store.js';
 import { refuseUnusable, walletMissing } from './wallets.rules.js';
 import * as wallets from './wallets.store.js';

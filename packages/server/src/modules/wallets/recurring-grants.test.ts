@@ -76,7 +76,13 @@ describeEachDialect('recurring grants', (dialect) => {
         description: 'Pro plan',
         metadata: { plan: 'pro' },
       });
-      expect(second).toMatchObject({ interval_count: 2, expires: 'never', category: 'promotional', priority: 10, next_grant_at: at(DAY_MS) });
+      expect(second).toMatchObject({
+        interval_count: 2,
+        expires: 'never',
+        category: 'promotional',
+        priority: 10,
+        next_grant_at: at(DAY_MS),
+      });
       expect(await get(second.id)).toEqual(second);
       expect((await list(walletId)).data.map((row) => row.id)).toEqual([second.id, first.id]);
       const page = await list(walletId, '?limit=1');
@@ -270,6 +276,29 @@ describeEachDialect('recurring grants', (dialect) => {
       }
       await cancel(grant.id);
       await expectSound();
+    });
+
+    // Last: it damages the project's ledger on purpose.
+    it('svc ledger verify names a recurring grant credit without its period key, and a period credited twice', async () => {
+      const { id: walletId } = await client.createWallet();
+      const grant = await create(walletId, { amount: 3, interval: 'day' });
+      await run();
+      const k = current().service.db.kysely;
+      const credit = await k
+        .selectFrom('ledger_transactions')
+        .selectAll()
+        .where('recurring_grant_id', '=', grant.id)
+        .executeTakeFirstOrThrow();
+      // The ledger's tables are append-only: the damage is appended.
+      await k
+        .insertInto('ledger_transactions')
+        .values([
+          { ...credit, id: `${credit.id}x`, idempotency_key: 'not-a-period' },
+          { ...credit, id: `${credit.id}y`, idempotency_scope: '' },
+        ])
+        .execute();
+      const report = await verifyLedger(current().service.db, { projectId: current().projectId });
+      expect(report.checks.recurring_grant_periods_not_once.examples).toEqual([credit.id, `${credit.id}x`]);
     });
   });
 });
