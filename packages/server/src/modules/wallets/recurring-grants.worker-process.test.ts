@@ -6,17 +6,18 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createService } from '../../main.js';
-import { testConfig, useTestDatabase } from '../../test/database.js';
+import { describeEachDialect, testConfig, useTestDatabase } from '../../test/database.js';
 import { verifyLedger } from './ledger.verify.js';
 import type { RecurringGrant } from './recurring-grants.schemas.js';
 import { expectStatus, walletsClient } from './wallets.fixtures.js';
 
 /**
  * Recurring grants' credits as an operator runs them (docs/adr/0022-recurring-grants.md): two
- * `svc worker` processes (the compiled CLI) on one PostgreSQL database, one of them killed with
- * SIGKILL while both are crediting. The processes have no test clock, so the periods are real days:
+ * `svc worker` processes (the compiled CLI) on one database (PostgreSQL; and SQLite, where one
+ * `svc serve` and one `svc worker` may share the file), one of them killed with SIGKILL while both
+ * are crediting. The processes have no test clock, so the periods are real days:
  * each recurring grant starts long enough ago that hundreds of its periods are due at once, which
  * the workers credit over several runs, racing each other on the same keys. Asserted: every period
  * credited exactly once, nothing else, the ledger sound, every grant moved on to its next period;
@@ -101,8 +102,8 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-describe.skipIf(inject('postgresAdminUrl') === '')('recurring grants under two svc worker processes on one PostgreSQL', () => {
-  const database = useTestDatabase('postgres');
+describeEachDialect('recurring grants under two svc worker processes on one database', (dialect) => {
+  const database = useTestDatabase(dialect);
 
   it('credits every period exactly once though one worker is killed mid-run; a new period within 5 s of its start', async () => {
     const service = await createService(testConfig(database().url, { SECRETS_ENCRYPTION_KEYS }));
@@ -127,8 +128,8 @@ describe.skipIf(inject('postgresAdminUrl') === '')('recurring grants under two s
         return Number(row.n);
       };
 
-      const first = await startWorker(database().url);
-      const second = await startWorker(database().url);
+      // Started together, so both are at work when the first credits appear.
+      const [first, second] = await Promise.all([startWorker(database().url), startWorker(database().url)]);
       // Killed while the work is under way: some periods credited, most not.
       await until(
         async () => (await credited()) > 0,
