@@ -38,7 +38,6 @@ const Priority = Type.Integer({
   description: "The grants' priority, 0 to 100 (default 50): lower is spent first.",
 });
 const Time = Type.String({ format: 'date-time' });
-const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
 
 export const RecurringGrantParams = StrictObject({
   id: Type.String({ minLength: 1, maxLength: 64, description: 'Begins with `rgr_`.' }),
@@ -74,7 +73,7 @@ export const RecurringGrantSchema = Type.Object(
     expires: Expires,
     category: Type.String(),
     priority: Priority,
-    description: Nullable(Type.String()),
+    description: Type.Union([Type.String(), Type.Null()]),
     metadata: Type.Record(Type.String(), Type.String()),
     status: Type.Union([Type.Literal('active'), Type.Literal('cancelled')]),
     next_grant_at: Type.Union([Time, Type.Null()], {
