@@ -86,6 +86,23 @@ export interface Hold {
   created_at: string;
 }
 
+export interface RecurringGrant {
+  id: string;
+  wallet_id: string;
+  amount: number;
+  interval: 'day' | 'week' | 'month' | 'year';
+  interval_count: number;
+  starts_at: string;
+  expires: 'never' | 'period_end';
+  category: string;
+  priority: number;
+  description: string | null;
+  status: 'active' | 'cancelled';
+  next_grant_at: string | null;
+  created_at: string;
+  cancelled_at: string | null;
+}
+
 export interface Grant {
   id: string;
   wallet_id: string;

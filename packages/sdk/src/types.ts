@@ -21,6 +21,7 @@ export type {
   OAuthProvider,
   Organization,
   OrganizationMembership,
+  RecurringGrant,
   Role,
   Session,
   SsoConnection,
@@ -56,6 +57,8 @@ export type CreateHoldParams = RequestBody<'POST /v1/wallets/{id}/holds'>;
 export type CaptureHoldParams = RequestBody<'POST /v1/holds/{id}/capture'>;
 export type ListHoldsParams = QueryParams<'GET /v1/wallets/{id}/holds'>;
 export type ListGrantsParams = QueryParams<'GET /v1/wallets/{id}/grants'>;
+export type CreateRecurringGrantParams = RequestBody<'POST /v1/wallets/{id}/recurring-grants'>;
+export type ListRecurringGrantsParams = QueryParams<'GET /v1/wallets/{id}/recurring-grants'>;
 export type SessionBalanceParams = QueryParams<'GET /v1/wallet/balance'>;
 export type SessionBalance = ResponseBody<'GET /v1/wallet/balance'>;
 

@@ -80,6 +80,21 @@ describe('SvcClient against the real server', () => {
     ]);
   });
 
+  it('wallets: recurring grants (create, list, get, cancel)', async () => {
+    const svc = client();
+    const { user } = await newUser();
+    const wallet = await svc.wallets.create({ user_id: user.id, currency: 'USD' });
+    const startsAt = new Date(Date.now() + 86_400_000).toISOString();
+    const created = await svc.wallets.createRecurringGrant(wallet.id, { amount: 100, interval: 'month', starts_at: startsAt });
+    expect(created).toMatchObject({ object: 'recurring_grant', status: 'active', expires: 'period_end', next_grant_at: startsAt });
+    expect((await svc.wallets.recurringGrants(wallet.id)).data.map((item) => item.id)).toEqual([created.id]);
+    expect(await svc.wallets.getRecurringGrant(created.id)).toEqual(created);
+    expect(await svc.wallets.cancelRecurringGrant(created.id)).toMatchObject({ status: 'cancelled', next_grant_at: null });
+    await expect(svc.wallets.createRecurringGrant(wallet.id, { amount: 1, interval: 'day', interval_count: 13 })).rejects.toMatchObject({
+      status: 400,
+    });
+  });
+
   it('wallets: create, get, list, update, credits, debits, balance, transfer, transactions, getTransaction, freeze, unfreeze, close', async () => {
     const svc = client();
     const { user } = await newUser();

@@ -31,8 +31,9 @@ const USAGE = `usage: svc <command> [options]
   ledger verify [--project PRJ_ID]       check every ledger invariant (balances = their entries, each
                                          transaction sums to zero, no negative balance, no key applied
                                          twice, one event per movement, grants sum to the balance, held =
-                                         the pending holds, available never negative) in one project or
-                                         all of them; prints the report, exit code 1 naming each broken one
+                                         the pending holds, available never negative, one credit per
+                                         recurring grant period) in one project or all of them; prints
+                                         the report, exit code 1 naming each broken one
   backup FILE                            SQLite: copy the live database to FILE (a new file) while the
                                          service runs, then check the copy (integrity_check and every
                                          ledger invariant); prints a summary, exit code 1 naming what failed

@@ -33,6 +33,8 @@ import { LedgerService } from './modules/wallets/ledger.service.js';
 import { walletsRoutes } from './modules/wallets/wallets.routes.js';
 import { holdsRoutes } from './modules/wallets/holds.routes.js';
 import { HoldsService, ledgerExpiryJob } from './modules/wallets/holds.service.js';
+import { recurringGrantsRoutes } from './modules/wallets/recurring-grants.routes.js';
+import { RecurringGrantsService, recurringGrantsJob } from './modules/wallets/recurring-grants.service.js';
 import { WalletsService } from './modules/wallets/wallets.service.js';
 import { createWebhooks, type Webhooks, type WebhooksOptions } from './modules/webhooks/webhooks.module.js';
 import { type Clock, systemClock } from './lib/clock.js';
@@ -169,6 +171,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
         projectsRoutes(projects),
         walletsRoutes(wallets, ledger),
         holdsRoutes(new HoldsService({ db, clock }), ledger),
+        recurringGrantsRoutes(new RecurringGrantsService({ db, clock, audit })),
         ...authModule.routes,
         ...oauthModule.routes,
         ...organizations.routes,
@@ -185,6 +188,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     const jobs = [
       idempotencyCleanupJob(db, clock),
       ledgerExpiryJob({ db, clock, ledger }),
+      recurringGrantsJob({ db, clock, ledger }),
       ...webhooks.jobs,
       ...authModule.jobs,
       ...oauthModule.jobs,

@@ -6,6 +6,7 @@ import { navigate } from '../router.js';
 import type { List } from '../api.js';
 import type { Transaction, Wallet } from '../types.js';
 import { GrantsPanel, HoldsPanel } from './wallet-holds.js';
+import { RecurringGrantsPanel } from './wallet-recurring-grants.js';
 import { Dialog, Empty, ErrorBox, Link, Loaded, Page, Pager, SearchBox, StatusBadge, useAction, usePagedList, useResource } from '../ui.js';
 
 export function WalletsPage() {
@@ -159,6 +160,7 @@ export function WalletPage(props: { id: string }) {
           <div key={`${data.balance}:${data.available}`}>
             <HoldsPanel walletId={data.id} currency={data.currency} />
             <GrantsPanel walletId={data.id} currency={data.currency} />
+            <RecurringGrantsPanel walletId={data.id} currency={data.currency} />
           </div>
         )}
       </Loaded>

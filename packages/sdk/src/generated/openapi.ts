@@ -101,6 +101,7 @@ export interface WalletTransaction {
     /** Credits, a whole number from 1 to 10^12. */
     amount: number;
   }>;
+  recurring_grant_id: string | null;
   /** The other wallet of a transfer; transfers only. */
   counterparty_wallet_id?: string;
 }
@@ -151,6 +152,7 @@ export interface Transaction {
     /** Credits, a whole number from 1 to 10^12. */
     amount: number;
   }>;
+  recurring_grant_id: string | null;
 }
 
 export interface Transfer {
@@ -228,6 +230,32 @@ export interface Grant {
   expires_at: string | null;
   status: 'active' | 'depleted' | 'expired';
   created_at: string;
+}
+
+export interface RecurringGrant {
+  /** Begins with `rgr_`. */
+  id: string;
+  object: 'recurring_grant';
+  wallet_id: string;
+  /** Credits per period, a whole number from 1 to 10^12. */
+  amount: number;
+  /** The unit of a period; months and years are calendar months anchored on the day of `starts_at`. */
+  interval: 'day' | 'week' | 'month' | 'year';
+  /** Intervals per period, 1 to 12 (default 1). */
+  interval_count: number;
+  starts_at: string;
+  /** `period_end` (the default): each credit expires when its period ends; `never`: they don't. */
+  expires: 'never' | 'period_end';
+  category: string;
+  /** The grants' priority, 0 to 100 (default 50): lower is spent first. */
+  priority: number;
+  description: string | null;
+  metadata: Record<string, string>;
+  status: 'active' | 'cancelled';
+  /** The start of the next period to credit; null once cancelled. */
+  next_grant_at: string | null;
+  created_at: string;
+  cancelled_at: string | null;
 }
 
 export interface User {
@@ -1088,6 +1116,76 @@ export interface Operations {
       data: Grant[];
       has_more: boolean;
     };
+  };
+  /** A wallet's recurring grants, newest first */
+  'GET /v1/wallets/{id}/recurring-grants': {
+    path: {
+      /** Begins with `wlt_`. */
+      id: string;
+    };
+    query: {
+      limit?: number;
+      starting_after?: string;
+    };
+    body: undefined;
+    status: 200;
+    response: {
+      object: 'list';
+      data: RecurringGrant[];
+      has_more: boolean;
+    };
+  };
+  /** Credit a wallet once per period (an allowance), from `starts_at` on */
+  'POST /v1/wallets/{id}/recurring-grants': {
+    path: {
+      /** Begins with `wlt_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      /** Credits per period, a whole number from 1 to 10^12. */
+      amount: number;
+      /** The unit of a period; months and years are calendar months anchored on the day of `starts_at`. */
+      interval: 'day' | 'week' | 'month' | 'year';
+      /** Intervals per period, 1 to 12 (default 1). */
+      interval_count?: number;
+      /** The start of the first period (default now); may be in the past. */
+      starts_at?: string;
+      /** `period_end` (the default): each credit expires when its period ends; `never`: they don't. */
+      expires?: 'never' | 'period_end';
+      /** The grants' category (default `default`). */
+      category?: string;
+      /** The grants' priority, 0 to 100 (default 50): lower is spent first. */
+      priority?: number;
+      /** Copied onto every credit. */
+      description?: string;
+      /** Free-form key/value pairs, copied onto every credit. Up to 50 keys of 1 to 40 characters, each a string of at most 500 characters. */
+      metadata?: Record<string, string>;
+    };
+    status: 201;
+    response: RecurringGrant;
+  };
+  /** Retrieve a recurring grant */
+  'GET /v1/recurring-grants/{id}': {
+    path: {
+      /** Begins with `rgr_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: RecurringGrant;
+  };
+  /** Cancel a recurring grant: no further credits; those made stay */
+  'DELETE /v1/recurring-grants/{id}': {
+    path: {
+      /** Begins with `rgr_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    status: 200;
+    response: RecurringGrant;
   };
   /** Sign up with email and password; sends the verification email */
   'POST /v1/auth/signup': {
@@ -2844,6 +2942,14 @@ export const operations = {
   getHold: { method: 'GET', path: '/v1/holds/{id}', credential: 'secret', body: 'none', list: false },
   /** `GET /v1/wallets/{id}/grants`: A wallet's grants (its credits by priority and expiry), newest first */
   listGrants: { method: 'GET', path: '/v1/wallets/{id}/grants', credential: 'secret', body: 'none', list: true },
+  /** `GET /v1/wallets/{id}/recurring-grants`: A wallet's recurring grants, newest first */
+  listRecurringGrants: { method: 'GET', path: '/v1/wallets/{id}/recurring-grants', credential: 'secret', body: 'none', list: true },
+  /** `POST /v1/wallets/{id}/recurring-grants`: Credit a wallet once per period (an allowance), from `starts_at` on */
+  createRecurringGrant: { method: 'POST', path: '/v1/wallets/{id}/recurring-grants', credential: 'secret', body: 'json', list: false },
+  /** `GET /v1/recurring-grants/{id}`: Retrieve a recurring grant */
+  getRecurringGrant: { method: 'GET', path: '/v1/recurring-grants/{id}', credential: 'secret', body: 'none', list: false },
+  /** `DELETE /v1/recurring-grants/{id}`: Cancel a recurring grant: no further credits; those made stay */
+  cancelRecurringGrant: { method: 'DELETE', path: '/v1/recurring-grants/{id}', credential: 'secret', body: 'none', list: false },
   /** `POST /v1/auth/signup`: Sign up with email and password; sends the verification email */
   signUp: { method: 'POST', path: '/v1/auth/signup', credential: 'secret', body: 'json', list: false },
   /** `POST /v1/auth/login`: Log in with email and password */

@@ -6,10 +6,13 @@ import type {
   Balance,
   CaptureHoldParams,
   CreateHoldParams,
+  CreateRecurringGrantParams,
   Grant,
   Hold,
   ListGrantsParams,
   ListHoldsParams,
+  ListRecurringGrantsParams,
+  RecurringGrant,
   CreateWalletParams,
   DeductCreditsParams,
   ListWalletsParams,
@@ -127,6 +130,28 @@ export class Wallets {
   /** A wallet's grants (every credit, with its priority, expiry and what is left), newest first. */
   grants(id: string, params: ListGrantsParams = {}, options?: RequestOptions): PagedList<Grant> {
     return this.#api.list('GET /v1/wallets/{id}/grants', { path: { id }, query: params }, options, byId);
+  }
+
+  /**
+   * `POST /v1/wallets/{id}/recurring-grants` → 201 recurring grant `active`: one credit of `amount`
+   * per period from `starts_at` (default now), expiring at the period's end unless `expires: "never"`.
+   */
+  createRecurringGrant(id: string, params: CreateRecurringGrantParams, options?: RequestOptions): Promise<RecurringGrant> {
+    return this.#api.call('POST /v1/wallets/{id}/recurring-grants', { path: { id }, body: params }, options);
+  }
+
+  /** A wallet's recurring grants, newest first. */
+  recurringGrants(id: string, params: ListRecurringGrantsParams = {}, options?: RequestOptions): PagedList<RecurringGrant> {
+    return this.#api.list('GET /v1/wallets/{id}/recurring-grants', { path: { id }, query: params }, options, byId);
+  }
+
+  getRecurringGrant(recurringGrantId: string, options?: RequestOptions): Promise<RecurringGrant> {
+    return this.#api.call('GET /v1/recurring-grants/{id}', { path: { id: recurringGrantId } }, options);
+  }
+
+  /** `DELETE /v1/recurring-grants/{id}` → the grant `cancelled`: no further credits; those made stay. */
+  cancelRecurringGrant(recurringGrantId: string, options?: RequestOptions): Promise<RecurringGrant> {
+    return this.#api.call('DELETE /v1/recurring-grants/{id}', { path: { id: recurringGrantId } }, options);
   }
 
   /** `GET /v1/transactions/{id}`: a credit, a debit (`object: "transaction"`) or a transfer (`object: "transfer"`). */

@@ -15,6 +15,7 @@ export interface Database {
   ledger_refusals: LedgerRefusalsTable;
   wallet_grants: WalletGrantsTable;
   wallet_holds: WalletHoldsTable;
+  recurring_grants: RecurringGrantsTable;
   events: EventsTable;
   users: UsersTable;
   roles: RolesTable;
@@ -171,6 +172,36 @@ export interface LedgerTransactionsTable {
   /** A credit's grant: its priority and expiry (null: never); null on other types. */
   priority: number | null;
   expires_at: string | null;
+  /** The recurring grant a credit was made for (its period is in `idempotency_key`); null otherwise. */
+  recurring_grant_id: string | null;
+}
+
+export type RecurringGrantInterval = 'day' | 'week' | 'month' | 'year';
+
+/**
+ * A schedule of credits to one wallet, one per period from `starts_at` on
+ * (docs/adr/0022-recurring-grants.md). `next_period` is the first period not yet granted or
+ * skipped, `next_grant_at` its start; null once cancelled.
+ */
+export interface RecurringGrantsTable {
+  id: string;
+  project_id: string;
+  wallet_id: string;
+  amount: number;
+  interval: RecurringGrantInterval;
+  interval_count: number;
+  starts_at: string;
+  expires: 'never' | 'period_end';
+  category: string;
+  priority: number;
+  description: string | null;
+  /** JSON object of string → string. */
+  metadata: string;
+  status: 'active' | 'cancelled';
+  next_period: number;
+  next_grant_at: string | null;
+  created_at: string;
+  cancelled_at: string | null;
 }
 
 /**

@@ -54,7 +54,8 @@ export type IdPrefix =
   | 'pk'
   | 'pkc'
   | 'hld'
-  | 'grt';
+  | 'grt'
+  | 'rgr';
 
 /**
  * Records appended at the rate of requests: ledger transactions, events, webhook deliveries and

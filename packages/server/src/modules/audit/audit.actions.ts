@@ -13,6 +13,8 @@ export const AUDIT_ACTIONS = [
   'wallet.debit',
   'wallet.transfer',
   'wallet.expiry',
+  'recurring_grant.create',
+  'recurring_grant.cancel',
   'user.signup',
   'user.login',
   'user.update',

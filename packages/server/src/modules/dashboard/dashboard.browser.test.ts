@@ -263,6 +263,18 @@ describe.skipIf(chromiumMissing && !required)('the operator dashboard in headles
     await page.reload();
     await expect.poll(() => page.getByTestId('wallet-available').textContent()).toContain('1,250');
     await expect.poll(() => page.getByTestId('holds').textContent()).toContain('Render job');
+    // A recurring grant made elsewhere is listed, and cancelled from the page.
+    const recurring = await test().service.app.inject({
+      method: 'POST',
+      url: `/v1/wallets/${seeded.walletId}/recurring-grants`,
+      headers: test().auth,
+      payload: { amount: 100, interval: 'month', starts_at: new Date(Date.now() + 86_400_000).toISOString(), description: 'Pro plan' },
+    });
+    expect(recurring.statusCode).toBe(201);
+    await page.reload();
+    await expect.poll(() => page.getByTestId('recurring-grants').textContent()).toContain('Pro plan');
+    await page.getByRole('button', { name: `Cancel recurring grant ${recurring.json<{ id: string }>().id}` }).click();
+    await expect.poll(() => page.getByTestId('recurring-grants').textContent()).toContain('cancelled');
     await shot(page, '06-wallet');
 
     // Users: find by email, revoke the session, see it gone.

@@ -23,6 +23,10 @@ export type MovementRequest =
       /** The grant's priority (0 to 100, lower spent first) and expiry (null: never). */
       readonly priority: number;
       readonly expiresAt: string | null;
+      /** The grant's category (`default` when not given). */
+      readonly category?: string | undefined;
+      /** The recurring grant this credit is a period of (docs/adr/0022-recurring-grants.md). */
+      readonly recurringGrantId?: string | undefined;
     }
   | {
       readonly type: 'debit';
@@ -125,6 +129,9 @@ export function movementFields(movement: KeyedMovement): MovementFields {
   // The default priority and no expiry are left out, so keys stored before grants existed still match.
   if (movement.type === 'credit' && movement.priority !== GRANT_PRIORITY_DEFAULT) values['priority'] = movement.priority;
   if (movement.type === 'credit' && movement.expiresAt !== null) values['expires_at'] = movement.expiresAt;
+  if (movement.type === 'credit' && movement.category !== undefined && movement.category !== GRANT_CATEGORY_DEFAULT)
+    values['category'] = movement.category;
+  if (movement.type === 'credit' && movement.recurringGrantId !== undefined) values['recurring_grant_id'] = movement.recurringGrantId;
   if (movement.type === 'hold') values['expires_in'] = movement.expiresInSeconds;
   const fields: Record<string, string> = {};
   for (const [name, value] of Object.entries(values)) fields[name] = sha256Hex(canonicalJson(value));
@@ -139,6 +146,7 @@ export function fieldsHash(fields: MovementFields): string {
 export type KeyedMovement = Extract<MovementRequest, { type: 'credit' | 'debit' | 'transfer' | 'hold' }>;
 
 export const GRANT_PRIORITY_DEFAULT = 50;
+export const GRANT_CATEGORY_DEFAULT = 'default';
 
 export function isKeyed(movement: MovementRequest): movement is KeyedMovement {
   return movement.type === 'credit' || movement.type === 'debit' || movement.type === 'transfer' || movement.type === 'hold';

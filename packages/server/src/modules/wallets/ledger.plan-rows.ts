@@ -162,6 +162,7 @@ export type TransactionColumns = Pick<
   | 'sources'
   | 'priority'
   | 'expires_at'
+  | 'recurring_grant_id'
 >;
 
 /**
@@ -192,6 +193,7 @@ export function transactionRowOf(row: RowContext, columns: TransactionColumns): 
     sources: columns.sources,
     priority: columns.priority,
     expires_at: columns.expires_at,
+    recurring_grant_id: columns.recurring_grant_id,
   };
 }
 
@@ -215,6 +217,7 @@ export function transactionRow(
     sources: JSON.stringify(sources),
     priority: movement.type === 'credit' ? movement.priority : null,
     expires_at: movement.type === 'credit' ? movement.expiresAt : null,
+    recurring_grant_id: movement.type === 'credit' ? (movement.recurringGrantId ?? null) : null,
   });
 }
 

@@ -125,6 +125,7 @@ export class LedgerPlan implements PlanCore {
         sources: JSON.stringify(input.sources),
         priority: null,
         expires_at: null,
+        recurring_grant_id: null,
       },
     );
     this.transactions.push(row);

@@ -3,7 +3,7 @@ import type { Db } from '../../db/database.js';
 
 /**
  * The ledger's invariants (docs/api.md section 4, Wallets; holds and grants in
- * docs/adr/0018-holds-and-grants.md), checked against what is stored. Each
+ * docs/adr/0018-holds-and-grants.md; recurring grants in docs/adr/0022-recurring-grants.md), checked against what is stored. Each
  * check is one SQL statement that returns the offending rows (at most `EXAMPLES_MAX` of them, plus
  * their count), so a sound ledger returns nothing; comparisons stay in SQL, where sums above 2^53
  * are exact. Used by `svc ledger verify` and by the ledger's property tests.
@@ -20,6 +20,7 @@ export const LEDGER_CHECKS = [
   'grants_not_summing_to_balance',
   'held_not_sum_of_pending_holds',
   'negative_available',
+  'recurring_grant_periods_not_once',
 ] as const;
 
 export type LedgerCheck = (typeof LEDGER_CHECKS)[number];
@@ -98,6 +99,18 @@ function checkStatement(check: LedgerCheck, projectId: string | null): RawBuilde
       return sql`select w.id as id from wallets w where ${scoped('w')} and w.balance - w.held < 0
         union all
         select g.id as id from wallet_grants g where ${scoped('g')} and (g.held > g.remaining or g.remaining < 0)`;
+    case 'recurring_grant_periods_not_once':
+      // One credit per (recurring grant, period), under the period's key `<recurring grant id>:<index>`
+      // in the grant's wallet (docs/adr/0022-recurring-grants.md): a credit of a recurring grant
+      // without that key, or of another wallet, or a period credited twice.
+      return sql`select t.id as id from ledger_transactions t
+          left join recurring_grants r on r.project_id = t.project_id and r.id = t.recurring_grant_id
+        where ${scoped('t')} and t.recurring_grant_id is not null
+          and (t.type <> 'credit' or r.id is null or r.wallet_id <> t.wallet_id or t.idempotency_key is null
+               or substr(t.idempotency_key, 1, length(t.recurring_grant_id) + 1) <> t.recurring_grant_id || ':')
+        union all
+        select min(t.id) as id from ledger_transactions t where ${scoped('t')} and t.recurring_grant_id is not null
+        group by t.project_id, t.recurring_grant_id, t.idempotency_key having count(*) > 1`;
   }
 }
 

@@ -35,6 +35,7 @@ export function toTransaction(
     actor: actorFromColumns(row),
     request_id: row.request_id,
     sources: sourcesOf(row),
+    recurring_grant_id: row.recurring_grant_id,
   };
 }
 
@@ -124,6 +125,7 @@ export function toWalletTransaction(row: WalletHistoryRow, walletId: string): Wa
     actor: actorFromColumns(row),
     request_id: row.request_id,
     sources: sourcesOf(row),
+    recurring_grant_id: row.recurring_grant_id,
     ...(counterparty === undefined || counterparty === null ? {} : { counterparty_wallet_id: counterparty }),
   };
 }
@@ -153,5 +155,6 @@ export function movementOfRow(row: LedgerTransactionRow): KeyedMovement {
     ...common,
     priority: row.priority ?? GRANT_PRIORITY_DEFAULT,
     expiresAt: row.expires_at,
+    recurringGrantId: row.recurring_grant_id ?? undefined,
   };
 }

@@ -15,7 +15,7 @@ export interface WalletsClient {
   /** A user of the project, the owner of wallets created without a `user_id`. */
   readonly userId: string;
   request(
-    method: 'GET' | 'POST' | 'PATCH',
+    method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
     url: string,
     payload?: unknown,
     headers?: Record<string, string>,

@@ -209,6 +209,9 @@ function movementFields<T extends TSchema>(type: T) {
     created_at: Time,
     ...madeBy,
     sources: Sources,
+    recurring_grant_id: Nullable(
+      Type.String({ description: 'Credits of a recurring grant: the recurring grant, `rgr_…`; null otherwise.' }),
+    ),
   };
 }
 
