@@ -4,6 +4,7 @@ import { type RequestAnswer, type RequestKey, reusedError } from '../../lib/idem
 import type { AuditContext } from '../audit/audit.service.js';
 import type { Hold } from './holds.schemas.js';
 import type { Transaction, Transfer } from './wallets.schemas.js';
+import { CATEGORY_DEFAULT } from './wallets.categories.js';
 
 /**
  * What the ledger's one write path takes and answers (docs/adr/0005-ledger-write-path.md): a
@@ -23,6 +24,8 @@ export type MovementRequest =
       /** The grant's priority (0 to 100, lower spent first) and expiry (null: never). */
       readonly priority: number;
       readonly expiresAt: string | null;
+      /** The grant's category (docs/adr/0021-categories.md). */
+      readonly category: string;
     }
   | {
       readonly type: 'debit';
@@ -31,6 +34,8 @@ export type MovementRequest =
       readonly description: string | null;
       readonly metadata: Readonly<Record<string, string>>;
       readonly idempotencyKey: string | undefined;
+      /** Draw only on grants of these categories; null: on any. */
+      readonly categories: readonly string[] | null;
     }
   | {
       /** Reserves credits until captured, voided or `expiresInSeconds` have passed. */
@@ -41,6 +46,8 @@ export type MovementRequest =
       readonly metadata: Readonly<Record<string, string>>;
       readonly idempotencyKey: string | undefined;
       readonly expiresInSeconds: number;
+      /** Reserve only grants of these categories; null: any. */
+      readonly categories: readonly string[] | null;
     }
   | {
       /** Debits `amount` (undefined: all) of a pending hold and releases the rest. */
@@ -64,6 +71,8 @@ export type MovementRequest =
       readonly description: string | null;
       readonly metadata: Readonly<Record<string, string>>;
       readonly idempotencyKey: string | undefined;
+      /** Move only grants of these categories; null: any. */
+      readonly categories: readonly string[] | null;
     };
 
 /** Movements of one request: applied in order; `atomic` applies all of them or none. */
@@ -126,6 +135,10 @@ export function movementFields(movement: KeyedMovement): MovementFields {
   if (movement.type === 'credit' && movement.priority !== GRANT_PRIORITY_DEFAULT) values['priority'] = movement.priority;
   if (movement.type === 'credit' && movement.expiresAt !== null) values['expires_at'] = movement.expiresAt;
   if (movement.type === 'hold') values['expires_in'] = movement.expiresInSeconds;
+  // Likewise the default category and no restriction; the order a restriction lists its
+  // categories in changes nothing the movement does, so it is not part of the fingerprint.
+  if (movement.type === 'credit' && movement.category !== CATEGORY_DEFAULT) values['category'] = movement.category;
+  if (movement.type !== 'credit' && movement.categories !== null) values['categories'] = [...movement.categories].sort();
   const fields: Record<string, string> = {};
   for (const [name, value] of Object.entries(values)) fields[name] = sha256Hex(canonicalJson(value));
   return fields;

@@ -8,6 +8,7 @@ import type { LedgerKey, LedgerRefusalRow } from './ledger.statements.js';
 import type { LedgerTransactionRow, NewLedgerEntry, TransactionWithBalance } from './ledger.store.js';
 import { movementOfHold, movementOfRow, toHold, toTransaction, toTransfer } from './ledger.views.js';
 import type { Source } from './wallets.schemas.js';
+import { categoriesColumn } from './wallets.categories.js';
 
 /** The rows a plan (ledger.plan.ts) writes, and the answers its idempotency keys already gave. */
 
@@ -162,6 +163,8 @@ export type TransactionColumns = Pick<
   | 'sources'
   | 'priority'
   | 'expires_at'
+  | 'category'
+  | 'categories'
 >;
 
 /**
@@ -192,6 +195,8 @@ export function transactionRowOf(row: RowContext, columns: TransactionColumns): 
     sources: columns.sources,
     priority: columns.priority,
     expires_at: columns.expires_at,
+    category: columns.category,
+    categories: columns.categories,
   };
 }
 
@@ -215,6 +220,8 @@ export function transactionRow(
     sources: JSON.stringify(sources),
     priority: movement.type === 'credit' ? movement.priority : null,
     expires_at: movement.type === 'credit' ? movement.expiresAt : null,
+    category: movement.type === 'credit' ? movement.category : null,
+    categories: movement.type === 'credit' ? null : categoriesColumn(movement.categories),
   });
 }
 

@@ -72,6 +72,8 @@ const HISTORY_COLUMNS = [
   'actor_user_id',
   'request_id',
   'sources',
+  'category',
+  'categories',
 ] as const satisfies readonly (keyof LedgerTransactionRow)[];
 
 /** One entry of a wallet's history: the wallet's side and its transaction. */
