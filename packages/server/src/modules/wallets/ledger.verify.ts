@@ -20,6 +20,7 @@ export const LEDGER_CHECKS = [
   'grants_not_summing_to_balance',
   'held_not_sum_of_pending_holds',
   'negative_available',
+  'grants_not_of_their_credit_category',
 ] as const;
 
 export type LedgerCheck = (typeof LEDGER_CHECKS)[number];
@@ -98,6 +99,12 @@ function checkStatement(check: LedgerCheck, projectId: string | null): RawBuilde
       return sql`select w.id as id from wallets w where ${scoped('w')} and w.balance - w.held < 0
         union all
         select g.id as id from wallet_grants g where ${scoped('g')} and (g.held > g.remaining or g.remaining < 0)`;
+    case 'grants_not_of_their_credit_category':
+      // A credit's grant keeps the credit's category (docs/adr/0021-categories.md); credits made
+      // before categories existed are `default`, as their grants are.
+      return sql`select g.id as id from wallet_grants g
+        join ledger_transactions t on t.id = g.transaction_id and t.type = 'credit'
+        where ${scoped('g')} and g.category <> coalesce(t.category, 'default')`;
   }
 }
 
