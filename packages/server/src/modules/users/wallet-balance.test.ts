@@ -58,15 +58,28 @@ describeEachDialect('GET /v1/wallet/balance with a session token', (dialect) => 
     const account = await signup(call, ctx().secretKey);
     const id = await createWallet(account.userId);
     const empty = await balance(account.token);
-    expect(empty.json<SessionBalance>()).toEqual({ balance: { credits: 0, currency: 'USD', available: 0, categories: [] }, transactions: [] });
+    expect(empty.json<SessionBalance>()).toEqual({
+      balance: { credits: 0, currency: 'USD', available: 0, categories: [] },
+      transactions: [],
+    });
     const expiresAt = new Date(clock.now().getTime() + 60_000).toISOString();
     expect((await api(`/v1/wallets/${id}/credits`, { amount: 40, expires_at: expiresAt })).statusCode).toBe(201);
     expect((await api(`/v1/wallets/${id}/credits`, { amount: 10 })).statusCode).toBe(201);
     expect((await api(`/v1/wallets/${id}/holds`, { amount: 5, expires_in: 30 })).statusCode).toBe(201);
     const categories = [{ category: 'default', remaining: 50 }];
-    expect((await balance(account.token)).json<SessionBalance>().balance).toEqual({ credits: 50, currency: 'USD', available: 45, categories });
+    expect((await balance(account.token)).json<SessionBalance>().balance).toEqual({
+      credits: 50,
+      currency: 'USD',
+      available: 45,
+      categories,
+    });
     clock.advance(30_000);
-    expect((await balance(account.token)).json<SessionBalance>().balance).toEqual({ credits: 50, currency: 'USD', available: 50, categories });
+    expect((await balance(account.token)).json<SessionBalance>().balance).toEqual({
+      credits: 50,
+      currency: 'USD',
+      available: 50,
+      categories,
+    });
     clock.advance(30_000);
     const after = (await balance(account.token, `?wallet_id=${id}`)).json<SessionBalance>();
     // The expired credit is neither available nor counted in its category before the expiry job removes it.

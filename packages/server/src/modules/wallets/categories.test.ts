@@ -229,7 +229,10 @@ describeEachDialect('categories', (dialect) => {
   describe('idempotency keys', () => {
     it('replay under the same categories in any order, and are `idempotency_key_reused` under others', async () => {
       const id = await mixedWallet();
-      const first = expectStatus<Transaction>(await debit(id, { amount: 10, categories: ['paid', 'default'], idempotency_key: 'd-1' }), 201);
+      const first = expectStatus<Transaction>(
+        await debit(id, { amount: 10, categories: ['paid', 'default'], idempotency_key: 'd-1' }),
+        201,
+      );
       const again = await debit(id, { amount: 10, categories: ['default', 'paid'], idempotency_key: 'd-1' });
       expect(again.statusCode).toBe(201);
       expect(again.json<Transaction>().id).toBe(first.id);
@@ -240,14 +243,18 @@ describeEachDialect('categories', (dialect) => {
         expect(errorCode(await debit(id, body))).toBe('idempotency_key_reused');
       }
       const credit = await client.credit(id, 5, { category: 'paid', idempotency_key: 'c-1' });
-      expect((await client.request('POST', `/v1/wallets/${id}/credits`, { amount: 5, category: 'paid', idempotency_key: 'c-1' })).json<Transaction>().id).toBe(
-        credit.id,
-      );
+      expect(
+        (
+          await client.request('POST', `/v1/wallets/${id}/credits`, { amount: 5, category: 'paid', idempotency_key: 'c-1' })
+        ).json<Transaction>().id,
+      ).toBe(credit.id);
       const reused = await client.request('POST', `/v1/wallets/${id}/credits`, { amount: 5, idempotency_key: 'c-1' });
       expect(errorCode(reused)).toBe('idempotency_key_reused');
       // A refusal is kept with its key and its categories.
       expect(errorCode(await debit(id, { amount: 500, categories: ['paid'], idempotency_key: 'd-2' }))).toBe('insufficient_credits');
-      expect(errorCode(await debit(id, { amount: 500, categories: ['promotional'], idempotency_key: 'd-2' }))).toBe('idempotency_key_reused');
+      expect(errorCode(await debit(id, { amount: 500, categories: ['promotional'], idempotency_key: 'd-2' }))).toBe(
+        'idempotency_key_reused',
+      );
       const heldOnce = expectStatus<Hold>(await hold(id, { amount: 5, categories: ['paid'], idempotency_key: 'h-1' }), 201);
       expect(expectStatus<Hold>(await hold(id, { amount: 5, categories: ['paid'], idempotency_key: 'h-1' }), 201).id).toBe(heldOnce.id);
       expect(errorCode(await hold(id, { amount: 5, idempotency_key: 'h-1' }))).toBe('idempotency_key_reused');

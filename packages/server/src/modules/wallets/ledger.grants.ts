@@ -96,8 +96,7 @@ export class GrantBook {
     const list = this.#byWallet.get(walletKey(projectId, walletId)) ?? [];
     return list
       .filter(
-        (grant) =>
-          grant.remaining > grant.held && !isExpired(grant, now) && (categories === null || categories.includes(grant.category)),
+        (grant) => grant.remaining > grant.held && !isExpired(grant, now) && (categories === null || categories.includes(grant.category)),
       )
       .sort(spendingOrder);
   }

@@ -42,7 +42,10 @@ export function toTransaction(
 }
 
 /** A credit's `category` (`default` for credits made before categories), a restricted movement's `categories`. */
-function addCategories(view: { category?: string; categories?: string[] }, row: Pick<LedgerTransactionRow, 'type' | 'category' | 'categories'>): void {
+function addCategories(
+  view: { category?: string; categories?: string[] },
+  row: Pick<LedgerTransactionRow, 'type' | 'category' | 'categories'>,
+): void {
   if (row.type === 'credit') view.category = row.category ?? CATEGORY_DEFAULT;
   const categories = parseCategories(row.categories);
   if (categories !== null) view.categories = categories;

@@ -229,7 +229,7 @@ function movementFields<T extends TSchema>(type: T) {
     created_at: Time,
     ...madeBy,
     sources: Sources,
-    category: Type.Optional(Type.String({ description: "Credits only: the category of the grant made." })),
+    category: Type.Optional(Type.String({ description: 'Credits only: the category of the grant made.' })),
     categories: Type.Optional(Type.Array(Type.String(), { description: 'Debits made with `categories`: the categories drawn on.' })),
   };
 }
