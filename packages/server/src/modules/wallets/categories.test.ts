@@ -157,6 +157,42 @@ describeEachDialect('categories', (dialect) => {
     });
   });
 
+  describe('a flush that draws on one wallet with and without restrictions', () => {
+    it('finds the grants of each restriction past the first page of the wallet’s grants, and refuses nothing wrongly', async () => {
+      const { id } = await client.createWallet();
+      // 150 promotional grants spent first, more than the write path reads in its first page (100).
+      const promotional = Array.from({ length: 150 }, () => ({
+        type: 'credit',
+        wallet_id: id,
+        amount: 1,
+        category: 'promotional',
+        priority: 10,
+      }));
+      expectStatus<Batch>(
+        await batch({ atomic: true, operations: [...promotional, { type: 'credit', wallet_id: id, amount: 100, category: 'paid' }] }),
+        201,
+      );
+      const result = expectStatus<Batch>(
+        await batch({
+          atomic: true,
+          operations: [
+            { type: 'debit', wallet_id: id, amount: 20, categories: ['paid'] },
+            { type: 'debit', wallet_id: id, amount: 140 },
+            { type: 'debit', wallet_id: id, amount: 10, categories: ['promotional'] },
+            { type: 'hold', wallet_id: id, amount: 80, categories: ['paid'] },
+          ],
+        }),
+        201,
+      );
+      expect(result.results[0]?.transaction?.sources).toEqual([expect.objectContaining({ category: 'paid', amount: 20 })]);
+      expect(new Set(result.results[1]?.transaction?.sources.map((source) => source.category))).toEqual(new Set(['promotional']));
+      expect(result.results[2]?.transaction?.sources).toHaveLength(10);
+      expect((await balance(id)).categories).toEqual([{ category: 'paid', remaining: 80 }]);
+      expect(errorCode(await debit(id, { amount: 1, categories: ['paid'] }))).toBe('insufficient_credits');
+      await expectSound();
+    });
+  });
+
   describe('holds restricted to categories', () => {
     it('reserve only grants of those categories', async () => {
       const id = await mixedWallet();
