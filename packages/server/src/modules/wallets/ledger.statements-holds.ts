@@ -134,10 +134,11 @@ export async function loadGrants(
 const GRANTS_PAGE = 100;
 
 /**
- * The wallet's free grants (credits left beyond what holds reserved, not expired), of `categories`
- * when not null, in spending order, up to the first that covers `need.amount`. The first `GRANTS_PAGE` grants with credits
- * left come from `wallet_grants_spending_idx` (migration 0028), whatever the number the wallet has;
- * only when they do not cover the need is every grant read and ordered.
+ * The wallet's free grants (credits left beyond what holds reserved, not expired), only those of
+ * `categories` unless it is null, in spending order, up to the first that covers `need.amount`.
+ * The first `GRANTS_PAGE` grants with credits left come from `wallet_grants_spending_idx`
+ * (migration 0028), whatever the number the wallet has; only when they do not cover the need is
+ * every grant read and ordered.
  */
 async function grantsCovering(trx: DbTransaction, need: GrantNeed, categories: readonly string[] | null, now: string): Promise<GrantRow[]> {
   const ofCategories = categories === null ? sql`` : sql`and category in (${sql.join(categories)})`;

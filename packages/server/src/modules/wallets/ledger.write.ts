@@ -130,7 +130,8 @@ export class LedgerWriter {
     const need = (projectId: string, walletId: string, amount: number, categories: readonly string[] | null) => {
       const known = needs.get(`${projectId} ${walletId}`) ?? { projectId, walletId, amount: 0, restrictions: [] };
       const restriction = categories === null ? null : [...categories].sort();
-      const listed = known.restrictions.some((one) => one?.join(' ') === restriction?.join(' '));
+      const text = (one: readonly string[] | null) => (one === null ? '' : one.join(' '));
+      const listed = known.restrictions.some((one) => text(one) === text(restriction));
       needs.set(`${projectId} ${walletId}`, {
         ...known,
         amount: known.amount + amount,
