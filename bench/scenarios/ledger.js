@@ -11,6 +11,11 @@
 // of that hold, again and again; a pair costs two requests, and the target is a hold plus its capture
 // <= 2.2 x a debit (debit_spread) of the same run.
 //
+// Categories (docs/adr/0021-categories.md): every spread wallet also holds a `paid` grant, spent after
+// its `default` one; debit_spread_category debits 1 with `categories: ["paid"]`, so each restricted
+// debit passes over the default grant to reach it. Target: within 1.2 x an unrestricted debit
+// (debit_spread) of the same run, in requests per second.
+//
 // Knobs besides the runner's: BENCH_LEDGER_DIALECTS (default "sqlite,postgres"), BENCH_LEDGER_CASES
 // (default all, e.g. "credit_spread,credit_hot"), BENCH_SQLITE_SYNCHRONOUS ("full", the service's
 // default, or "normal"), BENCH_PGBENCH=off to skip pgbench.
@@ -40,6 +45,8 @@ const CASES = {
   credit_hot: { op: 'credit', wallet: 'hot', key: false },
   credit_hot_key: { op: 'credit', wallet: 'hot', key: true },
   debit_spread: { op: 'debit', wallet: 'spread', key: false },
+  // The same debit restricted to the category its wallet spends last.
+  debit_spread_category: { op: 'debit', wallet: 'spread', key: false, categories: ['paid'] },
   debit_hot: { op: 'debit', wallet: 'hot', key: false },
   transfer_spread: { op: 'transfer', wallet: 'spread', key: false },
   transfer_hot: { op: 'transfer', wallet: 'hot', key: false },
@@ -56,6 +63,10 @@ const BATCH_OVER_SINGLE_TARGET = 10;
 const BATCH_PGBENCH_FACTOR_TARGET = 5;
 /** A hold plus its capture costs at most this many debits. */
 const HOLD_CAPTURE_OVER_DEBIT_TARGET = 2.2;
+/** A debit restricted to a category costs at most this many unrestricted debits. */
+const CATEGORY_OVER_DEBIT_TARGET = 1.2;
+/** The priority of the seeded `paid` grants: after the `default` ones (50). */
+const PAID_PRIORITY = 60;
 
 export const scenario = {
   name: 'ledger',
@@ -183,6 +194,9 @@ async function seed(ctx, database, { headers, extraEnv }) {
     const hot = (await create()).id;
     const credit = (walletId, amount) => api('POST', `/v1/wallets/${walletId}/credits`, { amount, description: 'seed' }, 201);
     await mapConcurrently(spread, SEED_CONCURRENCY, (walletId) => credit(walletId, SPREAD_BALANCE));
+    const paid = (walletId) =>
+      api('POST', `/v1/wallets/${walletId}/credits`, { amount: SPREAD_BALANCE, category: 'paid', priority: PAID_PRIORITY }, 201);
+    await mapConcurrently(spread, SEED_CONCURRENCY, paid);
     await credit(hot, HOT_BALANCE);
     return { spread, hot };
   } finally {
@@ -232,7 +246,8 @@ function ledgerRequests(spec, wallets) {
       return { path: '/v1/wallets/transfer', body: `{"from_wallet_id":"${from}","to_wallet_id":"${to}","amount":1}` };
     }
     const walletId = spec.wallet === 'hot' ? wallets.hot : pick();
-    return { path: `/v1/wallets/${walletId}/${spec.op === 'credit' ? 'credits' : 'debits'}`, body: '{"amount":1}' };
+    const body = spec.categories === undefined ? '{"amount":1}' : JSON.stringify({ amount: 1, categories: spec.categories });
+    return { path: `/v1/wallets/${walletId}/${spec.op === 'credit' ? 'credits' : 'debits'}`, body };
   };
   return {
     method: 'POST',
@@ -294,6 +309,13 @@ function targetLines(measured, pgbench) {
       const value = pairsPerSecond > 0 ? Number((debit.req_per_s / pairsPerSecond).toFixed(4)) : null;
       lines.push(
         `TARGET ${value === null ? 'n/a' : value <= HOLD_CAPTURE_OVER_DEBIT_TARGET ? 'PASS' : 'FAIL'}  ${dialect} hold + capture costs ${value} x a debit: ${pairsPerSecond} pairs/s vs ${debit.req_per_s} debits/s (server CPU ${pairs.server_cpu_us_per_req} us/request vs ${debit.server_cpu_us_per_req} us/debit; target <= ${HOLD_CAPTURE_OVER_DEBIT_TARGET})`,
+      );
+    }
+    const restricted = measured[dialect].debit_spread_category;
+    if (restricted !== undefined && debit !== undefined) {
+      const value = restricted.req_per_s > 0 ? Number((debit.req_per_s / restricted.req_per_s).toFixed(4)) : null;
+      lines.push(
+        `TARGET ${value === null ? 'n/a' : value <= CATEGORY_OVER_DEBIT_TARGET ? 'PASS' : 'FAIL'}  ${dialect} a debit restricted to a category costs ${value} x an unrestricted one: ${restricted.req_per_s} vs ${debit.req_per_s} debits/s (server CPU ${restricted.server_cpu_us_per_req} vs ${debit.server_cpu_us_per_req} us/debit; target <= ${CATEGORY_OVER_DEBIT_TARGET})`,
       );
     }
     for (const [hot, spread] of [

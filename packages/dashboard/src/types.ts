@@ -112,6 +112,16 @@ export interface Grant {
   expires_at: string | null;
   status: 'active' | 'depleted' | 'expired';
   created_at: string;
+  /** The category of the credit that made it (`default` unless the credit named one). */
+  category: string;
+}
+
+/** `GET /v1/wallets/{id}/balance`: the credits, what is available, and the credits by category. */
+export interface Balance {
+  credits: number;
+  currency: string;
+  available: number;
+  categories: { category: string; remaining: number }[];
 }
 
 export interface Endpoint {

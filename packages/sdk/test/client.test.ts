@@ -47,6 +47,35 @@ describe('SvcClient against the real server', () => {
     expect(await client().project.update({ webauthn: null })).toMatchObject({ webauthn: null });
   });
 
+  it('wallets: categories on credits, and restricted debits, holds and transfers', async () => {
+    const svc = client();
+    const { user } = await newUser();
+    const wallet = await svc.wallets.create({ user_id: user.id, currency: 'USD' });
+    const other = await svc.wallets.create({ user_id: user.id, currency: 'USD' });
+    const paid = await svc.wallets.addCredits(wallet.id, { amount: 40, category: 'paid' });
+    expect(paid.category).toBe('paid');
+    await svc.wallets.addCredits(wallet.id, { amount: 60, category: 'promotional', priority: 10 });
+    const debit = await svc.wallets.deductCredits(wallet.id, { amount: 10, categories: ['paid'] });
+    expect(debit.sources).toEqual([expect.objectContaining({ amount: 10, category: 'paid' })]);
+    const hold = await svc.wallets.createHold(wallet.id, { amount: 20, categories: ['paid'] });
+    expect(hold.categories).toEqual(['paid']);
+    const transfer = await svc.wallets.transfer({
+      from_wallet_id: wallet.id,
+      to_wallet_id: other.id,
+      amount: 5,
+      categories: ['promotional'],
+    });
+    expect(transfer.sources).toEqual([expect.objectContaining({ amount: 5, category: 'promotional' })]);
+    await expect(svc.wallets.deductCredits(wallet.id, { amount: 11, categories: ['paid'] })).rejects.toMatchObject({
+      status: 422,
+      code: 'insufficient_credits',
+    });
+    expect((await svc.wallets.getBalance(wallet.id)).categories).toEqual([
+      { category: 'paid', remaining: 30 },
+      { category: 'promotional', remaining: 55 },
+    ]);
+  });
+
   it('wallets: holds (create, capture, void, get, list) and grants', async () => {
     const svc = client();
     const { user } = await newUser();
@@ -59,7 +88,12 @@ describe('SvcClient against the real server', () => {
     await svc.wallets.addCredits(wallet.id, { amount: 50 });
     const hold = await svc.wallets.createHold(wallet.id, { amount: 60, description: 'Job 7' });
     expect(hold).toMatchObject({ object: 'hold', status: 'pending', amount: 60, captured_amount: 0 });
-    expect(await svc.wallets.getBalance(wallet.id)).toEqual({ credits: 100, currency: 'USD', available: 40 });
+    expect(await svc.wallets.getBalance(wallet.id)).toEqual({
+      credits: 100,
+      currency: 'USD',
+      available: 40,
+      categories: [{ category: 'default', remaining: 100 }],
+    });
     const captured = await svc.wallets.captureHold(hold.id, { amount: 55 });
     expect(captured).toMatchObject({ status: 'captured', captured_amount: 55 });
     const debit = await svc.wallets.getTransaction(captured.transaction_id ?? '');
@@ -124,7 +158,12 @@ describe('SvcClient against the real server', () => {
     const debit = await svc.wallets.deductCredits(wallet.id, { amount: 30, description: 'Usage' });
     expect(debit).toMatchObject({ type: 'debit', amount: 30, balance_after: 70 });
     expect(debit.idempotency_key).toMatch(/^sdk_[0-9a-f-]{36}$/);
-    expect(await svc.wallets.getBalance(wallet.id)).toEqual({ credits: 70, currency: 'USD', available: 70 });
+    expect(await svc.wallets.getBalance(wallet.id)).toEqual({
+      credits: 70,
+      currency: 'USD',
+      available: 70,
+      categories: [{ category: 'default', remaining: 70 }],
+    });
     // In the past: as of the credit (the debit too, when both fell in the same millisecond), and before the wallet's first movement.
     const asOfCredit = await svc.wallets.getBalanceAt(wallet.id, new Date(credit.created_at));
     expect(asOfCredit).toEqual({ credits: debit.created_at === credit.created_at ? 70 : 100, currency: 'USD', at: credit.created_at });
@@ -411,7 +450,7 @@ describe('SvcClient against the real server', () => {
 
     const me = new SvcSessionClient({ sessionToken: login.session, baseUrl: ctx().baseUrl, onResponse: record });
     const balance = await me.wallet.getBalance();
-    expect(balance.balance).toEqual({ credits: 70, currency: 'USD', available: 70 });
+    expect(balance.balance).toEqual({ credits: 70, currency: 'USD', available: 70, categories: [{ category: 'default', remaining: 70 }] });
     expect(balance.transactions.map((item) => item.amount)).toEqual([70]);
     expect((await me.wallet.getBalance({ wallet_id: wallet.id })).balance.credits).toBe(70);
     expect(await me.users.me()).toMatchObject({ id: user.id, email });

@@ -73,7 +73,12 @@ describe('retries against the real server, through a proxy that drops the first 
       expect(second).toBe(first);
       expect(answers).toEqual([expect.objectContaining({ attempt: 2, status: 201, replayed: true, idempotencyKey: first })]);
       expect(credit).toMatchObject({ amount: 100, balance_after: 100, idempotency_key: first });
-      expect(await ctx().client().wallets.getBalance(wallet.id)).toEqual({ credits: 100, currency: 'USD', available: 100 });
+      expect(await ctx().client().wallets.getBalance(wallet.id)).toEqual({
+        credits: 100,
+        currency: 'USD',
+        available: 100,
+        categories: [{ category: 'default', remaining: 100 }],
+      });
       expect((await ctx().client().wallets.transactions(wallet.id)).data).toHaveLength(1);
     } finally {
       await proxy.close();

@@ -1,6 +1,52 @@
 import { formatCredits, formatDateTime, formatRelative } from '../format.js';
-import type { Grant, Hold } from '../types.js';
-import { Empty, Loaded, Pager, StatusBadge, usePagedList } from '../ui.js';
+import type { Balance, Grant, Hold } from '../types.js';
+import { Empty, Loaded, Pager, StatusBadge, usePagedList, useResource } from '../ui.js';
+
+/**
+ * A wallet's balance by category: Σ remaining of its unexpired grants of each (docs/api.md,
+ * "Categories"); pending holds' reservations are included, as in the balance.
+ */
+export function CategoriesPanel(props: { walletId: string; currency: string }) {
+  const balance = useResource<Balance>(`/v1/wallets/${props.walletId}/balance`);
+  return (
+    <section className="panel" aria-labelledby="categories">
+      <h2 id="categories">Balance by category</h2>
+      <Loaded resource={balance}>
+        {({ categories }) =>
+          categories.length === 0 ? (
+            <Empty>No credits left in any category.</Empty>
+          ) : (
+            <div className="table-wrap">
+              <table data-testid="wallet-categories">
+                <caption className="visually-hidden">Credits left by category, by name</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Category</th>
+                    <th scope="col" className="number">
+                      Remaining
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {categories.map((row) => (
+                    <tr key={row.category}>
+                      <td>
+                        <code>{row.category}</code>
+                      </td>
+                      <td className="number">
+                        {formatCredits(row.remaining)} {props.currency}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )
+        }
+      </Loaded>
+    </section>
+  );
+}
 
 /** A wallet's holds: reserved credits, out of `available` until captured, voided or expired (docs/api.md, "Holds and grants"). */
 export function HoldsPanel(props: { walletId: string; currency: string }) {
@@ -58,7 +104,7 @@ export function HoldsPanel(props: { walletId: string; currency: string }) {
   );
 }
 
-/** A wallet's grants: every credit with its priority, expiry and what is left of it. */
+/** A wallet's grants: every credit with its category, priority, expiry and what is left of it. */
 export function GrantsPanel(props: { walletId: string; currency: string }) {
   const grants = usePagedList<Grant>(`/v1/wallets/${props.walletId}/grants`, {});
   return (
@@ -76,6 +122,7 @@ export function GrantsPanel(props: { walletId: string; currency: string }) {
                   <tr>
                     <th scope="col">Grant</th>
                     <th scope="col">Status</th>
+                    <th scope="col">Category</th>
                     <th scope="col" className="number">
                       Remaining
                     </th>
@@ -96,6 +143,9 @@ export function GrantsPanel(props: { walletId: string; currency: string }) {
                       </td>
                       <td>
                         <StatusBadge status={grant.status} />
+                      </td>
+                      <td>
+                        <code>{grant.category}</code>
                       </td>
                       <td className="number">
                         {formatCredits(grant.remaining)} {props.currency}

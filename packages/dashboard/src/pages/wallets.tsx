@@ -5,7 +5,7 @@ import { balanceSeries, formatCredits, formatDateTime, formatDelta, formatRelati
 import { navigate } from '../router.js';
 import type { List } from '../api.js';
 import type { Transaction, Wallet } from '../types.js';
-import { GrantsPanel, HoldsPanel } from './wallet-holds.js';
+import { CategoriesPanel, GrantsPanel, HoldsPanel } from './wallet-holds.js';
 import { RecurringGrantsPanel } from './wallet-recurring-grants.js';
 import { Dialog, Empty, ErrorBox, Link, Loaded, Page, Pager, SearchBox, StatusBadge, useAction, usePagedList, useResource } from '../ui.js';
 
@@ -158,6 +158,7 @@ export function WalletPage(props: { id: string }) {
         {(data) => (
           // Keyed by the balances, so a credit or debit made on this page lists the grants and holds anew.
           <div key={`${data.balance}:${data.available}`}>
+            <CategoriesPanel walletId={data.id} currency={data.currency} />
             <HoldsPanel walletId={data.id} currency={data.currency} />
             <GrantsPanel walletId={data.id} currency={data.currency} />
             <RecurringGrantsPanel walletId={data.id} currency={data.currency} />

@@ -100,8 +100,14 @@ export interface WalletTransaction {
     grant_id: string;
     /** Credits, a whole number from 1 to 10^12. */
     amount: number;
+    /** The grant's category. */
+    category: string;
   }>;
   recurring_grant_id: string | null;
+  /** Credits only: the category of the grant made. */
+  category?: string;
+  /** Debits made with `categories`: the categories drawn on. */
+  categories?: string[];
   /** The other wallet of a transfer; transfers only. */
   counterparty_wallet_id?: string;
 }
@@ -151,8 +157,14 @@ export interface Transaction {
     grant_id: string;
     /** Credits, a whole number from 1 to 10^12. */
     amount: number;
+    /** The grant's category. */
+    category: string;
   }>;
   recurring_grant_id: string | null;
+  /** Credits only: the category of the grant made. */
+  category?: string;
+  /** Debits made with `categories`: the categories drawn on. */
+  categories?: string[];
 }
 
 export interface Transfer {
@@ -197,7 +209,11 @@ export interface Transfer {
     grant_id: string;
     /** Credits, a whole number from 1 to 10^12. */
     amount: number;
+    /** The grant's category. */
+    category: string;
   }>;
+  /** Transfers made with `categories`: the categories drawn on. */
+  categories?: string[];
 }
 
 export interface Hold {
@@ -215,6 +231,8 @@ export interface Hold {
   transaction_id: string | null;
   expires_at: string;
   created_at: string;
+  /** Holds made with `categories`: the categories reserved from. */
+  categories?: string[];
 }
 
 export interface Grant {
@@ -230,6 +248,8 @@ export interface Grant {
   expires_at: string | null;
   status: 'active' | 'depleted' | 'expired';
   created_at: string;
+  /** The category of the credit that made it (a transferred grant keeps its own). */
+  category: string;
 }
 
 export interface RecurringGrant {
@@ -534,6 +554,11 @@ export interface Balance {
   available?: number;
   /** Present when the balance was asked `?at=` a past time: that time, normalized. */
   at?: string;
+  /** The credits by category: each category with credits left in unexpired grants, by name, with Σ `remaining` of those grants (pending holds' reservations included). Always present, but for a balance asked `?at=` a past time. */
+  categories?: Array<{
+    category: string;
+    remaining: number;
+  }>;
 }
 
 export interface WebhookEndpoint {
@@ -902,6 +927,8 @@ export interface Operations {
       priority?: number;
       /** When what is left of the grant expires; a future time. Default: never. */
       expires_at?: string;
+      /** The grant's category (default `default`). A lower-case name of 1 to 40 letters, digits and `_`, starting with a letter, e.g. `paid` or `promotional`. */
+      category?: string;
     };
     status: 201;
     response: Transaction;
@@ -921,6 +948,8 @@ export interface Operations {
       idempotency_key?: string;
       /** Free-form key/value pairs. Up to 50 keys of 1 to 40 characters, each a string of at most 500 characters. */
       metadata?: Record<string, string>;
+      /** Draw only on grants of these categories (1 to 10, each once); refused with `insufficient_credits` when they do not make the amount available. Default: every category. */
+      categories?: string[];
     };
     status: 201;
     response: Transaction;
@@ -957,6 +986,8 @@ export interface Operations {
       description?: string;
       /** Same as the `Idempotency-Key` header; send one or the other, or the same in both. */
       idempotency_key?: string;
+      /** Draw only on grants of these categories (1 to 10, each once); refused with `insufficient_credits` when they do not make the amount available. Default: every category. */
+      categories?: string[];
     };
     status: 201;
     response: Transfer;
@@ -982,6 +1013,10 @@ export interface Operations {
         priority?: number;
         /** When what is left of the grant expires; a future time. Default: never. */
         expires_at?: string;
+        /** The grant's category (default `default`). A lower-case name of 1 to 40 letters, digits and `_`, starting with a letter, e.g. `paid` or `promotional`. */
+        category?: string;
+        /** Draw only on grants of these categories (1 to 10, each once); refused with `insufficient_credits` when they do not make the amount available. Default: every category. */
+        categories?: string[];
         /** Holds: seconds until the hold expires (default 604,800, 7 days). */
         expires_in?: number;
         description?: string;
@@ -1059,6 +1094,8 @@ export interface Operations {
       metadata?: Record<string, string>;
       /** Same as the `Idempotency-Key` header; send one or the other, or the same in both. */
       idempotency_key?: string;
+      /** Draw only on grants of these categories (1 to 10, each once); refused with `insufficient_credits` when they do not make the amount available. Default: every category. */
+      categories?: string[];
     };
     status: 201;
     response: Hold;

@@ -167,13 +167,17 @@ export interface LedgerTransactionsTable {
   actor_user_id: string | null;
   /** The request that made it; null before migration 0021 and for the service's own movements. */
   request_id: string | null;
-  /** JSON `[{grant_id, amount}]`: the grants drawn on (debits, transfers, expiries) or made (credits); null before migration 0023. */
+  /** JSON `[{grant_id, amount, category}]`: the grants drawn on (debits, transfers, expiries) or made (credits); null before migration 0023; `category` since migration 0037. */
   sources: string | null;
   /** A credit's grant: its priority and expiry (null: never); null on other types. */
   priority: number | null;
   expires_at: string | null;
   /** The recurring grant a credit was made for (its period is in `idempotency_key`); null otherwise. */
   recurring_grant_id: string | null;
+  /** A credit's category (migration 0037); null on other types and on credits made before it (`default`). */
+  category: string | null;
+  /** JSON array: the categories a debit or transfer was restricted to; null when it was not. */
+  categories: string | null;
 }
 
 export type RecurringGrantInterval = 'day' | 'week' | 'month' | 'year';
@@ -223,6 +227,8 @@ export interface WalletGrantsTable {
   priority: number;
   expires_at: string | null;
   created_at: string;
+  /** The credit's category (docs/adr/0021-categories.md); `default` for grants made before migration 0037. */
+  category: string;
 }
 
 export type HoldStatus = 'pending' | 'captured' | 'voided' | 'expired';
@@ -236,8 +242,10 @@ export interface WalletHoldsTable {
   captured_amount: number;
   /** Stored `pending` until the write path settles it; past `expires_at` it reads `expired`. */
   status: HoldStatus;
-  /** JSON `[{grant_id, amount}]`: the grants it reserved. */
+  /** JSON `[{grant_id, amount, category}]`: the grants it reserved (`category` since migration 0037). */
   sources: string;
+  /** JSON array: the categories the hold was restricted to; null when it was not. */
+  categories: string | null;
   description: string | null;
   /** JSON object of string → string. */
   metadata: string;

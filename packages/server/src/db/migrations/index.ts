@@ -32,6 +32,7 @@ import * as movementKeys from './0033_movement_keys.js';
 import * as sessionSigningKeys from './0034_session_signing_keys.js';
 import * as webhookWorkers from './0035_webhook_workers.js';
 import * as recurringGrants from './0038_recurring_grants.js';
+import * as grantCategories from './0037_grant_categories.js';
 
 /**
  * Every migration, in order, for both dialects. Add new ones at the end with the next number;
@@ -71,4 +72,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0034_session_signing_keys': sessionSigningKeys,
   '0035_webhook_workers': webhookWorkers,
   '0038_recurring_grants': recurringGrants,
+  '0037_grant_categories': grantCategories,
 };

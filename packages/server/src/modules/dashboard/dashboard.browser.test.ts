@@ -263,6 +263,8 @@ describe.skipIf(chromiumMissing && !required)('the operator dashboard in headles
     await page.reload();
     await expect.poll(() => page.getByTestId('wallet-available').textContent()).toContain('1,250');
     await expect.poll(() => page.getByTestId('holds').textContent()).toContain('Render job');
+    // The balance by category: both credits were `default`, the hold's reservation stays counted.
+    await expect.poll(() => page.getByTestId('wallet-categories').textContent()).toContain('default1,750');
     // A recurring grant made elsewhere is listed, and cancelled from the page.
     const recurring = await test().service.app.inject({
       method: 'POST',

@@ -11,7 +11,7 @@ function expectError(response: LightMyRequestResponse, status: number, code: str
 }
 
 interface SessionBalance {
-  balance: { credits: number; currency: string; available: number };
+  balance: { credits: number; currency: string; available: number; categories: { category: string; remaining: number }[] };
   transactions: Array<{ id: string; type: string; amount: number; balance_after: number }>;
 }
 
@@ -40,7 +40,12 @@ describeEachDialect('GET /v1/wallet/balance with a session token', (dialect) => 
     expect(response.statusCode).toBe(200);
     const body = response.json<SessionBalance>();
     expect(Object.keys(body).sort()).toEqual(['balance', 'transactions']);
-    expect(body.balance).toEqual({ credits: (22 * 23) / 2, currency: 'USD', available: (22 * 23) / 2 });
+    expect(body.balance).toEqual({
+      credits: (22 * 23) / 2,
+      currency: 'USD',
+      available: (22 * 23) / 2,
+      categories: [{ category: 'default', remaining: (22 * 23) / 2 }],
+    });
     expect(body.transactions).toHaveLength(20);
     expect(body.transactions[0]).toMatchObject({ type: 'credit', amount: 22, balance_after: 253 });
 
@@ -53,17 +58,32 @@ describeEachDialect('GET /v1/wallet/balance with a session token', (dialect) => 
     const account = await signup(call, ctx().secretKey);
     const id = await createWallet(account.userId);
     const empty = await balance(account.token);
-    expect(empty.json<SessionBalance>()).toEqual({ balance: { credits: 0, currency: 'USD', available: 0 }, transactions: [] });
+    expect(empty.json<SessionBalance>()).toEqual({
+      balance: { credits: 0, currency: 'USD', available: 0, categories: [] },
+      transactions: [],
+    });
     const expiresAt = new Date(clock.now().getTime() + 60_000).toISOString();
     expect((await api(`/v1/wallets/${id}/credits`, { amount: 40, expires_at: expiresAt })).statusCode).toBe(201);
     expect((await api(`/v1/wallets/${id}/credits`, { amount: 10 })).statusCode).toBe(201);
     expect((await api(`/v1/wallets/${id}/holds`, { amount: 5, expires_in: 30 })).statusCode).toBe(201);
-    expect((await balance(account.token)).json<SessionBalance>().balance).toEqual({ credits: 50, currency: 'USD', available: 45 });
+    const categories = [{ category: 'default', remaining: 50 }];
+    expect((await balance(account.token)).json<SessionBalance>().balance).toEqual({
+      credits: 50,
+      currency: 'USD',
+      available: 45,
+      categories,
+    });
     clock.advance(30_000);
-    expect((await balance(account.token)).json<SessionBalance>().balance).toEqual({ credits: 50, currency: 'USD', available: 50 });
+    expect((await balance(account.token)).json<SessionBalance>().balance).toEqual({
+      credits: 50,
+      currency: 'USD',
+      available: 50,
+      categories,
+    });
     clock.advance(30_000);
     const after = (await balance(account.token, `?wallet_id=${id}`)).json<SessionBalance>();
-    expect(after.balance).toEqual({ credits: 50, currency: 'USD', available: 10 });
+    // The expired credit is neither available nor counted in its category before the expiry job removes it.
+    expect(after.balance).toEqual({ credits: 50, currency: 'USD', available: 10, categories: [{ category: 'default', remaining: 10 }] });
     expect(after.transactions.map((transaction) => transaction.amount)).toEqual([10, 40]);
   });
 

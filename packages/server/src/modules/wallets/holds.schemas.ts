@@ -8,6 +8,7 @@ import {
   METADATA_KEYS_MAX,
   METADATA_VALUE_LENGTH_MAX,
 } from './wallets.limits.js';
+import { CategoriesSchema } from './wallets.categories.js';
 
 /** Holds and grants (docs/api.md section 4, "Holds and grants"; docs/adr/0018-holds-and-grants.md). */
 
@@ -50,6 +51,7 @@ export const CreateHoldBody = StrictObject({
       description: 'Same as the `Idempotency-Key` header; send one or the other, or the same in both.',
     }),
   ),
+  categories: Type.Optional(CategoriesSchema),
 });
 export type CreateHoldBody = Static<typeof CreateHoldBody>;
 
@@ -80,6 +82,7 @@ export const HoldSchema = Type.Object(
     transaction_id: Type.Union([Type.String(), Type.Null()], { description: 'The debit its capture made; null until captured.' }),
     expires_at: Time,
     created_at: Time,
+    categories: Type.Optional(Type.Array(Type.String(), { description: 'Holds made with `categories`: the categories reserved from.' })),
   },
   { $id: 'Hold' },
 );
@@ -102,6 +105,7 @@ export const GrantSchema = Type.Object(
     expires_at: Type.Union([Time, Type.Null()], { description: 'Null: never expires.' }),
     status: Type.Union([Type.Literal('active'), Type.Literal('depleted'), Type.Literal('expired')]),
     created_at: Time,
+    category: Type.String({ description: 'The category of the credit that made it (a transferred grant keeps its own).' }),
   },
   { $id: 'Grant' },
 );

@@ -133,8 +133,8 @@ describeEachDialect('holds and grants', (dialect) => {
       const [plainGrant, promoGrant, laterGrant] = [plain, promo, later].map((credit) => credit.sources[0]?.grant_id);
       const debit = await client.debit(id, 15);
       expect(debit.sources).toEqual([
-        { grant_id: promoGrant, amount: 10 },
-        { grant_id: laterGrant, amount: 5 },
+        { grant_id: promoGrant, amount: 10, category: 'default' },
+        { grant_id: laterGrant, amount: 5, category: 'default' },
       ]);
       const byId = new Map((await grants(id)).map((grant) => [grant.id, grant]));
       expect(byId.get(promoGrant ?? '')).toMatchObject({ remaining: 0, status: 'depleted', priority: 10 });

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { parseSources } from './ledger.plan-holds.js';
 import type { WalletReading, WalletRow } from './wallets.store.js';
+import type { CategoryBalance } from './wallets.categories.js';
 
 /**
  * `available` as a read sees it at `now` (docs/adr/0018-holds-and-grants.md): balance − held, where
@@ -50,4 +51,29 @@ export async function availableOfReading(db: Kysely<Database>, projectId: string
   const settled = wallet.balance - wallet.held;
   if (wallet.unsettled === 0) return settled;
   return (await availableOf(db, projectId, [wallet], now)).get(wallet.id) ?? settled;
+}
+
+/**
+ * A wallet's credits by category at `now` (docs/adr/0021-categories.md): Σ `remaining` of its
+ * unexpired grants of each category with credits left, pending holds' reservations included, by
+ * name. Grants past `expires_at` count for nothing, as they do for `available`. One read of the
+ * wallet's grants with credits left (`wallet_grants_spending_idx`).
+ */
+export async function categoryBalancesOf(
+  db: Kysely<Database>,
+  projectId: string,
+  walletId: string,
+  now: string,
+): Promise<CategoryBalance[]> {
+  const rows = await db
+    .selectFrom('wallet_grants')
+    .select((eb) => ['category', eb.fn.sum<number | string>('remaining').as('remaining')])
+    .where('project_id', '=', projectId)
+    .where('wallet_id', '=', walletId)
+    .where('remaining', '>', 0)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .groupBy('category')
+    .orderBy('category')
+    .execute();
+  return rows.map((row) => ({ category: row.category, remaining: Number(row.remaining) }));
 }

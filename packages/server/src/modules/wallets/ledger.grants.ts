@@ -36,6 +36,7 @@ export class GrantBook {
     amount: number;
     priority: number;
     expiresAt: string | null;
+    category: string;
     now: string;
   }): Source {
     const id = newId('grt');
@@ -51,8 +52,9 @@ export class GrantBook {
       priority: terms.priority,
       expires_at: terms.expiresAt,
       created_at: terms.now,
+      category: terms.category,
     });
-    return { grant_id: id, amount: terms.amount };
+    return { grant_id: id, amount: terms.amount, category: terms.category };
   }
 
   add(row: GrantRow): void {
@@ -66,25 +68,48 @@ export class GrantBook {
     });
   }
 
-  /** Spends (`reserve` false) or reserves for a hold (`reserve` true) `amount` of the wallet's free grants, in spending order. */
-  draw(projectId: string, walletId: string, amount: number, options: { now: string; reserve: boolean }): Source[] {
+  /**
+   * Spends (`reserve` false) or reserves for a hold (`reserve` true) `amount` of the wallet's free
+   * grants, in spending order; with `categories`, only of grants of those (docs/adr/0021-categories.md).
+   */
+  draw(
+    projectId: string,
+    walletId: string,
+    amount: number,
+    options: { now: string; reserve: boolean; categories: readonly string[] | null },
+  ): Source[] {
     const sources: Source[] = [];
     let left = amount;
-    for (const grant of this.spendable(projectId, walletId, options.now)) {
+    for (const grant of this.spendable(projectId, walletId, options.now, options.categories)) {
       if (left === 0) break;
       const part = Math.min(left, grant.remaining - grant.held);
       this.#change(grant, options.reserve ? { held: grant.held + part } : { remaining: grant.remaining - part });
-      sources.push({ grant_id: grant.id, amount: part });
+      sources.push({ grant_id: grant.id, amount: part, category: grant.category });
       left -= part;
     }
     assert(left === 0, `the free grants of wallet ${walletId} cover what its available balance allowed`);
     return sources;
   }
 
-  /** The wallet's grants free to spend now, in spending order. */
-  spendable(projectId: string, walletId: string, now: string): GrantRow[] {
+  /** The wallet's grants free to spend now, in spending order; with `categories`, only those of them. */
+  spendable(projectId: string, walletId: string, now: string, categories: readonly string[] | null = null): GrantRow[] {
     const list = this.#byWallet.get(walletKey(projectId, walletId)) ?? [];
-    return list.filter((grant) => grant.remaining > grant.held && !isExpired(grant, now)).sort(spendingOrder);
+    return list
+      .filter(
+        (grant) => grant.remaining > grant.held && !isExpired(grant, now) && (categories === null || categories.includes(grant.category)),
+      )
+      .sort(spendingOrder);
+  }
+
+  /**
+   * The credits the wallet's grants of `categories` make available now (their `remaining` less what
+   * holds reserved). Exact when every such grant was loaded, and otherwise at least what the flush
+   * may draw on them (ledger.statements-holds.ts `loadGrants`), so it refuses no movement wrongly.
+   */
+  availableIn(projectId: string, walletId: string, now: string, categories: readonly string[]): number {
+    let available = 0;
+    for (const grant of this.spendable(projectId, walletId, now, categories)) available += grant.remaining - grant.held;
+    return available;
   }
 
   /** Ends a hold's reservations; `spend` of them (in the hold's order) leaves the wallet. The grants spent, in order. */
@@ -96,7 +121,7 @@ export class GrantBook {
       assert(grant !== undefined && grant.held >= source.amount, `grant ${source.grant_id} holds what hold reserved`);
       const part = Math.min(left, source.amount);
       this.#change(grant, { held: grant.held - source.amount, remaining: grant.remaining - part });
-      if (part > 0) spent.push({ grant_id: grant.id, amount: part });
+      if (part > 0) spent.push({ grant_id: grant.id, amount: part, category: grant.category });
       left -= part;
     }
     assert(left === 0, 'a capture spends at most what its hold reserved');

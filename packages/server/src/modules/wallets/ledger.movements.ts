@@ -4,6 +4,7 @@ import { type RequestAnswer, type RequestKey, reusedError } from '../../lib/idem
 import type { AuditContext } from '../audit/audit.service.js';
 import type { Hold } from './holds.schemas.js';
 import type { Transaction, Transfer } from './wallets.schemas.js';
+import { CATEGORY_DEFAULT } from './wallets.categories.js';
 
 /**
  * What the ledger's one write path takes and answers (docs/adr/0005-ledger-write-path.md): a
@@ -23,8 +24,8 @@ export type MovementRequest =
       /** The grant's priority (0 to 100, lower spent first) and expiry (null: never). */
       readonly priority: number;
       readonly expiresAt: string | null;
-      /** The grant's category (`default` when not given). */
-      readonly category?: string | undefined;
+      /** The grant's category (docs/adr/0021-categories.md). */
+      readonly category: string;
       /** The recurring grant this credit is a period of (docs/adr/0022-recurring-grants.md). */
       readonly recurringGrantId?: string | undefined;
     }
@@ -35,6 +36,8 @@ export type MovementRequest =
       readonly description: string | null;
       readonly metadata: Readonly<Record<string, string>>;
       readonly idempotencyKey: string | undefined;
+      /** Draw only on grants of these categories; null: on any. */
+      readonly categories: readonly string[] | null;
     }
   | {
       /** Reserves credits until captured, voided or `expiresInSeconds` have passed. */
@@ -45,6 +48,8 @@ export type MovementRequest =
       readonly metadata: Readonly<Record<string, string>>;
       readonly idempotencyKey: string | undefined;
       readonly expiresInSeconds: number;
+      /** Reserve only grants of these categories; null: any. */
+      readonly categories: readonly string[] | null;
     }
   | {
       /** Debits `amount` (undefined: all) of a pending hold and releases the rest. */
@@ -68,6 +73,8 @@ export type MovementRequest =
       readonly description: string | null;
       readonly metadata: Readonly<Record<string, string>>;
       readonly idempotencyKey: string | undefined;
+      /** Move only grants of these categories; null: any. */
+      readonly categories: readonly string[] | null;
     };
 
 /** Movements of one request: applied in order; `atomic` applies all of them or none. */
@@ -129,10 +136,12 @@ export function movementFields(movement: KeyedMovement): MovementFields {
   // The default priority and no expiry are left out, so keys stored before grants existed still match.
   if (movement.type === 'credit' && movement.priority !== GRANT_PRIORITY_DEFAULT) values['priority'] = movement.priority;
   if (movement.type === 'credit' && movement.expiresAt !== null) values['expires_at'] = movement.expiresAt;
-  if (movement.type === 'credit' && movement.category !== undefined && movement.category !== GRANT_CATEGORY_DEFAULT)
-    values['category'] = movement.category;
   if (movement.type === 'credit' && movement.recurringGrantId !== undefined) values['recurring_grant_id'] = movement.recurringGrantId;
   if (movement.type === 'hold') values['expires_in'] = movement.expiresInSeconds;
+  // Likewise the default category and no restriction; the order a restriction lists its
+  // categories in changes nothing the movement does, so it is not part of the fingerprint.
+  if (movement.type === 'credit' && movement.category !== CATEGORY_DEFAULT) values['category'] = movement.category;
+  if (movement.type !== 'credit' && movement.categories !== null) values['categories'] = [...movement.categories].sort();
   const fields: Record<string, string> = {};
   for (const [name, value] of Object.entries(values)) fields[name] = sha256Hex(canonicalJson(value));
   return fields;
@@ -146,7 +155,6 @@ export function fieldsHash(fields: MovementFields): string {
 export type KeyedMovement = Extract<MovementRequest, { type: 'credit' | 'debit' | 'transfer' | 'hold' }>;
 
 export const GRANT_PRIORITY_DEFAULT = 50;
-export const GRANT_CATEGORY_DEFAULT = 'default';
 
 export function isKeyed(movement: MovementRequest): movement is KeyedMovement {
   return movement.type === 'credit' || movement.type === 'debit' || movement.type === 'transfer' || movement.type === 'hold';

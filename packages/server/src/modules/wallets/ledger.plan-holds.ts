@@ -10,6 +10,7 @@ import { toHold } from './ledger.views.js';
 import type { Hold } from './holds.schemas.js';
 import type { Source, Transaction } from './wallets.schemas.js';
 import { refuseUnusable } from './wallets.rules.js';
+import { categoriesColumn } from './wallets.categories.js';
 import type { WalletRow } from './wallets.store.js';
 
 export type HoldRow = WalletHoldsTable;
@@ -76,7 +77,9 @@ export class HoldPlanner {
     const wallet = core.wallet(projectId, movement.walletId);
     refuseUnusable(wallet, movement.walletId);
     refuseUnavailable(wallet, movement.amount);
-    const sources = core.grants.draw(projectId, wallet.id, movement.amount, { now: core.now, reserve: true });
+    const { categories } = movement;
+    if (categories !== null) refuseUnavailableIn(core.grants, { projectId, wallet, categories, amount: movement.amount, now: core.now });
+    const sources = core.grants.draw(projectId, wallet.id, movement.amount, { now: core.now, reserve: true, categories });
     core.setHeld(projectId, wallet, wallet.held + movement.amount);
     const expiresAt = new Date(Date.parse(core.now) + movement.expiresInSeconds * 1000).toISOString();
     const row: HoldRow = {
@@ -87,6 +90,7 @@ export class HoldPlanner {
       captured_amount: 0,
       status: 'pending',
       sources: JSON.stringify(sources),
+      categories: categoriesColumn(categories),
       description: movement.description,
       metadata: JSON.stringify(movement.metadata),
       idempotency_key: movement.idempotencyKey ?? null,
@@ -169,7 +173,7 @@ export class HoldPlanner {
         type: 'expiry',
         wallet,
         amount,
-        sources: [{ grant_id: grant.id, amount }],
+        sources: [{ grant_id: grant.id, amount, category: grant.category }],
         description: null,
         metadata: {},
         idempotencyKey: null,
@@ -224,6 +228,25 @@ export function refuseUnavailable(wallet: WalletRow, amount: number): void {
     throw new ApiError('insufficient_credits', `Wallet ${wallet.id} has ${available} credits available${held}; ${amount} requested.`, {
       param: 'amount',
     });
+  }
+}
+
+/**
+ * 422 `insufficient_credits` when the wallet's grants of `categories` make less than `amount`
+ * available (docs/adr/0021-categories.md); the wallet's own check (`refuseUnavailable`) comes first.
+ */
+export function refuseUnavailableIn(
+  grants: GrantBook,
+  input: { projectId: string; wallet: WalletRow; categories: readonly string[]; amount: number; now: string },
+): void {
+  const { wallet, categories, amount } = input;
+  const available = grants.availableIn(input.projectId, wallet.id, input.now, categories);
+  if (available < amount) {
+    throw new ApiError(
+      'insufficient_credits',
+      `Wallet ${wallet.id} has ${available} credits available in ${categories.join(', ')}; ${amount} requested.`,
+      { param: 'amount' },
+    );
   }
 }
 

@@ -8,6 +8,7 @@ import type { LedgerKey, LedgerRefusalRow } from './ledger.statements.js';
 import type { LedgerTransactionRow, NewLedgerEntry, TransactionWithBalance } from './ledger.store.js';
 import { movementOfHold, movementOfRow, toHold, toTransaction, toTransfer } from './ledger.views.js';
 import type { Source } from './wallets.schemas.js';
+import { categoriesColumn } from './wallets.categories.js';
 
 /** The rows a plan (ledger.plan.ts) writes, and the answers its idempotency keys already gave. */
 
@@ -163,6 +164,8 @@ export type TransactionColumns = Pick<
   | 'priority'
   | 'expires_at'
   | 'recurring_grant_id'
+  | 'category'
+  | 'categories'
 >;
 
 /**
@@ -194,6 +197,8 @@ export function transactionRowOf(row: RowContext, columns: TransactionColumns): 
     priority: columns.priority,
     expires_at: columns.expires_at,
     recurring_grant_id: columns.recurring_grant_id,
+    category: columns.category,
+    categories: columns.categories,
   };
 }
 
@@ -218,6 +223,8 @@ export function transactionRow(
     priority: movement.type === 'credit' ? movement.priority : null,
     expires_at: movement.type === 'credit' ? movement.expiresAt : null,
     recurring_grant_id: movement.type === 'credit' ? (movement.recurringGrantId ?? null) : null,
+    category: movement.type === 'credit' ? movement.category : null,
+    categories: movement.type === 'credit' ? null : categoriesColumn(movement.categories),
   });
 }
 

@@ -17,7 +17,7 @@ import {
   type MovementRequest,
   movementFields,
 } from './ledger.movements.js';
-import { HoldPlanner, type HoldRow, type PlanCore, refuseUnavailable } from './ledger.plan-holds.js';
+import { HoldPlanner, type HoldRow, type PlanCore, refuseUnavailable, refuseUnavailableIn } from './ledger.plan-holds.js';
 import type { BalanceWrite, LedgerKey, LedgerRefusalRow } from './ledger.statements.js';
 import { type KeyedAnswer, keyedAnswers, ledgerEntry, ledgerKeyText, transactionRowOf, transactionRow } from './ledger.plan-rows.js';
 import { issuanceAccountId, type LedgerTransactionRow, type NewLedgerEntry, type TransactionWithBalance } from './ledger.store.js';
@@ -126,6 +126,8 @@ export class LedgerPlan implements PlanCore {
         priority: null,
         expires_at: null,
         recurring_grant_id: null,
+        category: null,
+        categories: null,
       },
     );
     this.transactions.push(row);
@@ -259,7 +261,11 @@ export class LedgerPlan implements PlanCore {
     refuseUnusable(wallet, walletId);
     const delta = movement.type === 'credit' ? amount : -amount;
     refuseOutOfRange(wallet, delta);
-    if (movement.type === 'debit') refuseUnavailable(wallet, amount);
+    if (movement.type === 'debit') {
+      refuseUnavailable(wallet, amount);
+      const { categories } = movement;
+      if (categories !== null) refuseUnavailableIn(this.grants, { projectId, wallet, categories, amount, now: this.#now });
+    }
     const before = wallet.balance;
     const sources =
       movement.type === 'credit'
@@ -271,10 +277,11 @@ export class LedgerPlan implements PlanCore {
               amount,
               priority: movement.priority,
               expiresAt: movement.expiresAt,
+              category: movement.category,
               now: this.#now,
             }),
           ]
-        : this.grants.draw(projectId, walletId, amount, { now: this.#now, reserve: false });
+        : this.grants.draw(projectId, walletId, amount, { now: this.#now, reserve: false, categories: movement.categories });
     this.setBalance(projectId, wallet, before + delta);
     const row = transactionRow({ projectId, context, id, currency: wallet.currency, now: this.#now }, movement, sources);
     this.transactions.push(row);
@@ -292,9 +299,12 @@ export class LedgerPlan implements PlanCore {
     refuseTransfer(source, target, { fromWalletId, toWalletId, amount });
     assert(target !== undefined, 'a checked transfer has its target');
     refuseUnavailable(source, amount);
+    const { categories } = movement;
+    if (categories !== null) refuseUnavailableIn(this.grants, { projectId, wallet: source, categories, amount, now: this.#now });
     const [sourceBefore, targetBefore] = [source.balance, target.balance];
-    // The credits keep their grants' terms in the receiving wallet (docs/adr/0018-holds-and-grants.md).
-    const sources = this.grants.draw(projectId, fromWalletId, amount, { now: this.#now, reserve: false });
+    // The credits keep their grants' terms, category included, in the receiving wallet
+    // (docs/adr/0018-holds-and-grants.md, docs/adr/0021-categories.md).
+    const sources = this.grants.draw(projectId, fromWalletId, amount, { now: this.#now, reserve: false, categories });
     for (const part of sources) {
       const drawn = this.grants.get(part.grant_id);
       assert(drawn !== undefined, 'a drawn grant is known');
@@ -305,6 +315,7 @@ export class LedgerPlan implements PlanCore {
         amount: part.amount,
         priority: drawn.priority,
         expiresAt: drawn.expires_at,
+        category: drawn.category,
         now: this.#now,
       });
     }

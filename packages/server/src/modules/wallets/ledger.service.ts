@@ -9,6 +9,7 @@ import * as ledger from './ledger.store.js';
 import { toTransaction, toTransfer, toWalletTransaction } from './ledger.views.js';
 import { LedgerWriter } from './ledger.write.js';
 import { GRANT_PRIORITY_DEFAULT } from './ledger.movements.js';
+import { CATEGORY_DEFAULT } from './wallets.categories.js';
 import { type CaptureHoldBody, type CreateHoldBody, HOLD_EXPIRES_IN_SECONDS_DEFAULT } from './holds.schemas.js';
 import type {
   Balance,
@@ -56,11 +57,12 @@ export class LedgerService {
     this.#writer = new LedgerWriter(options);
   }
 
-  /** Adds credits as a grant (`priority`, `expires_at`), with the counter-entry on the issuance account. */
+  /** Adds credits as a grant (`priority`, `expires_at`, `category`), with the counter-entry on the issuance account. */
   async credit(projectId: string, walletId: string, input: CreditBody, options: LedgerRequestOptions): Promise<MovementOutcome> {
     const expiresAt = this.creditExpiry(input.expires_at, 'expires_at');
     const priority = input.priority ?? GRANT_PRIORITY_DEFAULT;
-    return this.#one(projectId, options, { type: 'credit', walletId, ...movementOf(input, options), priority, expiresAt });
+    const category = input.category ?? CATEGORY_DEFAULT;
+    return this.#one(projectId, options, { type: 'credit', walletId, ...movementOf(input, options), priority, expiresAt, category });
   }
 
   /**
@@ -79,7 +81,8 @@ export class LedgerService {
   /** Reserves credits: they leave `available`, not the balance, until captured, voided or expired. */
   async hold(projectId: string, walletId: string, input: CreateHoldBody, options: LedgerRequestOptions): Promise<MovementOutcome> {
     const expiresInSeconds = input.expires_in ?? HOLD_EXPIRES_IN_SECONDS_DEFAULT;
-    return this.#one(projectId, options, { type: 'hold', walletId, ...movementOf(input, options), expiresInSeconds });
+    const categories = input.categories ?? null;
+    return this.#one(projectId, options, { type: 'hold', walletId, ...movementOf(input, options), expiresInSeconds, categories });
   }
 
   /**
@@ -115,12 +118,13 @@ export class LedgerService {
 
   /** Takes credits; refuses with `insufficient_credits` (and changes nothing) when the balance is short. */
   async debit(projectId: string, walletId: string, input: MovementBody, options: LedgerRequestOptions): Promise<MovementOutcome> {
-    return this.#one(projectId, options, { type: 'debit', walletId, ...movementOf(input, options) });
+    return this.#one(projectId, options, { type: 'debit', walletId, ...movementOf(input, options), categories: input.categories ?? null });
   }
 
   async transfer(projectId: string, input: TransferBody, options: LedgerRequestOptions): Promise<MovementOutcome> {
     const { from_wallet_id: fromWalletId, to_wallet_id: toWalletId } = input;
-    return this.#one(projectId, options, { type: 'transfer', fromWalletId, toWalletId, ...movementOf(input, options) });
+    const categories = input.categories ?? null;
+    return this.#one(projectId, options, { type: 'transfer', fromWalletId, toWalletId, ...movementOf(input, options), categories });
   }
 
   /** Up to 1,000 movements of one request, in order; `atomic`: all of them or none (`POST /v1/wallets/batch`). */

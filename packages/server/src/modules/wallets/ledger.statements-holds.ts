@@ -86,6 +86,12 @@ export async function loadHolds(trx: DbTransaction, input: { named: readonly Hol
 export interface GrantNeed extends WalletRef {
   /** The most credits the flush's movements may draw on the wallet's grants. */
   readonly amount: number;
+  /**
+   * The restrictions they draw under: null for none, or the categories of one (docs/adr/0021-categories.md).
+   * Each is loaded to cover the whole `amount`: the movements before one may draw on any grant of
+   * its categories, but all of them together draw at most `amount`.
+   */
+  readonly restrictions: readonly (readonly string[] | null)[];
 }
 
 /**
@@ -98,7 +104,9 @@ export async function loadGrants(
   input: { needs: readonly GrantNeed[]; wallets: readonly WalletRef[]; grantIds: readonly string[]; now: string },
 ): Promise<GrantRow[]> {
   const rows: GrantRow[] = [];
-  for (const need of input.needs) rows.push(...(await grantsCovering(trx, need, input.now)));
+  for (const need of input.needs) {
+    for (const categories of need.restrictions) rows.push(...(await grantsCovering(trx, need, categories, input.now)));
+  }
   if (input.wallets.length > 0) {
     rows.push(
       ...(await trx
@@ -126,16 +134,18 @@ export async function loadGrants(
 const GRANTS_PAGE = 100;
 
 /**
- * The wallet's free grants (credits left beyond what holds reserved, not expired) in spending
- * order, up to the first that covers `need.amount`. The first `GRANTS_PAGE` grants with credits
- * left come from `wallet_grants_spending_idx` (migration 0028), whatever the number the wallet has;
- * only when they do not cover the need is every grant read and ordered.
+ * The wallet's free grants (credits left beyond what holds reserved, not expired), only those of
+ * `categories` unless it is null, in spending order, up to the first that covers `need.amount`.
+ * The first `GRANTS_PAGE` grants with credits left come from `wallet_grants_spending_idx`
+ * (migration 0028), whatever the number the wallet has; only when they do not cover the need is
+ * every grant read and ordered.
  */
-async function grantsCovering(trx: DbTransaction, need: GrantNeed, now: string): Promise<GrantRow[]> {
+async function grantsCovering(trx: DbTransaction, need: GrantNeed, categories: readonly string[] | null, now: string): Promise<GrantRow[]> {
+  const ofCategories = categories === null ? sql`` : sql`and category in (${sql.join(categories)})`;
   const page = await sql<GrantRow>`
-    select id, project_id, wallet_id, transaction_id, amount, remaining, held, expired, priority, expires_at, created_at
+    select id, project_id, wallet_id, transaction_id, amount, remaining, held, expired, priority, expires_at, created_at, category
     from wallet_grants
-    where project_id = ${need.projectId} and wallet_id = ${need.walletId} and remaining > 0
+    where project_id = ${need.projectId} and wallet_id = ${need.walletId} and remaining > 0 ${ofCategories}
     order by priority, case when expires_at is null then 1 else 0 end, expires_at, created_at, id
     limit ${GRANTS_PAGE}`.execute(trx);
   const covering: GrantRow[] = [];
@@ -148,14 +158,14 @@ async function grantsCovering(trx: DbTransaction, need: GrantNeed, now: string):
   }
   if (drawn >= need.amount || page.rows.length < GRANTS_PAGE) return covering;
   const all = await sql<GrantRow>`
-    select id, project_id, wallet_id, transaction_id, amount, remaining, held, expired, priority, expires_at, created_at
+    select id, project_id, wallet_id, transaction_id, amount, remaining, held, expired, priority, expires_at, created_at, category
     from (
       select g.*, sum(g.remaining - g.held) over (
                order by g.priority, case when g.expires_at is null then 1 else 0 end, g.expires_at, g.created_at, g.id
                rows unbounded preceding) as drawn_through
       from wallet_grants g
       where g.project_id = ${need.projectId} and g.wallet_id = ${need.walletId} and g.remaining > 0
-        and g.remaining > g.held and (g.expires_at is null or g.expires_at > ${now})
+        and g.remaining > g.held and (g.expires_at is null or g.expires_at > ${now}) ${ofCategories}
     ) ordered
     where drawn_through - (remaining - held) < ${need.amount}`.execute(trx);
   return all.rows;

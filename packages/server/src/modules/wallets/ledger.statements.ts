@@ -163,7 +163,7 @@ const postgresStatements: LedgerStatements = {
     const result = await sql<TransactionWithBalance>`${sql.raw(PREPARED_STATEMENT)}
       select t.id, t.project_id, t.type, t.currency, t.amount, t.description, t.metadata, t.idempotency_key, t.idempotency_scope,
              t.wallet_id, t.from_wallet_id, t.to_wallet_id, t.created_at, t.actor_type, t.actor_id, t.actor_user_id, t.request_id,
-             t.sources, t.priority, t.expires_at, t.recurring_grant_id, e.balance_after
+             t.sources, t.priority, t.expires_at, t.category, t.categories, t.recurring_grant_id, e.balance_after
       from unnest(${keys.map((key) => key.projectId)}::text[], ${keys.map((key) => key.scope)}::text[],
                   ${keys.map((key) => key.key)}::text[]) as k(project_id, scope, key)
       cross join lateral (
@@ -192,15 +192,16 @@ const postgresStatements: LedgerStatements = {
     await sql`${sql.raw(PREPARED_STATEMENT)}
       insert into ledger_transactions (id, project_id, type, currency, amount, description, metadata, idempotency_key,
                                        idempotency_scope, wallet_id, from_wallet_id, to_wallet_id, created_at, actor_type,
-                                       actor_id, actor_user_id, request_id, sources, priority, expires_at, recurring_grant_id)
+                                       actor_id, actor_user_id, request_id, sources, priority, expires_at, category, categories,
+                                       recurring_grant_id)
       select * from unnest(${column((r) => r.id)}::text[], ${column((r) => r.project_id)}::text[], ${column((r) => r.type)}::text[],
         ${column((r) => r.currency)}::text[], ${column((r) => String(r.amount))}::bigint[], ${column((r) => r.description)}::text[],
         ${column((r) => r.metadata)}::text[], ${column((r) => r.idempotency_key)}::text[], ${column((r) => r.idempotency_scope)}::text[],
         ${column((r) => r.wallet_id)}::text[], ${column((r) => r.from_wallet_id)}::text[], ${column((r) => r.to_wallet_id)}::text[],
         ${column((r) => r.created_at)}::text[], ${column((r) => r.actor_type)}::text[], ${column((r) => r.actor_id)}::text[],
         ${column((r) => r.actor_user_id)}::text[], ${column((r) => r.request_id)}::text[], ${column((r) => r.sources)}::text[],
-        ${column((r) => r.priority)}::int[], ${column((r) => r.expires_at)}::text[],
-        ${column((r) => r.recurring_grant_id)}::text[])`.execute(trx);
+        ${column((r) => r.priority)}::int[], ${column((r) => r.expires_at)}::text[], ${column((r) => r.category)}::text[],
+        ${column((r) => r.categories)}::text[], ${column((r) => r.recurring_grant_id)}::text[])`.execute(trx);
   },
   async insertEntries(trx, rows) {
     if (rows.length === 0) return;

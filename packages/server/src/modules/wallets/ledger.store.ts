@@ -73,6 +73,8 @@ const HISTORY_COLUMNS = [
   'request_id',
   'sources',
   'recurring_grant_id',
+  'category',
+  'categories',
 ] as const satisfies readonly (keyof LedgerTransactionRow)[];
 
 /** One entry of a wallet's history: the wallet's side and its transaction. */

@@ -21,6 +21,7 @@ export const LEDGER_CHECKS = [
   'held_not_sum_of_pending_holds',
   'negative_available',
   'recurring_grant_periods_not_once',
+  'grants_not_of_their_credit_category',
 ] as const;
 
 export type LedgerCheck = (typeof LEDGER_CHECKS)[number];
@@ -111,6 +112,12 @@ function checkStatement(check: LedgerCheck, projectId: string | null): RawBuilde
         union all
         select min(t.id) as id from ledger_transactions t where ${scoped('t')} and t.recurring_grant_id is not null
         group by t.project_id, t.recurring_grant_id, t.idempotency_key having count(*) > 1`;
+    case 'grants_not_of_their_credit_category':
+      // A credit's grant keeps the credit's category (docs/adr/0021-categories.md); credits made
+      // before categories existed are `default`, as their grants are.
+      return sql`select g.id as id from wallet_grants g
+        join ledger_transactions t on t.id = g.transaction_id and t.type = 'credit'
+        where ${scoped('g')} and g.category <> coalesce(t.category, 'default')`;
   }
 }
 

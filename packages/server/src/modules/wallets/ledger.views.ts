@@ -4,6 +4,7 @@ import type { LedgerTransactionRow, WalletHistoryRow } from './ledger.store.js';
 import type { Source, Transaction, Transfer, WalletTransaction } from './wallets.schemas.js';
 import type { Grant, Hold } from './holds.schemas.js';
 import { parseMetadata } from './metadata.js';
+import { CATEGORY_DEFAULT, parseCategories } from './wallets.categories.js';
 import { actorFromColumns } from '../audit/audit.service.js';
 import { GRANT_PRIORITY_DEFAULT, type KeyedMovement } from './ledger.movements.js';
 
@@ -20,7 +21,7 @@ export function toTransaction(
 ): Transaction {
   assert(row.type !== 'transfer', `${row.id} is a credit or debit`);
   assert(balanceAfter !== null && balanceAfter !== undefined && row.wallet_id !== null, `${row.type} ${row.id} has its wallet entry`);
-  return {
+  const transaction: Transaction = {
     id: row.id,
     object: 'transaction',
     type: row.type,
@@ -37,11 +38,23 @@ export function toTransaction(
     sources: sourcesOf(row),
     recurring_grant_id: row.recurring_grant_id,
   };
+  addCategories(transaction, row);
+  return transaction;
+}
+
+/** A credit's `category` (`default` for credits made before categories), a restricted movement's `categories`. */
+function addCategories(
+  view: { category?: string; categories?: string[] },
+  row: Pick<LedgerTransactionRow, 'type' | 'category' | 'categories'>,
+): void {
+  if (row.type === 'credit') view.category = row.category ?? CATEGORY_DEFAULT;
+  const categories = parseCategories(row.categories);
+  if (categories !== null) view.categories = categories;
 }
 
 /** A hold as the API shows it at `now`: a pending hold past `expires_at` is `expired` before the job settles it. */
 export function toHold(row: WalletHoldsTable, now: string): Hold {
-  return {
+  const hold: Hold = {
     id: row.id,
     object: 'hold',
     wallet_id: row.wallet_id,
@@ -54,6 +67,9 @@ export function toHold(row: WalletHoldsTable, now: string): Hold {
     expires_at: row.expires_at,
     created_at: row.created_at,
   };
+  const categories = parseCategories(row.categories);
+  if (categories !== null) hold.categories = categories;
+  return hold;
 }
 
 /** A grant at `now`: `expired` from its `expires_at` on (or once expiry removed credits of it), `depleted` when spent. */
@@ -69,6 +85,7 @@ export function toGrant(row: WalletGrantsTable, now: string): Grant {
     expires_at: row.expires_at,
     status: expired ? 'expired' : row.remaining === 0 ? 'depleted' : 'active',
     created_at: row.created_at,
+    category: row.category,
   };
 }
 
@@ -82,12 +99,13 @@ export function movementOfHold(row: WalletHoldsTable): KeyedMovement {
     metadata: parseMetadata(row.metadata),
     idempotencyKey: row.idempotency_key ?? undefined,
     expiresInSeconds: Math.round((Date.parse(row.expires_at) - Date.parse(row.created_at)) / 1000),
+    categories: parseCategories(row.categories),
   };
 }
 
 export function toTransfer(row: LedgerTransactionRow): Transfer {
   assert(row.from_wallet_id !== null && row.to_wallet_id !== null, `transfer ${row.id} names both wallets`);
-  return {
+  const transfer: Transfer = {
     id: row.id,
     object: 'transfer',
     status: 'completed',
@@ -101,6 +119,8 @@ export function toTransfer(row: LedgerTransactionRow): Transfer {
     request_id: row.request_id,
     sources: sourcesOf(row),
   };
+  addCategories(transfer, row);
+  return transfer;
 }
 
 /** One wallet's side of a movement: a transfer shows as `transfer_out` or `transfer_in`. */
@@ -110,7 +130,7 @@ export function toWalletTransaction(row: WalletHistoryRow, walletId: string): Wa
   const type = row.type !== 'transfer' ? row.type : outgoing ? 'transfer_out' : 'transfer_in';
   const counterparty = row.type !== 'transfer' ? undefined : outgoing ? row.to_wallet_id : row.from_wallet_id;
   assert(row.type !== 'transfer' || counterparty !== null, `transfer ${row.id} names both wallets`);
-  return {
+  const transaction: WalletTransaction = {
     id: row.id,
     object: 'transaction',
     type,
@@ -128,11 +148,15 @@ export function toWalletTransaction(row: WalletHistoryRow, walletId: string): Wa
     recurring_grant_id: row.recurring_grant_id,
     ...(counterparty === undefined || counterparty === null ? {} : { counterparty_wallet_id: counterparty }),
   };
+  addCategories(transaction, row);
+  return transaction;
 }
 
-/** The grants a transaction drew on or made. */
+/** The grants a transaction drew on or made; those recorded before categories were all `default`. */
 function sourcesOf(row: Pick<LedgerTransactionRow, 'sources'>): Source[] {
-  return row.sources === null ? [] : (JSON.parse(row.sources) as Source[]);
+  if (row.sources === null) return [];
+  const sources = JSON.parse(row.sources) as (Omit<Source, 'category'> & { category?: string })[];
+  return sources.map((source) => (source.category === undefined ? { ...source, category: CATEGORY_DEFAULT } : (source as Source)));
 }
 
 /** The movement a stored transaction made, as asked: the fingerprint of a key is rebuilt from it. */
@@ -145,10 +169,16 @@ export function movementOfRow(row: LedgerTransactionRow): KeyedMovement {
   };
   if (row.type === 'transfer') {
     assert(row.from_wallet_id !== null && row.to_wallet_id !== null, `transfer ${row.id} names both wallets`);
-    return { type: 'transfer', fromWalletId: row.from_wallet_id, toWalletId: row.to_wallet_id, ...common };
+    return {
+      type: 'transfer',
+      fromWalletId: row.from_wallet_id,
+      toWalletId: row.to_wallet_id,
+      ...common,
+      categories: parseCategories(row.categories),
+    };
   }
   assert(row.wallet_id !== null && row.type !== 'expiry', `${row.type} ${row.id} names its wallet and a key`);
-  if (row.type === 'debit') return { type: 'debit', walletId: row.wallet_id, ...common };
+  if (row.type === 'debit') return { type: 'debit', walletId: row.wallet_id, ...common, categories: parseCategories(row.categories) };
   return {
     type: 'credit',
     walletId: row.wallet_id,
@@ -156,5 +186,6 @@ export function movementOfRow(row: LedgerTransactionRow): KeyedMovement {
     priority: row.priority ?? GRANT_PRIORITY_DEFAULT,
     expiresAt: row.expires_at,
     recurringGrantId: row.recurring_grant_id ?? undefined,
+    category: row.category ?? CATEGORY_DEFAULT,
   };
 }

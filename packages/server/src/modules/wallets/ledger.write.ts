@@ -124,11 +124,19 @@ export class LedgerWriter {
     const wallets = new Map<string, WalletRef>();
     const keys = new Map<string, LedgerKey>();
     const holds: HoldRef[] = [];
-    // The most each wallet's grants may be drawn on: what its debits, holds and outgoing transfers ask.
-    const needs = new Map<string, GrantNeed>();
-    const need = (projectId: string, walletId: string, amount: number) => {
-      const known = needs.get(`${projectId} ${walletId}`);
-      needs.set(`${projectId} ${walletId}`, { projectId, walletId, amount: (known?.amount ?? 0) + amount });
+    // The most each wallet's grants may be drawn on: what its debits, holds and outgoing transfers
+    // ask, and the restrictions to categories they ask it under (each listed once).
+    const needs = new Map<string, GrantNeed & { restrictions: (readonly string[] | null)[] }>();
+    const need = (projectId: string, walletId: string, amount: number, categories: readonly string[] | null) => {
+      const known = needs.get(`${projectId} ${walletId}`) ?? { projectId, walletId, amount: 0, restrictions: [] };
+      const restriction = categories === null ? null : [...categories].sort();
+      const text = (one: readonly string[] | null) => (one === null ? '' : one.join(' '));
+      const listed = known.restrictions.some((one) => text(one) === text(restriction));
+      needs.set(`${projectId} ${walletId}`, {
+        ...known,
+        amount: known.amount + amount,
+        restrictions: listed ? known.restrictions : [...known.restrictions, restriction],
+      });
     };
     for (const batch of batches) {
       for (const movement of batch.movements) {
@@ -139,8 +147,8 @@ export class LedgerWriter {
         }
         const named = movement.type === 'transfer' ? [movement.fromWalletId, movement.toWalletId] : [movement.walletId];
         for (const walletId of named) wallets.set(`${projectId} ${walletId}`, { projectId, walletId });
-        if (movement.type === 'debit' || movement.type === 'hold') need(projectId, movement.walletId, movement.amount);
-        if (movement.type === 'transfer') need(projectId, movement.fromWalletId, movement.amount);
+        if (movement.type === 'debit' || movement.type === 'hold') need(projectId, movement.walletId, movement.amount, movement.categories);
+        if (movement.type === 'transfer') need(projectId, movement.fromWalletId, movement.amount, movement.categories);
         const key = movementKey(projectId, movement);
         if (key !== undefined) keys.set(`${key.projectId}\n${key.scope}\n${key.key}`, key);
       }

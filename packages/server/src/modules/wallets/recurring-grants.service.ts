@@ -8,7 +8,8 @@ import { ApiError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { type AuditContext, type AuditService, SYSTEM_AUDIT_CONTEXT } from '../audit/audit.service.js';
 import type { LedgerService } from './ledger.service.js';
-import { GRANT_CATEGORY_DEFAULT, GRANT_PRIORITY_DEFAULT, type MovementRequest } from './ledger.movements.js';
+import { GRANT_PRIORITY_DEFAULT, type MovementRequest } from './ledger.movements.js';
+import { CATEGORY_DEFAULT } from './wallets.categories.js';
 import { parseMetadata } from './metadata.js';
 import { duePeriods, periodStartMs, type Schedule } from './recurring-grants.periods.js';
 import type { CreateRecurringGrantBody, ListRecurringGrantsQuery, RecurringGrant, RecurringGrantList } from './recurring-grants.schemas.js';
@@ -66,7 +67,7 @@ export class RecurringGrantsService {
         interval_count: input.interval_count ?? 1,
         starts_at: startsAt,
         expires: input.expires ?? 'period_end',
-        category: input.category ?? GRANT_CATEGORY_DEFAULT,
+        category: input.category ?? CATEGORY_DEFAULT,
         priority: input.priority ?? GRANT_PRIORITY_DEFAULT,
         description: input.description ?? null,
         metadata: JSON.stringify(input.metadata ?? {}),

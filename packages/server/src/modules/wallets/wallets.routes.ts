@@ -31,6 +31,7 @@ import {
 } from './wallets.schemas.js';
 import type { WalletsService } from './wallets.service.js';
 import { GRANT_PRIORITY_DEFAULT } from './ledger.movements.js';
+import { CATEGORY_DEFAULT } from './wallets.categories.js';
 import { HOLD_EXPIRES_IN_SECONDS_DEFAULT } from './holds.schemas.js';
 
 const security = [{ secretKey: [] }, { secretKeyHeader: [] }];
@@ -369,10 +370,10 @@ function batchAnswer(outcome: BatchOutcome, movements: readonly MovementRequest[
 function batchMovement(operation: BatchOperation, index: number, ledger: LedgerService): MovementRequest {
   const at = (field: string) => `operations[${index}].${field}`;
   const allowed: Record<BatchOperation['type'], readonly string[]> = {
-    credit: ['wallet_id', 'amount', 'description', 'metadata', 'idempotency_key', 'priority', 'expires_at'],
-    debit: ['wallet_id', 'amount', 'description', 'metadata', 'idempotency_key'],
-    transfer: ['from_wallet_id', 'to_wallet_id', 'amount', 'description', 'metadata', 'idempotency_key'],
-    hold: ['wallet_id', 'amount', 'description', 'metadata', 'idempotency_key', 'expires_in'],
+    credit: ['wallet_id', 'amount', 'description', 'metadata', 'idempotency_key', 'priority', 'expires_at', 'category'],
+    debit: ['wallet_id', 'amount', 'description', 'metadata', 'idempotency_key', 'categories'],
+    transfer: ['from_wallet_id', 'to_wallet_id', 'amount', 'description', 'metadata', 'idempotency_key', 'categories'],
+    hold: ['wallet_id', 'amount', 'description', 'metadata', 'idempotency_key', 'expires_in', 'categories'],
     capture: ['hold_id', 'amount'],
     void: ['hold_id'],
   };
@@ -398,7 +399,13 @@ function batchMovement(operation: BatchOperation, index: number, ledger: LedgerS
   };
   switch (operation.type) {
     case 'transfer':
-      return { type: 'transfer', fromWalletId: need('from_wallet_id'), toWalletId: need('to_wallet_id'), ...common };
+      return {
+        type: 'transfer',
+        fromWalletId: need('from_wallet_id'),
+        toWalletId: need('to_wallet_id'),
+        ...common,
+        categories: operation.categories ?? null,
+      };
     case 'credit':
       return {
         type: 'credit',
@@ -406,6 +413,7 @@ function batchMovement(operation: BatchOperation, index: number, ledger: LedgerS
         ...common,
         priority: operation.priority ?? GRANT_PRIORITY_DEFAULT,
         expiresAt: ledger.creditExpiry(operation.expires_at, at('expires_at')),
+        category: operation.category ?? CATEGORY_DEFAULT,
       };
     case 'hold':
       return {
@@ -413,9 +421,10 @@ function batchMovement(operation: BatchOperation, index: number, ledger: LedgerS
         walletId: need('wallet_id'),
         ...common,
         expiresInSeconds: operation.expires_in ?? HOLD_EXPIRES_IN_SECONDS_DEFAULT,
+        categories: operation.categories ?? null,
       };
     case 'debit':
-      return { type: 'debit', walletId: need('wallet_id'), ...common };
+      return { type: 'debit', walletId: need('wallet_id'), ...common, categories: operation.categories ?? null };
   }
 }
 

@@ -2,6 +2,7 @@ import { type Static, type TLiteral, type TSchema, Type } from '@sinclair/typebo
 import { HoldSchema } from './holds.schemas.js';
 import { ListQuery, StrictObject } from '../../lib/schemas.js';
 import { ActorSchema } from '../audit/audit.schemas.js';
+import { CATEGORY_DEFAULT, CATEGORY_PATTERN, CategoriesSchema, CategoryBalanceSchema, CategorySchema } from './wallets.categories.js';
 
 import {
   AMOUNT_MAX,
@@ -93,11 +94,13 @@ export const BalanceQuery = StrictObject({
 });
 export type BalanceQuery = Static<typeof BalanceQuery>;
 
+/** A debit. */
 export const MovementBody = StrictObject({
   amount: Amount,
   description: Type.Optional(Description),
   idempotency_key: Type.Optional(IdempotencyKey),
   metadata: Type.Optional(Metadata),
+  categories: Type.Optional(CategoriesSchema),
 });
 export type MovementBody = Static<typeof MovementBody>;
 
@@ -111,6 +114,11 @@ const ExpiresAt = Type.String({
   description: 'When what is left of the grant expires; a future time. Default: never.',
 });
 
+const CreditCategory = Type.String({
+  pattern: CATEGORY_PATTERN,
+  description: `The grant's category (default \`${CATEGORY_DEFAULT}\`). ${CategorySchema.description ?? ''}`,
+});
+
 /** A credit: a movement that makes a grant (docs/adr/0018-holds-and-grants.md). */
 export const CreditBody = StrictObject({
   amount: Amount,
@@ -119,6 +127,7 @@ export const CreditBody = StrictObject({
   metadata: Type.Optional(Metadata),
   priority: Type.Optional(Priority),
   expires_at: Type.Optional(ExpiresAt),
+  category: Type.Optional(CreditCategory),
 });
 export type CreditBody = Static<typeof CreditBody>;
 
@@ -128,6 +137,7 @@ export const TransferBody = StrictObject({
   amount: Amount,
   description: Type.Optional(Description),
   idempotency_key: Type.Optional(IdempotencyKey),
+  categories: Type.Optional(CategoriesSchema),
 });
 export type TransferBody = Static<typeof TransferBody>;
 
@@ -175,13 +185,23 @@ export const BalanceSchema = Type.Object(
     at: Type.Optional(
       Type.String({ format: 'date-time', description: 'Present when the balance was asked `?at=` a past time: that time, normalized.' }),
     ),
+    categories: Type.Optional(
+      Type.Array(CategoryBalanceSchema, {
+        description:
+          "The credits by category: each category with credits left in unexpired grants, by name, with Σ `remaining` of those grants (pending holds' reservations included). Always present, but for a balance asked `?at=` a past time.",
+      }),
+    ),
   },
   { $id: 'Balance' },
 );
 export type Balance = Static<typeof BalanceSchema>;
 
 /** A grant a movement drew on (debits, captures, transfers, expiries) or made (credits). */
-export const SourceSchema = Type.Object({ grant_id: Type.String({ description: 'Begins with `grt_`.' }), amount: Amount });
+export const SourceSchema = Type.Object({
+  grant_id: Type.String({ description: 'Begins with `grt_`.' }),
+  amount: Amount,
+  category: Type.String({ description: "The grant's category." }),
+});
 export type Source = Static<typeof SourceSchema>;
 const Sources = Type.Array(SourceSchema, {
   description: 'Debits, transfers and expiries: the grants drawn on, in order; credits: the grant made; [] before grants existed.',
@@ -212,6 +232,8 @@ function movementFields<T extends TSchema>(type: T) {
     recurring_grant_id: Nullable(
       Type.String({ description: 'Credits of a recurring grant: the recurring grant, `rgr_…`; null otherwise.' }),
     ),
+    category: Type.Optional(Type.String({ description: 'Credits only: the category of the grant made.' })),
+    categories: Type.Optional(Type.Array(Type.String(), { description: 'Debits made with `categories`: the categories drawn on.' })),
   };
 }
 
@@ -237,6 +259,7 @@ export const TransferSchema = Type.Object(
     created_at: Time,
     ...madeBy,
     sources: Sources,
+    categories: Type.Optional(Type.Array(Type.String(), { description: 'Transfers made with `categories`: the categories drawn on.' })),
   },
   { $id: 'Transfer' },
 );
@@ -301,6 +324,8 @@ const BatchOperation = StrictObject({
   ),
   priority: Type.Optional(Priority),
   expires_at: Type.Optional(ExpiresAt),
+  category: Type.Optional(CreditCategory),
+  categories: Type.Optional(CategoriesSchema),
   expires_in: Type.Optional(
     Type.Integer({ minimum: 1, maximum: 2_592_000, description: 'Holds: seconds until the hold expires (default 604,800, 7 days).' }),
   ),

@@ -19,7 +19,7 @@ import {
 import { parseMetadata, withoutEmptyValues } from './metadata.js';
 import { walletClosed, walletMissing } from './wallets.rules.js';
 import * as store from './wallets.store.js';
-import { availableOf, availableOfReading } from './ledger.available.js';
+import { availableOf, availableOfReading, categoryBalancesOf } from './ledger.available.js';
 import * as ledgerStore from './ledger.store.js';
 import { toWalletTransaction } from './ledger.views.js';
 
@@ -137,7 +137,13 @@ export class WalletsService {
   }
 
   async #balance(projectId: string, row: store.WalletReading, now: string): Promise<Balance> {
-    return { credits: row.balance, currency: row.currency, available: await availableOfReading(this.#db.kysely, projectId, row, now) };
+    const db = this.#db.kysely;
+    return {
+      credits: row.balance,
+      currency: row.currency,
+      available: await availableOfReading(db, projectId, row, now),
+      categories: await categoryBalancesOf(db, projectId, row.id, now),
+    };
   }
 
   async list(projectId: string, query: ListWalletsQuery): Promise<WalletList> {

@@ -131,13 +131,14 @@ describeEachDialect('wallets', (dialect) => {
       }
     });
 
-    it('returns the balance as {credits, currency}', async () => {
+    it('returns the balance as {credits, currency, available, categories}', async () => {
       const wallet = await client.createWallet({ currency: 'EUR' });
       await client.credit(wallet.id, 7);
       expect(expectStatus(await client.request('GET', `/v1/wallets/${wallet.id}/balance`), 200)).toEqual({
         credits: 7,
         currency: 'EUR',
         available: 7,
+        categories: [{ category: 'default', remaining: 7 }],
       });
       const foreign = await otherProject.createWallet();
       expect((await client.request('GET', `/v1/wallets/${foreign.id}/balance`)).statusCode).toBe(404);
