@@ -1,4 +1,4 @@
-import { formatCredits, formatDateTime, formatRelative } from '../format.js';
+import { formatAmount, formatCredits, formatDateTime, formatRelative } from '../format.js';
 import type { Grant, Hold } from '../types.js';
 import { Empty, Loaded, Pager, StatusBadge, usePagedList } from '../ui.js';
 
@@ -39,9 +39,7 @@ export function HoldsPanel(props: { walletId: string; currency: string }) {
                       <td>
                         <StatusBadge status={hold.status} />
                       </td>
-                      <td className="number">
-                        {formatCredits(hold.amount)} {props.currency}
-                      </td>
+                      <td className="number">{formatAmount(hold.amount, props.currency)}</td>
                       <td className="number">{formatCredits(hold.captured_amount)}</td>
                       <td title={formatDateTime(hold.expires_at)}>{formatRelative(hold.expires_at)}</td>
                       <td>{hold.description ?? ''}</td>
@@ -97,9 +95,7 @@ export function GrantsPanel(props: { walletId: string; currency: string }) {
                       <td>
                         <StatusBadge status={grant.status} />
                       </td>
-                      <td className="number">
-                        {formatCredits(grant.remaining)} {props.currency}
-                      </td>
+                      <td className="number">{formatAmount(grant.remaining, props.currency)}</td>
                       <td className="number">{formatCredits(grant.amount)}</td>
                       <td className="number">{grant.priority}</td>
                       <td>
