@@ -14,6 +14,9 @@ import type { Kysely } from 'kysely';
  * - `wallet_holds` gains who made the hold and with which request (`actor_type`, `actor_id`,
  *   `actor_user_id`, `request_id`, `ip`, `user_agent`), and the same of what ended it (capture,
  *   void or expiry: `ended_…`). Holds made before this migration show the `system` actor.
+ * - Two indexes let the audit log page through a project's holds by time, newest first, as it
+ *   pages through everything else: by creation `(project_id, created_at, id)` and by end
+ *   `(project_id, updated_at, id)` (a hold's `updated_at` is the time it ended).
  */
 const CONTEXT_COLUMNS = ['actor_id', 'actor_user_id', 'request_id', 'ip', 'user_agent'] as const;
 
@@ -29,9 +32,13 @@ export async function up(db: Kysely<any>): Promise<void> {
       await db.schema.alterTable('wallet_holds').addColumn(`${prefix}${column}`, 'text').execute();
     }
   }
+  await db.schema.createIndex('wallet_holds_project_created_idx').on('wallet_holds').columns(['project_id', 'created_at', 'id']).execute();
+  await db.schema.createIndex('wallet_holds_project_updated_idx').on('wallet_holds').columns(['project_id', 'updated_at', 'id']).execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  await db.schema.dropIndex('wallet_holds_project_updated_idx').execute();
+  await db.schema.dropIndex('wallet_holds_project_created_idx').execute();
   for (const prefix of ['ended_', '']) {
     for (const column of [...CONTEXT_COLUMNS].reverse()) {
       await db.schema.alterTable('wallet_holds').dropColumn(`${prefix}${column}`).execute();

@@ -94,7 +94,13 @@ function sideQuery(db: Executor, projectId: string, side: Side) {
   return side === 'created' ? query : query.where('h.status', 'in', ENDED_EVENTS);
 }
 
-/** The entry id as SQL, to compare with a cursor's: `'aud_' || <hold id without hld_> || '.' || <event>`. */
+/**
+ * The entry id as SQL, to compare with a cursor's: `'aud_' || <hold id without hld_> || '.' || <event>`.
+ * Hold ids are of one length and a hold has one entry per side, so ordering a side by hold id is
+ * ordering it by entry id: the queries order by `(time, h.id)`, which the indexes of migration
+ * 0036 (`(project_id, created_at, id)`, `(project_id, updated_at, id)`) and
+ * `wallet_holds_wallet_created_idx` serve.
+ */
 function entryIdSql(side: Side): RawBuilder<string> {
   return sql<string>`'aud_' || substr(h.id, 5) || '.' || ${sideColumns(side).event}`;
 }
@@ -128,7 +134,7 @@ export async function listHoldEntries(db: Executor, projectId: string, filter: L
           sql<boolean>`(${at} < ${after.created_at} or (${at} = ${after.created_at} and ${entryIdSql(side)} < ${after.id}))`,
         );
       }
-      const rows = await query.orderBy(at, 'desc').orderBy(entryIdSql(side), 'desc').limit(filter.limit).execute();
+      const rows = await query.orderBy(at, 'desc').orderBy('h.id', 'desc').limit(filter.limit).execute();
       return rows.map(toAuditRow);
     }),
   );
@@ -148,7 +154,7 @@ export async function exportHoldEntries(db: Executor, projectId: string, filter:
           sql<boolean>`(${at} > ${after.created_at} or (${at} = ${after.created_at} and ${entryIdSql(side)} > ${after.id}))`,
         );
       }
-      const rows = await query.orderBy(at, 'asc').orderBy(entryIdSql(side), 'asc').limit(filter.limit).execute();
+      const rows = await query.orderBy(at, 'asc').orderBy('h.id', 'asc').limit(filter.limit).execute();
       return rows.map(toAuditRow);
     }),
   );
