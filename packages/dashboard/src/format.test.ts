@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   balanceSeries,
+  formatAmount,
   formatCredits,
   formatDateTime,
   formatDelta,
@@ -23,6 +24,12 @@ describe('amounts', () => {
     expect(formatCredits(-2500)).toBe('−2,500');
     expect(formatDelta(500)).toBe('+500');
     expect(formatDelta(-100)).toBe('−100');
+  });
+
+  it('shows an amount as a whole number followed by its unit, an ISO 4217 code or a custom unit alike', () => {
+    expect(formatAmount(1500, 'USD')).toBe('1,500 USD');
+    expect(formatAmount(20, 'GPU_HOURS')).toBe('20 GPU_HOURS');
+    expect(formatAmount(1_000_000, 'CREDITS')).toBe('1,000,000 CREDITS');
   });
 
   it('reads whole amounts with separators and refuses the rest with a reason', () => {

@@ -8,6 +8,14 @@ export function formatCredits(amount: number): string {
   return amount < 0 ? `−${grouped}` : grouped;
 }
 
+/**
+ * An amount in a wallet's unit: an ISO 4217 code or a custom unit, always a whole number followed
+ * by the unit ("1,500 USD", "20 GPU_HOURS"), never formatted as money (no symbol, no decimals).
+ */
+export function formatAmount(amount: number, unit: string): string {
+  return `${formatCredits(amount)} ${unit}`;
+}
+
 /** A signed change: "+500", "−100". */
 export function formatDelta(amount: number): string {
   return amount > 0 ? `+${formatCredits(amount)}` : formatCredits(amount);

@@ -103,7 +103,7 @@ export class SvcClient {
  */
 export class SvcSessionClient {
   readonly wallet: {
-    /** `GET /v1/wallet/balance`: `{ balance: { credits, currency, available, categories }, transactions }` of the user's oldest active wallet, or of `wallet_id`. */
+    /** `GET /v1/wallet/balance`: `{ balance: { credits, currency, available, categories }, transactions }` of the user's oldest active wallet, of their oldest active wallet in `currency`, or of `wallet_id`. */
     getBalance(params?: SessionBalanceParams, options?: RequestOptions): Promise<SessionBalance>;
   };
   readonly users: {

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { del, post } from '../api.js';
-import { formatCredits, formatDateTime, formatRelative } from '../format.js';
+import { formatAmount, formatDateTime, formatRelative } from '../format.js';
 import type { MfaStatus, SessionInfo, User, Wallet } from '../types.js';
 import { UserPasskeys } from './user-passkeys.js';
 import { Empty, ErrorBox, Link, Loaded, Page, Pager, SearchBox, StatusBadge, useAction, usePagedList, useResource } from '../ui.js';
@@ -205,7 +205,7 @@ export function UserPage(props: { id: string }) {
               <ul className="plain">
                 {data.map((wallet) => (
                   <li key={wallet.id}>
-                    <Link to={`/wallets/${wallet.id}`}>{wallet.id}</Link> · {formatCredits(wallet.balance)} {wallet.currency} ·{' '}
+                    <Link to={`/wallets/${wallet.id}`}>{wallet.id}</Link> · {formatAmount(wallet.balance, wallet.currency)} ·{' '}
                     {wallet.status}
                   </li>
                 ))}

@@ -1,4 +1,4 @@
-import { formatCredits, formatDateTime, formatRelative } from '../format.js';
+import { formatAmount, formatCredits, formatDateTime, formatRelative } from '../format.js';
 import type { Balance, Grant, Hold } from '../types.js';
 import { Empty, Loaded, Pager, StatusBadge, usePagedList, useResource } from '../ui.js';
 
@@ -34,7 +34,7 @@ export function CategoriesPanel(props: { walletId: string; currency: string }) {
                         <code>{row.category}</code>
                       </td>
                       <td className="number">
-                        {formatCredits(row.remaining)} {props.currency}
+                        {formatAmount(row.remaining, props.currency)}
                       </td>
                     </tr>
                   ))}
@@ -85,9 +85,7 @@ export function HoldsPanel(props: { walletId: string; currency: string }) {
                       <td>
                         <StatusBadge status={hold.status} />
                       </td>
-                      <td className="number">
-                        {formatCredits(hold.amount)} {props.currency}
-                      </td>
+                      <td className="number">{formatAmount(hold.amount, props.currency)}</td>
                       <td className="number">{formatCredits(hold.captured_amount)}</td>
                       <td title={formatDateTime(hold.expires_at)}>{formatRelative(hold.expires_at)}</td>
                       <td>{hold.description ?? ''}</td>
@@ -147,9 +145,7 @@ export function GrantsPanel(props: { walletId: string; currency: string }) {
                       <td>
                         <code>{grant.category}</code>
                       </td>
-                      <td className="number">
-                        {formatCredits(grant.remaining)} {props.currency}
-                      </td>
+                      <td className="number">{formatAmount(grant.remaining, props.currency)}</td>
                       <td className="number">{formatCredits(grant.amount)}</td>
                       <td className="number">{grant.priority}</td>
                       <td>

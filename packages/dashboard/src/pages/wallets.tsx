@@ -1,7 +1,16 @@
 import { useId, useMemo, useState } from 'react';
 import { newIdempotencyKey, post } from '../api.js';
 import { Chart, type ChartSeries } from '../chart.js';
-import { balanceSeries, formatCredits, formatDateTime, formatDelta, formatRelative, parseAmount, resultingBalance } from '../format.js';
+import {
+  balanceSeries,
+  formatAmount,
+  formatCredits,
+  formatDateTime,
+  formatDelta,
+  formatRelative,
+  parseAmount,
+  resultingBalance,
+} from '../format.js';
 import { navigate } from '../router.js';
 import type { List } from '../api.js';
 import type { Transaction, Wallet } from '../types.js';
@@ -45,9 +54,7 @@ export function WalletsPage() {
                       <td>
                         <Link to={`/wallets/${wallet.id}`}>{wallet.id}</Link>
                       </td>
-                      <td className="number">
-                        {formatCredits(wallet.balance)} {wallet.currency}
-                      </td>
+                      <td className="number">{formatAmount(wallet.balance, wallet.currency)}</td>
                       <td>
                         <StatusBadge status={wallet.status} />
                       </td>
@@ -99,7 +106,7 @@ export function WalletPage(props: { id: string }) {
             <dl className="facts">
               <dt>Available</dt>
               <dd data-testid="wallet-available">
-                {formatCredits(data.available)} {data.currency}
+                {formatAmount(data.available, data.currency)}
                 {data.available === data.balance ? null : (
                   <span className="muted"> ({formatCredits(data.balance - data.available)} held)</span>
                 )}
@@ -252,7 +259,7 @@ function OperationDialog(props: { wallet: Wallet; operation: Operation; onClose:
       return setFormError('Enter the id of the wallet that receives the credits (wlt_…).');
     if (resultingBalance(props.wallet.balance, parsed.amount, direction) === undefined)
       return setFormError(
-        `The wallet holds ${formatCredits(props.wallet.balance)} credits; it cannot give ${formatCredits(parsed.amount)}.`,
+        `The wallet holds ${formatAmount(props.wallet.balance, props.wallet.currency)}; it cannot give ${formatAmount(parsed.amount, props.wallet.currency)}.`,
       );
     setFormError(undefined);
     setConfirming(parsed.amount);
@@ -322,7 +329,8 @@ function OperationDialog(props: { wallet: Wallet; operation: Operation; onClose:
         <div data-testid="confirmation">
           <p>
             {props.operation === 'add' ? 'Add' : props.operation === 'deduct' ? 'Deduct' : 'Transfer'}{' '}
-            <strong>{formatCredits(confirming)}</strong> credits {props.operation === 'add' ? 'to' : 'from'} <code>{props.wallet.id}</code>
+            <strong>{formatCredits(confirming)}</strong> {props.wallet.currency} {props.operation === 'add' ? 'to' : 'from'}{' '}
+            <code>{props.wallet.id}</code>
             {props.operation === 'transfer' ? (
               <>
                 {' '}

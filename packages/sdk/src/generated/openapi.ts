@@ -826,7 +826,7 @@ export interface Operations {
     body: {
       /** The owner, a user of the project. */
       user_id: string;
-      /** Three upper-case letters, e.g. `USD`. */
+      /** The unit of the wallet's credits: an ISO 4217 code (`USD`) or a custom unit of 2 to 16 upper-case letters, digits and underscores starting with a letter (`CREDITS`, `GPU_HOURS`). Amounts are whole numbers of this unit; movements only between wallets of the same unit. */
       currency: string;
       /** Free-form key/value pairs. Up to 50 keys of 1 to 40 characters, each a string of at most 500 characters. */
       metadata?: Record<string, string>;
@@ -2553,8 +2553,10 @@ export interface Operations {
   'GET /v1/wallet/balance': {
     path: Record<string, never>;
     query: {
-      /** Another wallet of the session user; default: their oldest active wallet. */
+      /** A wallet of the session user; default: their oldest active wallet (in `currency` when given). */
       wallet_id?: string;
+      /** The session user's oldest active wallet in this unit (404 `resource_missing` when they have none). With `wallet_id`, it must be that wallet's unit (else 400 `parameter_invalid`). */
+      currency?: string;
     };
     body: undefined;
     status: 200;

@@ -15,6 +15,7 @@ import * as sessions from '../modules/sessions/sessions.store.js';
 import { foldStats } from '../modules/stats/stats.fold.js';
 import * as stats from '../modules/stats/stats.store.js';
 import * as users from '../modules/users/users.store.js';
+import { listHoldEntries } from '../modules/wallets/ledger.audit-holds.js';
 import { ledgerAuditSource } from '../modules/wallets/ledger.audit.js';
 import * as ledger from '../modules/wallets/ledger.store.js';
 import * as wallets from '../modules/wallets/wallets.store.js';
@@ -35,6 +36,7 @@ const BIG_TABLES = new Set([
   'sessions',
   'users',
   'wallets',
+  'wallet_holds',
 ]);
 const ROWS = 4000;
 
@@ -95,6 +97,9 @@ const EXPECTED_INDEX: Readonly<Record<string, string>> = {
   'audit log ?actor_id=': 'audit_log_project_actor_idx',
   'audit log ?actor_id=, money movements': 'ledger_transactions_project_actor_idx',
   'audit log ?resource_id=': 'audit_log_project_resource_id_idx',
+  'audit log, holds': 'wallet_holds_project_created_idx',
+  'audit log ?action=wallet.hold.voided': 'wallet_holds_project_updated_idx',
+  'audit log ?resource_id=, holds': 'wallet_holds_wallet_created_idx',
   'stats credits per day': 'ledger_transactions_project_created_idx',
   'stats webhooks per day': 'webhook_attempts_project_created_idx',
   'wallet balance ?at=': 'ledger_entries_account_time_idx',
@@ -149,6 +154,12 @@ describe.skipIf(inject('postgresAdminUrl') === '')('list and statistics reads us
         from generate_series(1, ${ROWS}) n`.execute(db);
       await sql`insert into webhook_attempts (delivery_id, attempt_number, project_id, kind, created_at, status_code, latency_ms)
         select ${p} || '-d' || n, 1, ${p}, 'scheduled', ${ts}, 200, n % 900
+        from generate_series(1, ${ROWS}) n`.execute(db);
+      await sql`insert into wallet_holds (id, project_id, wallet_id, amount, captured_amount, status, sources, metadata, idempotency_scope,
+                                          expires_at, created_at, updated_at, actor_type, actor_id)
+        select ${p} || '-hl' || n, ${p}, ${p} || '-w' || (n % 10 + 1), n, 0,
+          (array['pending', 'captured', 'voided', 'expired'])[n % 4 + 1], '[]', '{}', ${p} || '-w' || (n % 10 + 1), ${ts}, ${ts}, ${ts},
+          'secret_key', 'key' || (n % 10)
         from generate_series(1, ${ROWS}) n`.execute(db);
       await sql`insert into audit_log (id, project_id, created_at, action, actor_type, actor_id, resource_type, resource_id, outcome, changes)
         select ${p} || '-a' || n, ${p}, ${ts}, 'action.' || (n % 20), 'api_key', 'key' || (n % 10), 'wallet', ${p} || '-w' || n, 'success', '{}'
@@ -211,6 +222,11 @@ describe.skipIf(inject('postgresAdminUrl') === '')('list and statistics reads us
             after: undefined,
           })
           .catch(() => []),
+      'audit log, holds': (rec) => listHoldEntries(rec, projectId, auditFilter).catch(() => []),
+      'audit log ?action=wallet.hold.voided': (rec) =>
+        listHoldEntries(rec, projectId, { ...auditFilter, action: 'wallet.hold.voided' }).catch(() => []),
+      'audit log ?resource_id=, holds': (rec) =>
+        listHoldEntries(rec, projectId, { ...auditFilter, resourceId: `${projectId}-w3` }).catch(() => []),
       "a session's balance: history of the oldest active wallet": (rec) =>
         ledger.recentOfOldestActiveWallet({ kysely: rec, dialect: 'postgres' } as Db, projectId, `${projectId}-u3`, 20),
       "a session's balance: the wallet": (rec) =>

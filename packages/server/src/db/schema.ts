@@ -120,7 +120,7 @@ export interface WalletsTable {
   project_id: string;
   /** The owner, `usr_…`. */
   user_id: string;
-  /** Three upper-case letters. */
+  /** An ISO 4217 code or a custom unit: `^[A-Z][A-Z0-9_]{1,15}$` (`USD`, `CREDITS`, `GPU_HOURS`). */
   currency: string;
   /** Credits; always the sum of the wallet's ledger entries, 0 to 2^53 - 1 (a CHECK constraint). */
   balance: number;
@@ -167,6 +167,9 @@ export interface LedgerTransactionsTable {
   actor_user_id: string | null;
   /** The request that made it; null before migration 0021 and for the service's own movements. */
   request_id: string | null;
+  /** The client of that request (the end user a secret key names, `X-End-User-IP`/`X-End-User-Agent`); null before migration 0036 and for the service's own movements. */
+  ip: string | null;
+  user_agent: string | null;
   /** JSON `[{grant_id, amount, category}]`: the grants drawn on (debits, transfers, expiries) or made (credits); null before migration 0023; `category` since migration 0037. */
   sources: string | null;
   /** A credit's grant: its priority and expiry (null: never); null on other types. */
@@ -256,7 +259,22 @@ export interface WalletHoldsTable {
   transaction_id: string | null;
   expires_at: string;
   created_at: string;
+  /** When it was made, then when it was captured, voided or expired. */
   updated_at: string;
+  /** Who made it, with which request and from where (the audit log's actor and context); `system` before migration 0036. */
+  actor_type: string;
+  actor_id: string | null;
+  actor_user_id: string | null;
+  request_id: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  /** The same of what ended it (capture, void, expiry); null while pending. */
+  ended_actor_type: string | null;
+  ended_actor_id: string | null;
+  ended_actor_user_id: string | null;
+  ended_request_id: string | null;
+  ended_ip: string | null;
+  ended_user_agent: string | null;
 }
 
 /**

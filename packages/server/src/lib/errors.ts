@@ -75,7 +75,7 @@ export const ERROR_CATALOG = {
 
   // Wallets and the ledger.
   insufficient_credits: { status: 422, description: 'The wallet holds fewer credits than the amount requested; nothing changed.' },
-  currency_mismatch: { status: 422, description: 'A transfer between wallets of different currencies.' },
+  currency_mismatch: { status: 422, description: 'A movement between wallets of different units (currencies or custom units).' },
   same_wallet: { status: 400, description: 'A transfer from a wallet to itself.' },
   wallet_frozen: { status: 409, description: 'The wallet is frozen and refuses credits, debits and transfers.' },
   wallet_closed: { status: 409, description: 'The wallet is closed for good.' },

@@ -31,8 +31,9 @@ import * as organizationDomains from './0032_organization_domains.js';
 import * as movementKeys from './0033_movement_keys.js';
 import * as sessionSigningKeys from './0034_session_signing_keys.js';
 import * as webhookWorkers from './0035_webhook_workers.js';
-import * as recurringGrants from './0038_recurring_grants.js';
+import * as ledgerRequestContext from './0036_ledger_request_context.js';
 import * as grantCategories from './0037_grant_categories.js';
+import * as recurringGrants from './0038_recurring_grants.js';
 
 /**
  * Every migration, in order, for both dialects. Add new ones at the end with the next number;
@@ -71,6 +72,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0033_movement_keys': movementKeys,
   '0034_session_signing_keys': sessionSigningKeys,
   '0035_webhook_workers': webhookWorkers,
-  '0038_recurring_grants': recurringGrants,
+  '0036_ledger_request_context': ledgerRequestContext,
   '0037_grant_categories': grantCategories,
+  '0038_recurring_grants': recurringGrants,
 };

@@ -22,6 +22,8 @@ export {
   ledgerEntryId,
   ledgerTransactionId,
   type LedgerPosition,
+  mergeNewestFirst,
+  mergeOldestFirst,
   type PendingMovement,
 } from './audit.ledger.js';
 export type { ExportFilter, ListFilter } from './audit.reads.js';

@@ -2,7 +2,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { BrowserAccess, RouteModule } from '../../lib/routes.js';
 import { StrictObject } from '../../lib/schemas.js';
-import { BalanceSchema, WalletTransactionSchema } from '../wallets/wallets.schemas.js';
+import { BalanceSchema, CURRENCY_PATTERN, WalletTransactionSchema } from '../wallets/wallets.schemas.js';
 import type { WalletsService } from '../wallets/wallets.service.js';
 
 /** The transactions `GET /wallet/balance` shows (docs/api.md section 4). */
@@ -10,7 +10,18 @@ const RECENT_TRANSACTIONS = 20;
 
 const SessionBalanceQuery = StrictObject({
   wallet_id: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 64, description: 'Another wallet of the session user; default: their oldest active wallet.' }),
+    Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description: 'A wallet of the session user; default: their oldest active wallet (in `currency` when given).',
+    }),
+  ),
+  currency: Type.Optional(
+    Type.String({
+      pattern: CURRENCY_PATTERN,
+      description:
+        "The session user's oldest active wallet in this unit (404 `resource_missing` when they have none). With `wallet_id`, it must be that wallet's unit (else 400 `parameter_invalid`).",
+    }),
   ),
 });
 
@@ -41,7 +52,7 @@ export function walletBalanceRoutes(options: WalletBalanceRoutesOptions): RouteM
         onSend: options.browser.onSend,
         schema: {
           operationId: 'getCurrentUserBalance',
-          errors: ['resource_missing'],
+          errors: ['parameter_invalid', 'resource_missing'],
           tags: ['wallets'],
           security: [{ sessionToken: [] }],
           summary: "The session user's balance and last 20 transactions",
@@ -53,7 +64,12 @@ export function walletBalanceRoutes(options: WalletBalanceRoutesOptions): RouteM
         const principal = request.principal;
         if (principal?.kind !== 'session') throw new Error('GET /v1/wallet/balance ran without a session principal');
         const query = request.query as Static<typeof SessionBalanceQuery>;
-        return wallets.userStatement(principal.projectId, principal.userId, query.wallet_id, RECENT_TRANSACTIONS);
+        return wallets.userStatement(
+          principal.projectId,
+          principal.userId,
+          { walletId: query.wallet_id, currency: query.currency },
+          RECENT_TRANSACTIONS,
+        );
       },
     );
     options.browser.preflight(app, '/v1/wallet/balance', ['GET']);

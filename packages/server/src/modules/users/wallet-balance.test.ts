@@ -20,9 +20,9 @@ describeEachDialect('GET /v1/wallet/balance with a session token', (dialect) => 
   const ctx = useTestService(dialect, { serviceOptions: { clock }, env: { CORS_ORIGINS: 'https://app.example.com' } });
   const call = (options: InjectOptions) => ctx().service.app.inject(options);
   const api = (url: string, payload: object) => call({ method: 'POST', url, headers: ctx().auth, payload });
-  const createWallet = async (userId: string) => {
+  const createWallet = async (userId: string, currency = 'USD') => {
     clock.advance(1000);
-    const response = await api('/v1/wallets', { user_id: userId, currency: 'USD' });
+    const response = await api('/v1/wallets', { user_id: userId, currency });
     expect(response.statusCode).toBe(201);
     return response.json<{ id: string }>().id;
   };
@@ -96,6 +96,31 @@ describeEachDialect('GET /v1/wallet/balance with a session token', (dialect) => 
     expect((await api(`/v1/wallets/${first}/freeze`, {})).statusCode).toBe(200);
     expect((await balance(account.token)).json<SessionBalance>().balance.credits).toBe(7);
     expect((await balance(account.token, `?wallet_id=${first}`)).json<SessionBalance>().balance.credits).toBe(0);
+  });
+
+  it("takes ?currency=: the user's oldest active wallet in that unit; with wallet_id, the two must agree", async () => {
+    const account = await signup(call, ctx().secretKey);
+    const dollars = await createWallet(account.userId, 'USD');
+    const olderCredits = await createWallet(account.userId, 'CREDITS');
+    const newerCredits = await createWallet(account.userId, 'CREDITS');
+    await api(`/v1/wallets/${dollars}/credits`, { amount: 3 });
+    await api(`/v1/wallets/${olderCredits}/credits`, { amount: 40 });
+    await api(`/v1/wallets/${newerCredits}/credits`, { amount: 9 });
+
+    expect((await balance(account.token)).json<SessionBalance>().balance).toMatchObject({ credits: 3, currency: 'USD' });
+    const inCredits = (await balance(account.token, '?currency=CREDITS')).json<SessionBalance>();
+    expect(inCredits.balance).toEqual({ credits: 40, currency: 'CREDITS', available: 40 });
+    expect(inCredits.transactions.map((transaction) => transaction.amount)).toEqual([40]);
+    expect((await balance(account.token, `?wallet_id=${newerCredits}&currency=CREDITS`)).json<SessionBalance>().balance.credits).toBe(9);
+
+    expectError(await balance(account.token, '?currency=GPU_HOURS'), 404, 'resource_missing', 'currency');
+    expectError(await balance(account.token, `?wallet_id=${dollars}&currency=CREDITS`), 400, 'parameter_invalid', 'currency');
+    for (const unit of ['credits', 'C', 'GPU-HOURS', `A${'B'.repeat(16)}`]) {
+      expectError(await balance(account.token, `?currency=${unit}`), 400, 'parameter_invalid', 'currency');
+    }
+    // A frozen wallet is skipped, as without a unit.
+    expect((await api(`/v1/wallets/${olderCredits}/freeze`, {})).statusCode).toBe(200);
+    expect((await balance(account.token, '?currency=CREDITS')).json<SessionBalance>().balance.credits).toBe(9);
   });
 
   it("answers 404 for another user's wallet, and refuses secret keys and dead sessions", async () => {

@@ -12,8 +12,11 @@ import {
   ledgerEntryId,
   ledgerTransactionId,
   type ListFilter,
+  mergeNewestFirst,
+  mergeOldestFirst,
   type PendingMovement,
 } from '../audit/audit.service.js';
+import { exportHoldEntries, findHoldEntry, listHoldEntries } from './ledger.audit-holds.js';
 
 type Executor = Kysely<Database>;
 
@@ -36,6 +39,8 @@ interface MovementRow {
   actor_id: string | null;
   actor_user_id: string | null;
   request_id: string | null;
+  ip: string | null;
+  user_agent: string | null;
   /** The wallet's (a transfer's source's) balance after the movement. */
   balance_after: number | null;
   /** A transfer's target's balance after it. */
@@ -46,11 +51,11 @@ interface MovementRow {
  * The ledger as the audit log's source of money movements (docs/adr/0019-audit-reads-the-ledger.md):
  * each credit, debit, transfer and grant expiry is an entry `wallet.credit`, `wallet.debit`,
  * `wallet.transfer` or `wallet.expiry`
- * about its wallet (a transfer's source), outcome `success`, with the actor and request id the
- * transaction stores and the balances its entries record; the entry's id is the transaction's with
- * the prefix `aud_`. No IP or user agent: the ledger does not keep them (the request id leads to
- * the request). Transactions written before migration 0025 have rows of `audit_log` and are not
- * read here.
+ * about its wallet (a transfer's source), outcome `success`, with the actor, request id, IP and
+ * user agent the transaction stores (the last two since migration 0036) and the balances its
+ * entries record; the entry's id is the transaction's with the prefix `aud_`. Transactions written
+ * before migration 0025 have rows of `audit_log` and are not read here. Holds' entries
+ * (`wallet.hold.…`) are read from their rows (ledger.audit-holds.ts) and merged in.
  */
 export function ledgerAuditSource(db: Db): AuditLedgerSource {
   const postgres = db.dialect === 'postgres';
@@ -61,53 +66,64 @@ export function ledgerAuditSource(db: Db): AuditLedgerSource {
     start ??= ledgerCursorStart(db.kysely);
     return query.where(sql<boolean>`t.rowid > ${await start}`);
   };
+  async function listMovements(projectId: string, filter: ListFilter): Promise<AuditRow[]> {
+    const types = typesOf(filter.action);
+    if (types.length === 0) return [];
+    let query = await audited(movements(db.kysely, projectId, types));
+    if (filter.actorId !== undefined) query = query.where('t.actor_id', '=', filter.actorId);
+    // A wallet's movements: its own entries (the movement's `e`), newest first on their index
+    // by time (ledger_entries_account_time_idx, migration 0027), so a page reads `limit` of
+    // them, however long the wallet's history.
+    if (filter.resourceId !== undefined) {
+      query = query
+        .where('e.project_id', '=', projectId)
+        .where('e.account_id', '=', filter.resourceId)
+        .where('e.balance_after', 'is not', null);
+      if (filter.since !== undefined) query = query.where('e.created_at', '>=', filter.since);
+      if (filter.until !== undefined) query = query.where('e.created_at', '<', filter.until);
+      if (filter.after !== undefined) query = query.where('e.created_at', '<=', filter.after.created_at);
+    }
+    query = timeRange(query, filter.since, filter.until);
+    const after = filter.after;
+    if (after !== undefined) {
+      query = query.where((eb) => eb(eb.refTuple('t.created_at', 't.id'), '<', eb.tuple(after.created_at, ledgerTransactionId(after.id))));
+    }
+    const ordered = filter.resourceId !== undefined ? query.orderBy('e.created_at', 'desc') : query.orderBy('t.created_at', 'desc');
+    const page = ordered.orderBy('t.id', 'desc').limit(filter.limit);
+    // Prepared only by resource or actor, where PostgreSQL's generic plan is as good as a custom
+    // one; the whole project's movements' generic plan took ten times as long (docs/performance.md,
+    // "The audit log's reads prepared").
+    const rows =
+      filter.resourceId !== undefined || filter.actorId !== undefined ? await executePrepared(db.kysely, page) : await page.execute();
+    return rows.map(toAuditRow);
+  }
+
+  async function exportMovements(projectId: string, filter: ExportFilter): Promise<AuditRow[]> {
+    let query = timeRange(await audited(movements(db.kysely, projectId, AUDITED_TYPES)), filter.since, filter.until);
+    const after = filter.after;
+    if (after !== undefined) {
+      query = query.where((eb) => eb(eb.refTuple('t.created_at', 't.id'), '>', eb.tuple(after.created_at, ledgerTransactionId(after.id))));
+    }
+    const rows = await query.orderBy('t.created_at', 'asc').orderBy('t.id', 'asc').limit(filter.limit).execute();
+    return rows.map(toAuditRow);
+  }
+
   return {
     async list(projectId, filter: ListFilter) {
-      const types = typesOf(filter.action);
-      if (types.length === 0) return [];
-      let query = await audited(movements(db.kysely, projectId, types));
-      if (filter.actorId !== undefined) query = query.where('t.actor_id', '=', filter.actorId);
-      // A wallet's movements: its own entries (the movement's `e`), newest first on their index
-      // by time (ledger_entries_account_time_idx, migration 0027), so a page reads `limit` of
-      // them, however long the wallet's history.
-      if (filter.resourceId !== undefined) {
-        query = query
-          .where('e.project_id', '=', projectId)
-          .where('e.account_id', '=', filter.resourceId)
-          .where('e.balance_after', 'is not', null);
-        if (filter.since !== undefined) query = query.where('e.created_at', '>=', filter.since);
-        if (filter.until !== undefined) query = query.where('e.created_at', '<', filter.until);
-        if (filter.after !== undefined) query = query.where('e.created_at', '<=', filter.after.created_at);
-      }
-      query = timeRange(query, filter.since, filter.until);
-      const after = filter.after;
-      if (after !== undefined) {
-        query = query.where((eb) =>
-          eb(eb.refTuple('t.created_at', 't.id'), '<', eb.tuple(after.created_at, ledgerTransactionId(after.id))),
-        );
-      }
-      const ordered = filter.resourceId !== undefined ? query.orderBy('e.created_at', 'desc') : query.orderBy('t.created_at', 'desc');
-      const page = ordered.orderBy('t.id', 'desc').limit(filter.limit);
-      // Prepared only by resource or actor, where PostgreSQL's generic plan is as good as a custom
-      // one; the whole project's movements' generic plan took ten times as long (docs/performance.md,
-      // "The audit log's reads prepared").
-      const rows =
-        filter.resourceId !== undefined || filter.actorId !== undefined ? await executePrepared(db.kysely, page) : await page.execute();
-      return rows.map(toAuditRow);
+      const [movementRows, holdRows] = await Promise.all([listMovements(projectId, filter), listHoldEntries(db.kysely, projectId, filter)]);
+      return holdRows.reduce((merged, rows) => mergeNewestFirst(merged, rows, filter.limit), movementRows);
     },
     async exportPage(projectId, filter: ExportFilter) {
-      let query = timeRange(await audited(movements(db.kysely, projectId, AUDITED_TYPES)), filter.since, filter.until);
-      const after = filter.after;
-      if (after !== undefined) {
-        query = query.where((eb) =>
-          eb(eb.refTuple('t.created_at', 't.id'), '>', eb.tuple(after.created_at, ledgerTransactionId(after.id))),
-        );
-      }
-      const rows = await query.orderBy('t.created_at', 'asc').orderBy('t.id', 'asc').limit(filter.limit).execute();
-      return rows.map(toAuditRow);
+      const [movementRows, holdRows] = await Promise.all([
+        exportMovements(projectId, filter),
+        exportHoldEntries(db.kysely, projectId, filter),
+      ]);
+      return holdRows.reduce((merged, rows) => mergeOldestFirst(merged, rows, filter.limit), movementRows);
     },
     async find(projectId, entryId) {
       if (!entryId.startsWith('aud_')) return undefined;
+      const hold = await findHoldEntry(db.kysely, projectId, entryId);
+      if (hold !== undefined) return hold;
       const query = await audited(movements(db.kysely, projectId, AUDITED_TYPES));
       const row = await query.where('t.id', '=', ledgerTransactionId(entryId)).executeTakeFirst();
       return row === undefined ? undefined : toAuditRow(row);
@@ -180,6 +196,8 @@ function movementsOfAllProjects(db: Executor) {
       't.actor_id',
       't.actor_user_id',
       't.request_id',
+      't.ip',
+      't.user_agent',
       'e.balance_after as balance_after',
       'r.balance_after as to_balance_after',
     ])
@@ -232,8 +250,8 @@ function toAuditRow(row: MovementRow): AuditRow {
     resource_type: 'wallet',
     resource_id: resourceId,
     request_id: row.request_id,
-    ip: null,
-    user_agent: null,
+    ip: row.ip,
+    user_agent: row.user_agent,
     outcome: 'success',
     changes: canonicalJson(changes),
   };

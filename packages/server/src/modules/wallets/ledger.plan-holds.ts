@@ -2,7 +2,7 @@ import type { WalletHoldsTable } from '../../db/schema.js';
 import { assert } from '../../lib/assert.js';
 import { ApiError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
-import { type AuditContext, SYSTEM_AUDIT_CONTEXT } from '../audit/audit.service.js';
+import { actorColumns, type AuditContext, SYSTEM_AUDIT_CONTEXT } from '../audit/audit.service.js';
 import type { NewEvent } from '../events/events.service.js';
 import type { GrantBook } from './ledger.grants.js';
 import type { MovementRequest } from './ledger.movements.js';
@@ -50,8 +50,9 @@ function holdNotPending(hold: HoldRow, now: string): ApiError {
  * Holds on the ledger's one write path (docs/adr/0018-holds-and-grants.md): a hold reserves grants
  * (their `held`) and raises the wallet's `held`, so `available` = balance − held; a capture debits
  * from what it reserved and releases the rest; a void or an expiry releases all of it. Hold events
- * carry the hold's id in their idempotency key; hold movements write no audit entries (the ledger
- * is their record).
+ * carry the hold's id in their idempotency key. Hold movements write no audit entries: the row
+ * keeps who made the hold and who ended it, with their requests, IPs and user agents, and the audit
+ * log reads them from there (ledger.audit-holds.ts).
  */
 export class HoldPlanner {
   readonly #core: PlanCore;
@@ -72,7 +73,7 @@ export class HoldPlanner {
     return [...this.#changed].filter((id) => !this.#inserted.has(id)).map((id) => this.#required(id));
   }
 
-  hold(projectId: string, movement: MovementRequest & { type: 'hold' }): Hold {
+  hold(projectId: string, context: AuditContext, movement: MovementRequest & { type: 'hold' }): Hold {
     const core = this.#core;
     const wallet = core.wallet(projectId, movement.walletId);
     refuseUnusable(wallet, movement.walletId);
@@ -82,6 +83,8 @@ export class HoldPlanner {
     const sources = core.grants.draw(projectId, wallet.id, movement.amount, { now: core.now, reserve: true, categories });
     core.setHeld(projectId, wallet, wallet.held + movement.amount);
     const expiresAt = new Date(Date.parse(core.now) + movement.expiresInSeconds * 1000).toISOString();
+    const actor = actorColumns(context.actor);
+    // Written out column by column, as transaction rows are (ledger.plan-rows.ts `transactionRowOf`).
     const row: HoldRow = {
       id: newId('hld'),
       project_id: projectId,
@@ -99,6 +102,18 @@ export class HoldPlanner {
       expires_at: expiresAt,
       created_at: core.now,
       updated_at: core.now,
+      actor_type: actor.actor_type,
+      actor_id: actor.actor_id,
+      actor_user_id: actor.actor_user_id,
+      request_id: context.requestId,
+      ip: context.ip,
+      user_agent: context.userAgent,
+      ended_actor_type: null,
+      ended_actor_id: null,
+      ended_actor_user_id: null,
+      ended_request_id: null,
+      ended_ip: null,
+      ended_user_agent: null,
     };
     this.#holds.set(row.id, row);
     this.#inserted.add(row.id);
@@ -136,15 +151,15 @@ export class HoldPlanner {
       metadata: {},
       idempotencyKey: null,
     });
-    const captured = this.#end(hold, { status: 'captured', captured_amount: amount, transaction_id: transactionId });
+    const captured = this.#end(hold, context, { status: 'captured', captured_amount: amount, transaction_id: transactionId });
     core.pushEvent(holdEvent(projectId, 'wallet.hold.captured', captured, core.now));
     return captured;
   }
 
-  void(projectId: string, movement: MovementRequest & { type: 'void' }): Hold {
+  void(projectId: string, context: AuditContext, movement: MovementRequest & { type: 'void' }): Hold {
     const { hold, wallet } = this.#pending(projectId, movement.holdId);
     this.#release(projectId, hold, wallet);
-    const voided = this.#end(hold, { status: 'voided' });
+    const voided = this.#end(hold, context, { status: 'voided' });
     this.#core.pushEvent(holdEvent(projectId, 'wallet.hold.voided', voided, this.#core.now));
     return voided;
   }
@@ -160,7 +175,7 @@ export class HoldPlanner {
       if (hold.project_id !== projectId || hold.wallet_id !== wallet.id || hold.status !== 'pending' || hold.expires_at > core.now)
         continue;
       this.#release(projectId, hold, wallet);
-      const expired = this.#end(hold, { status: 'expired' });
+      const expired = this.#end(hold, SYSTEM_AUDIT_CONTEXT, { status: 'expired' });
       core.pushEvent(holdEvent(projectId, 'wallet.hold.expired', expired, core.now));
     }
     for (const grant of core.grants.expiredFree(projectId, wallet.id, core.now)) {
@@ -195,14 +210,30 @@ export class HoldPlanner {
     this.#core.setHeld(projectId, wallet, wallet.held - hold.amount);
   }
 
-  #end(hold: HoldRow, changes: Partial<Pick<HoldRow, 'status' | 'captured_amount' | 'transaction_id'>>): Hold {
+  /** Ends a pending hold: its new status, and who ended it, with which request and from where. */
+  #end(hold: HoldRow, context: AuditContext, changes: Partial<Pick<HoldRow, 'status' | 'captured_amount' | 'transaction_id'>>): Hold {
     const before = {
       status: hold.status,
       captured_amount: hold.captured_amount,
       transaction_id: hold.transaction_id,
       updated_at: hold.updated_at,
+      ended_actor_type: hold.ended_actor_type,
+      ended_actor_id: hold.ended_actor_id,
+      ended_actor_user_id: hold.ended_actor_user_id,
+      ended_request_id: hold.ended_request_id,
+      ended_ip: hold.ended_ip,
+      ended_user_agent: hold.ended_user_agent,
     };
-    Object.assign(hold, changes, { updated_at: this.#core.now });
+    const actor = actorColumns(context.actor);
+    Object.assign(hold, changes, {
+      updated_at: this.#core.now,
+      ended_actor_type: actor.actor_type,
+      ended_actor_id: actor.actor_id,
+      ended_actor_user_id: actor.actor_user_id,
+      ended_request_id: context.requestId,
+      ended_ip: context.ip,
+      ended_user_agent: context.userAgent,
+    });
     // As for grants (ledger.grants.ts): an undone first change leaves the hold unchanged.
     const first = !this.#changed.has(hold.id);
     this.#changed.add(hold.id);

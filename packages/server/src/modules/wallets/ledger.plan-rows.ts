@@ -169,9 +169,10 @@ export type TransactionColumns = Pick<
 >;
 
 /**
- * A transaction row: the columns every row shares (who made it, when, in which currency) and the
- * row's own. Written out column by column, not spread: V8 copies an object built with a spread
- * through its slow path, which cost tens of microseconds per row, a batch's largest cost.
+ * A transaction row: the columns every row shares (who made it, with which request and from where,
+ * when, in which currency) and the row's own. Written out column by column, not spread: V8 copies
+ * an object built with a spread through its slow path, which cost tens of microseconds per row, a
+ * batch's largest cost.
  */
 export function transactionRowOf(row: RowContext, columns: TransactionColumns): LedgerTransactionRow {
   const actor = actorColumns(row.context.actor);
@@ -184,6 +185,8 @@ export function transactionRowOf(row: RowContext, columns: TransactionColumns): 
     actor_id: actor.actor_id,
     actor_user_id: actor.actor_user_id,
     request_id: row.context.requestId,
+    ip: row.context.ip,
+    user_agent: row.context.userAgent,
     type: columns.type,
     amount: columns.amount,
     description: columns.description,

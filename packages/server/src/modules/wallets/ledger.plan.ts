@@ -244,11 +244,11 @@ export class LedgerPlan implements PlanCore {
       case 'transfer':
         return this.#transfer(projectId, context, id, movement);
       case 'hold':
-        return this.holds.hold(projectId, movement);
+        return this.holds.hold(projectId, context, movement);
       case 'capture':
         return this.holds.capture(projectId, context, movement);
       case 'void':
-        return this.holds.void(projectId, movement);
+        return this.holds.void(projectId, context, movement);
       case 'settle':
         // Settled when the plan was made; what is left is the wallet's grants.
         return { object: 'settlement' };

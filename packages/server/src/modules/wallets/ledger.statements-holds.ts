@@ -194,7 +194,18 @@ export async function writeHolds(trx: DbTransaction, writes: { inserts: readonly
   for (const hold of writes.updates) {
     await trx
       .updateTable('wallet_holds')
-      .set({ status: hold.status, captured_amount: hold.captured_amount, transaction_id: hold.transaction_id, updated_at: hold.updated_at })
+      .set({
+        status: hold.status,
+        captured_amount: hold.captured_amount,
+        transaction_id: hold.transaction_id,
+        updated_at: hold.updated_at,
+        ended_actor_type: hold.ended_actor_type,
+        ended_actor_id: hold.ended_actor_id,
+        ended_actor_user_id: hold.ended_actor_user_id,
+        ended_request_id: hold.ended_request_id,
+        ended_ip: hold.ended_ip,
+        ended_user_agent: hold.ended_user_agent,
+      })
       .where('id', '=', hold.id)
       .execute();
   }

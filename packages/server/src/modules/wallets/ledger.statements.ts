@@ -192,14 +192,15 @@ const postgresStatements: LedgerStatements = {
     await sql`${sql.raw(PREPARED_STATEMENT)}
       insert into ledger_transactions (id, project_id, type, currency, amount, description, metadata, idempotency_key,
                                        idempotency_scope, wallet_id, from_wallet_id, to_wallet_id, created_at, actor_type,
-                                       actor_id, actor_user_id, request_id, sources, priority, expires_at, category, categories,
-                                       recurring_grant_id)
+                                       actor_id, actor_user_id, request_id, ip, user_agent, sources, priority, expires_at,
+                                       category, categories, recurring_grant_id)
       select * from unnest(${column((r) => r.id)}::text[], ${column((r) => r.project_id)}::text[], ${column((r) => r.type)}::text[],
         ${column((r) => r.currency)}::text[], ${column((r) => String(r.amount))}::bigint[], ${column((r) => r.description)}::text[],
         ${column((r) => r.metadata)}::text[], ${column((r) => r.idempotency_key)}::text[], ${column((r) => r.idempotency_scope)}::text[],
         ${column((r) => r.wallet_id)}::text[], ${column((r) => r.from_wallet_id)}::text[], ${column((r) => r.to_wallet_id)}::text[],
         ${column((r) => r.created_at)}::text[], ${column((r) => r.actor_type)}::text[], ${column((r) => r.actor_id)}::text[],
-        ${column((r) => r.actor_user_id)}::text[], ${column((r) => r.request_id)}::text[], ${column((r) => r.sources)}::text[],
+        ${column((r) => r.actor_user_id)}::text[], ${column((r) => r.request_id)}::text[], ${column((r) => r.ip)}::text[],
+        ${column((r) => r.user_agent)}::text[], ${column((r) => r.sources)}::text[],
         ${column((r) => r.priority)}::int[], ${column((r) => r.expires_at)}::text[], ${column((r) => r.category)}::text[],
         ${column((r) => r.categories)}::text[], ${column((r) => r.recurring_grant_id)}::text[])`.execute(trx);
   },

@@ -114,4 +114,41 @@ describeEachDialect('svc ledger verify', (dialect) => {
     await sql`update wallets set held = 60 where id = ${wallet}`.execute(k);
     expect(await examples()).toEqual(['grants_not_summing_to_balance', 'held_not_sum_of_pending_holds', 'negative_available']);
   });
+
+  it("holds per unit: each custom unit has its own issuance account, and an entry outside its transaction's unit is named", async () => {
+    const k = current().service.db.kysely;
+    const credits = (await client.createWallet({ currency: 'CREDITS' })).id;
+    const gpuHours = (await client.createWallet({ currency: 'GPU_HOURS' })).id;
+    const credit = await client.credit(credits, 70);
+    await client.credit(gpuHours, 9);
+    await client.debit(credits, 20);
+    const issued = await k
+      .selectFrom('ledger_entries')
+      .select(['account_id', (eb) => eb.fn.sum<number | string>('amount').as('total')])
+      .where('project_id', '=', current().projectId)
+      .where('account_id', 'in', ['issuance:CREDITS', 'issuance:GPU_HOURS'])
+      .groupBy('account_id')
+      .orderBy('account_id')
+      .execute();
+    expect(issued.map((row) => [row.account_id, Number(row.total)])).toEqual([
+      ['issuance:CREDITS', -50],
+      ['issuance:GPU_HOURS', -9],
+    ]);
+    const outside = async () =>
+      (await verifyLedger(current().service.db, { projectId: current().projectId })).checks.entries_outside_their_unit.examples;
+    expect(await outside()).toEqual([]);
+    // A CREDITS credit's counter-entry booked on GPU_HOURS' issuance account mixes the units.
+    await k
+      .insertInto('ledger_entries')
+      .values({
+        project_id: current().projectId,
+        transaction_id: credit.id,
+        account_id: 'issuance:GPU_HOURS',
+        amount: -1,
+        balance_after: null,
+        created_at: credit.created_at,
+      })
+      .execute();
+    expect(await outside()).toEqual([credit.id]);
+  });
 });

@@ -1,5 +1,6 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../../db/database.js';
+import { ISSUANCE_ACCOUNT_PREFIX } from './ledger.store.js';
 
 /**
  * The ledger's invariants (docs/api.md section 4, Wallets; holds and grants in
@@ -14,6 +15,7 @@ export const LEDGER_CHECKS = [
   'running_balances_wrong',
   'transactions_not_summing_to_zero',
   'transactions_with_fewer_than_two_entries',
+  'entries_outside_their_unit',
   'negative_balances',
   'idempotency_keys_applied_twice',
   'money_events_missing_or_extra',
@@ -65,6 +67,15 @@ function checkStatement(check: LedgerCheck, projectId: string | null): RawBuilde
     case 'transactions_with_fewer_than_two_entries':
       return sql`select t.id as id from ledger_transactions t
         where ${scoped('t')} and (select count(*) from ledger_entries e where e.transaction_id = t.id) < 2`;
+    case 'entries_outside_their_unit':
+      // Units never mix (docs/api.md, "Units"): every entry of a transaction is on a wallet of the
+      // transaction's currency or on that currency's issuance account, so each unit's entries sum
+      // to zero on their own.
+      return sql`select e.transaction_id as id from ledger_entries e
+        join ledger_transactions t on t.id = e.transaction_id
+        left join wallets w on w.project_id = e.project_id and w.id = e.account_id
+        where ${scoped('e')} and case when w.id is null then e.account_id <> ${ISSUANCE_ACCOUNT_PREFIX} || t.currency
+                                      else w.currency <> t.currency end`;
     case 'negative_balances':
       return sql`select w.id as id from wallets w where ${scoped('w')} and w.balance < 0`;
     case 'idempotency_keys_applied_twice':

@@ -34,7 +34,13 @@ function metadataSchema(description: string) {
 const Metadata = metadataSchema('Free-form key/value pairs.');
 
 const Amount = Type.Integer({ minimum: 1, maximum: AMOUNT_MAX, description: 'Credits, a whole number from 1 to 10^12.' });
-const Currency = Type.String({ pattern: '^[A-Z]{3}$', description: 'Three upper-case letters, e.g. `USD`.' });
+/** A wallet's unit: an ISO 4217 code (three upper-case letters) is one case of the custom unit's pattern. */
+export const CURRENCY_PATTERN = '^[A-Z][A-Z0-9_]{1,15}$';
+const Currency = Type.String({
+  pattern: CURRENCY_PATTERN,
+  description:
+    "The unit of the wallet's credits: an ISO 4217 code (`USD`) or a custom unit of 2 to 16 upper-case letters, digits and underscores starting with a letter (`CREDITS`, `GPU_HOURS`). Amounts are whole numbers of this unit; movements only between wallets of the same unit.",
+});
 const Credits = Type.Integer({ minimum: 0, maximum: BALANCE_MAX });
 const Threshold = Type.Integer({
   minimum: 0,

@@ -101,30 +101,47 @@ export class WalletsService {
 
   /**
    * A user's own wallet's balance and last `limit` transactions (`GET /wallet/balance`): the wallet
-   * `walletId`, or else the user's oldest active wallet. The history is read first and the wallet
+   * `walletId` (400 `parameter_invalid` when `currency` names another unit), or else the user's
+   * oldest active wallet in `currency`, or else their oldest active wallet. The history is read first and the wallet
    * after it, so the balance is never older than the newest transaction shown; another user's
    * wallet answers as if it did not exist.
    */
   async userStatement(
     projectId: string,
     userId: string,
-    walletId: string | undefined,
+    choice: { readonly walletId?: string | undefined; readonly currency?: string | undefined },
     limit: number,
   ): Promise<{ balance: Balance; transactions: WalletTransaction[] }> {
     const now = isoTime(this.#clock.now());
+    const { walletId, currency } = choice;
+    if (walletId === undefined && currency !== undefined) {
+      const wallet = await store.readOldestActiveWalletInUnit(this.#db, projectId, userId, currency, now);
+      if (wallet === undefined)
+        throw new ApiError('resource_missing', `This user has no active wallet in ${currency}.`, { param: 'currency' });
+      return this.userStatement(projectId, userId, { walletId: wallet.id, currency }, limit);
+    }
     if (walletId === undefined) {
       const rows = await ledgerStore.recentOfOldestActiveWallet(this.#db, projectId, userId, limit);
       const wallet = await store.readOldestActiveWallet(this.#db, projectId, userId, now);
       if (wallet === undefined) throw new ApiError('resource_missing', 'This user has no active wallet.', { param: 'wallet_id' });
       // An empty history, or another wallet's (the oldest active one changed between the two
       // statements): read again, naming the wallet.
-      if (rows[0]?.account_id !== wallet.id) return this.userStatement(projectId, userId, wallet.id, limit);
+      if (rows[0]?.account_id !== wallet.id) return this.userStatement(projectId, userId, { walletId: wallet.id }, limit);
       return { balance: await this.#balance(projectId, wallet, now), transactions: rows.map((row) => toWalletTransaction(row, wallet.id)) };
     }
     const rows = await ledgerStore.recentOfWallet(this.#db, projectId, walletId, limit);
     const wallet = await store.readWallet(this.#db, projectId, walletId, now);
     if (wallet === undefined || wallet.user_id !== userId) {
       throw new ApiError('resource_missing', `No wallet ${walletId} of this user.`, { param: 'wallet_id' });
+    }
+    if (currency !== undefined && wallet.currency !== currency) {
+      throw new ApiError(
+        'parameter_invalid',
+        `Wallet ${walletId} holds ${wallet.currency}, not ${currency}; name one of the two or both alike.`,
+        {
+          param: 'currency',
+        },
+      );
     }
     return { balance: await this.#balance(projectId, wallet, now), transactions: rows.map((row) => toWalletTransaction(row, walletId)) };
   }

@@ -100,6 +100,22 @@ export async function readOldestActiveWallet(db: Db, projectId: string, userId: 
   return runFixedFirst(db, READ_OLDEST_ACTIVE_WALLET, [now, now, projectId, userId]);
 }
 
+/** The user's oldest active wallet in one unit (the same index; a user has a handful of wallets). */
+const READ_OLDEST_ACTIVE_WALLET_IN_UNIT = fixedQuery<WalletReading>(
+  `select ${READING_COLUMNS} from wallets w where w.project_id = ? and w.user_id = ? and w.status = 'active' and w.currency = ?
+   order by w.created_at asc, w.id asc limit 1`,
+);
+
+export async function readOldestActiveWalletInUnit(
+  db: Db,
+  projectId: string,
+  userId: string,
+  currency: string,
+  now: string,
+): Promise<WalletReading | undefined> {
+  return runFixedFirst(db, READ_OLDEST_ACTIVE_WALLET_IN_UNIT, [now, now, projectId, userId, currency]);
+}
+
 export interface WalletChanges {
   readonly metadata?: string;
   readonly low_balance_threshold?: number | null;
