@@ -20,28 +20,12 @@ const MODULE_SURFACE_FOR_WIRING = String.raw`\.(service|schemas|module|routes)\.
 const ROOT = `${SRC}/(main|cli)\\.ts$`;
 
 /**
- * Edges between modules that close a cycle today. Each is named, with the reason it is still there;
- * scripts/check-boundaries.js removes them from the module graph, fails on any other cycle, and fails
- * when an allowance no longer closes a cycle (remove it then).
+ * Edges between modules allowed to close a cycle, each named with the reason it is still there.
+ * None today: the modules form a graph without cycles. scripts/check-boundaries.js leaves these edges
+ * out of the module graph, fails on any other cycle, and fails when an allowance no longer closes one.
  * @type {ReadonlyArray<{ from: string; to: string; why: string }>}
  */
-export const MODULE_CYCLE_ALLOWANCES = [
-  {
-    from: 'mfa',
-    to: 'auth',
-    why: 'mfa.routes.ts answers a completed second factor with the sign-in response and query of auth.schemas.ts (sendSignIn, SignInResponse, LoginQuery), while auth wires and calls the mfa service.',
-  },
-  {
-    from: 'sessions',
-    to: 'auth',
-    why: 'sessions.routes.ts validates, refreshes, lists and revokes sessions through AuthService (auth.service.ts), while auth opens sessions through the sessions service.',
-  },
-  {
-    from: 'sessions',
-    to: 'users',
-    why: 'sessions.schemas.ts embeds UserSchema and sessions.routes.ts takes UserParams from users.schemas.ts, while users revokes the sessions of a deleted or banned user through the sessions service.',
-  },
-];
+export const MODULE_CYCLE_ALLOWANCES = [];
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 export default {
