@@ -86,7 +86,7 @@ export default {
     {
       name: 'db-backup-verifies-the-ledger-only',
       comment:
-        "db/backup.ts checks a restored copy with the wallets module's ledger verification (modules/wallets/ledger.verify.ts, ADR 0020) and imports nothing else above db/.",
+        "db/backup.ts checks a backup or restored copy with the ledger invariants of modules/wallets/ledger.verify.ts (docs/operations.md, 'Backups') and imports nothing else above db/.",
       severity: 'error',
       from: { path: `${SRC}/db/backup\\.ts$` },
       to: { path: [`${SRC}/(modules|http|jobs|security|test)/`, ROOT], pathNot: `${SRC}/modules/wallets/ledger\\.verify\\.ts$` },
