@@ -4,6 +4,7 @@
 //
 //   node scripts/check-boundaries.js            the whole of packages/server/src
 //   node scripts/check-boundaries.js FILE...    only the named files and their direct imports
+import { fileURLToPath } from 'node:url';
 import { cruise, format } from 'dependency-cruiser';
 import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcruise-options';
 import { MODULE_CYCLE_ALLOWANCES } from '../dependency-cruiser.config.js';
@@ -13,7 +14,7 @@ const MODULE_PATH = /^packages\/server\/src\/modules\/([^/]+)\//;
 /** Tests and test helpers import across modules freely; they make no module depend on another. */
 const TEST_CODE = /\.(test|testing|fixtures)\.ts$/;
 
-process.chdir(new URL('..', import.meta.url).pathname);
+process.chdir(fileURLToPath(new URL('..', import.meta.url)));
 const files = process.argv.slice(2);
 const options = await extractDepcruiseOptions(CONFIG_FILE);
 if (files.length > 0) {
