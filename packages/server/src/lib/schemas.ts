@@ -23,3 +23,8 @@ export const ListQuery = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
   starting_after: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
 };
+
+export const AcceptedSchema = Type.Object(
+  { accepted: Type.Literal(true) },
+  { $id: 'Accepted', description: 'Queued; the email goes out shortly.' },
+);

@@ -8,12 +8,12 @@ import type { SessionClient } from '../sessions/sessions.service.js';
 import { LogoutBody, UserAndSessionSchema } from '../sessions/sessions.schemas.js';
 import { UserSchema } from '../users/users.schemas.js';
 import { escapeHtml } from '../../lib/html.js';
+import { AcceptedSchema } from '../../lib/schemas.js';
+import { LoginQuery, sendSignIn, SignInResponse } from '../mfa/mfa.schemas.js';
 import {
-  AcceptedSchema,
   ChangePasswordBody,
   ForgotPasswordBody,
   LoginBody,
-  LoginQuery,
   ReauthenticateBody,
   ReauthenticationSchema,
   ResendVerificationBody,
@@ -21,8 +21,6 @@ import {
   SignupBody,
   VerifyEmailBody,
   VerifyEmailQuery,
-  sendSignIn,
-  SignInResponse,
 } from './auth.schemas.js';
 import type { AuthService } from './auth.service.js';
 import { type Reauthentication, reauthenticationProof } from './reauthentication.js';

@@ -1,9 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply } from 'fastify';
 import { StrictObject } from '../../lib/schemas.js';
-import type { SignInResult } from '../mfa/mfa.service.js';
-import { MfaChallengeSchema } from '../mfa/mfa.schemas.js';
-import { UserAndSessionSchema } from '../sessions/sessions.schemas.js';
 
 /** Longer than any valid password (128 characters of up to 4 bytes); a bound on the work a request can ask for. */
 const PASSWORD_INPUT_LENGTH_MAX = 1024;
@@ -18,24 +14,6 @@ export const SignupBody = StrictObject({
 });
 
 export const LoginBody = StrictObject({ email: Email, password: Type.String({ maxLength: PASSWORD_INPUT_LENGTH_MAX }) });
-
-export const LoginQuery = StrictObject({
-  format: Type.Optional(
-    Type.Literal('token', { description: '`token` answers in shape B: `{session, user: {id, email}, expires_at, refresh_token}`.' }),
-  ),
-});
-
-/** Log in, shape B (`?format=token`), exactly as the interface document gives it. */
-export const LoginTokenResponse = Type.Object(
-  {
-    session: Type.String({ description: 'The session token.' }),
-    user: Type.Object({ id: Type.String(), email: Type.String() }),
-    expires_at: Type.String({ format: 'date-time' }),
-    refresh_token: Type.String(),
-    jwt: Type.String({ description: 'A short-lived JWT of the session, as `session.jwt` in shape A.' }),
-  },
-  { $id: 'LoginTokenResponse' },
-);
 
 export const VerifyEmailBody = StrictObject({ token: EmailToken });
 export const VerifyEmailQuery = StrictObject({ token: EmailToken });
@@ -66,27 +44,3 @@ export const ReauthenticationSchema = Type.Object(
   },
   { $id: 'Reauthentication' },
 );
-
-export const AcceptedSchema = Type.Object(
-  { accepted: Type.Literal(true) },
-  { $id: 'Accepted', description: 'Queued; the email goes out shortly.' },
-);
-
-/** What a sign-in answers: shape A, shape B (`?format=token`), or the second-factor challenge. */
-export const SignInResponse = { anyOf: [UserAndSessionSchema, LoginTokenResponse, MfaChallengeSchema] };
-
-/** Sends a sign-in's result in the shape asked for; a challenge is the same in both. */
-export function sendSignIn(reply: FastifyReply, result: SignInResult, format: 'token' | undefined): FastifyReply {
-  if ('mfa_required' in result) return reply.serializer(JSON.stringify).send(result);
-  const { user, session } = result;
-  if (format === 'token') {
-    return reply.serializer(JSON.stringify).send({
-      session: session.id,
-      user: { id: user.id, email: user.email },
-      expires_at: session.expires_at,
-      refresh_token: session.refresh_token,
-      jwt: session.jwt,
-    });
-  }
-  return reply.serializer(JSON.stringify).send({ user, session });
-}

@@ -4,16 +4,18 @@ import type { BrowserAccess, RecentAuthenticationGuard, RouteModule } from '../.
 import { requireSecretKey } from '../../lib/principal.js';
 import { ApiError } from '../../lib/errors.js';
 import { auditContext } from '../audit/audit.service.js';
-import { AcceptedSchema, LoginQuery } from '../auth/auth.schemas.js';
-import { sendSignIn, SignInResponse } from '../auth/auth.schemas.js';
+import { AcceptedSchema } from '../../lib/schemas.js';
 import type { SessionPrincipal } from '../sessions/sessions.service.js';
 import { UserParams } from '../users/users.schemas.js';
 import type { EmailCodesService } from './email-codes.service.js';
 import {
   EmailCodeBody,
   EmailCodeVerifyBody,
+  LoginQuery,
   MfaStatusSchema,
   MfaVerifyBody,
+  sendSignIn,
+  SignInResponse,
   TotpActivationSchema,
   TotpCodeBody,
   TotpDisableBody,

@@ -1,5 +1,8 @@
 import { Type } from '@sinclair/typebox';
+import type { FastifyReply } from 'fastify';
 import { StrictObject } from '../../lib/schemas.js';
+import { UserAndSessionSchema } from '../sessions/sessions.schemas.js';
+import type { SignInResult } from './sign-in-gate.js';
 
 const Method = Type.Union([Type.Literal('totp'), Type.Literal('recovery_code')]);
 const Email = Type.String({ minLength: 1, maxLength: 320 });
@@ -76,3 +79,43 @@ export const EmailCodeBody = StrictObject({
 });
 
 export const EmailCodeVerifyBody = StrictObject({ email: Email, code: Type.String({ minLength: 1, maxLength: 16 }) });
+
+// What a sign-in answers, wherever it happens (password, passkey, provider, second factor): the
+// sign-in gate (sign-in-gate.ts) decides between a session and the second-factor challenge.
+
+export const LoginQuery = StrictObject({
+  format: Type.Optional(
+    Type.Literal('token', { description: '`token` answers in shape B: `{session, user: {id, email}, expires_at, refresh_token}`.' }),
+  ),
+});
+
+/** Log in, shape B (`?format=token`), exactly as the interface document gives it. */
+export const LoginTokenResponse = Type.Object(
+  {
+    session: Type.String({ description: 'The session token.' }),
+    user: Type.Object({ id: Type.String(), email: Type.String() }),
+    expires_at: Type.String({ format: 'date-time' }),
+    refresh_token: Type.String(),
+    jwt: Type.String({ description: 'A short-lived JWT of the session, as `session.jwt` in shape A.' }),
+  },
+  { $id: 'LoginTokenResponse' },
+);
+
+/** What a sign-in answers: shape A, shape B (`?format=token`), or the second-factor challenge. */
+export const SignInResponse = { anyOf: [UserAndSessionSchema, LoginTokenResponse, MfaChallengeSchema] };
+
+/** Sends a sign-in's result in the shape asked for; a challenge is the same in both. */
+export function sendSignIn(reply: FastifyReply, result: SignInResult, format: 'token' | undefined): FastifyReply {
+  if ('mfa_required' in result) return reply.serializer(JSON.stringify).send(result);
+  const { user, session } = result;
+  if (format === 'token') {
+    return reply.serializer(JSON.stringify).send({
+      session: session.id,
+      user: { id: user.id, email: user.email },
+      expires_at: session.expires_at,
+      refresh_token: session.refresh_token,
+      jwt: session.jwt,
+    });
+  }
+  return reply.serializer(JSON.stringify).send({ user, session });
+}

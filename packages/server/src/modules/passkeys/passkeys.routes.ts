@@ -3,8 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { BrowserAccess, RecentAuthenticationGuard, RouteModule } from '../../lib/routes.js';
 import { requireSecretKey } from '../../lib/principal.js';
 import { auditContext } from '../audit/audit.service.js';
-import { sendSignIn } from '../auth/auth.schemas.js';
-import { LoginQuery, LoginTokenResponse } from '../auth/auth.schemas.js';
+import { LoginQuery, LoginTokenResponse, sendSignIn } from '../mfa/mfa.schemas.js';
 import { UserAndSessionSchema } from '../sessions/sessions.schemas.js';
 import {
   DeletedPasskeySchema,

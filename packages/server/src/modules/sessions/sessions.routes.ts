@@ -2,11 +2,12 @@ import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { BrowserAccess, RouteModule } from '../../lib/routes.js';
 import { requireSecretKey } from '../../lib/principal.js';
-import { auditContext } from '../audit/audit.service.js';
-import type { AuthService } from '../auth/auth.service.js';
+import { type AuditContext, auditContext } from '../audit/audit.service.js';
 import type { ProjectsService } from '../projects/projects.service.js';
-import { UserParams } from '../users/users.schemas.js';
+import { type User, UserParams } from '../users/users.schemas.js';
 import {
+  type IssuedSession,
+  type SessionInfo,
   ListSessionsQuery,
   RefreshSessionBody,
   RevokedSessionsSchema,
@@ -24,7 +25,7 @@ import {
   ValidateSessionResponse,
   ValidSessionResponse,
 } from './sessions.schemas.js';
-import type { SessionsService } from './sessions.service.js';
+import type { SessionCheck, SessionClient, SessionsService } from './sessions.service.js';
 
 const tags = ['sessions'];
 const security = [{ secretKey: [] }, { secretKeyHeader: [] }];
@@ -32,11 +33,39 @@ const security = [{ secretKey: [] }, { secretKeyHeader: [] }];
 type WithId = FastifyRequest<{ Params: { id: string } }>;
 
 /**
+ * What these routes need of the auth service, which answers with the user beside the session and
+ * checks that the user exists (`AuthService`, handed over by auth.module.ts). Declared here, so that
+ * sessions does not depend on auth, which opens sessions through the sessions service.
+ */
+export interface UserSessions {
+  validate(
+    projectId: string,
+    token: string,
+  ): Promise<{ valid: true; user: User; session: SessionInfo; jwt: string } | Extract<SessionCheck, { valid: false }>>;
+  refresh(
+    projectId: string,
+    refreshToken: string,
+    client: SessionClient,
+    context: AuditContext,
+  ): Promise<{ readonly user: User; readonly session: IssuedSession }>;
+  listUserSessions(
+    projectId: string,
+    userId: string,
+    query: { limit?: number | undefined; starting_after?: string | undefined },
+  ): ReturnType<SessionsService['listForUser']>;
+  revokeUserSessions(
+    projectId: string,
+    userId: string,
+    context: AuditContext,
+  ): Promise<{ object: 'list'; data: SessionInfo[]; has_more: false }>;
+}
+
+/**
  * HTTP only: `/v1/sessions/*` and a user's sessions, with a secret key; a session's JWT, with the
  * session; the project's JWKS, public; and rotating the project's signing key.
  */
 export function sessionsRoutes(
-  auth: AuthService,
+  auth: UserSessions,
   sessions: SessionsService,
   options: { browser: BrowserAccess; projects: ProjectsService },
 ): RouteModule {

@@ -3,9 +3,8 @@ import { rowLockFor, type Transaction } from '../../db/transaction.js';
 import { isoTime } from '../../lib/clock.js';
 import { ApiError } from '../../lib/errors.js';
 import type { AuditContext, AuditService } from '../audit/audit.service.js';
-import type { SessionsService } from '../sessions/sessions.service.js';
 import * as identities from './identities.store.js';
-import type { NormalizedEmail, UserRecord, UsersService } from './users.service.js';
+import type { NormalizedEmail, UserRecord, UserSessionRevocation, UsersService } from './users.service.js';
 import * as store from './users.store.js';
 
 /**
@@ -60,14 +59,14 @@ export interface SignedInUser {
 export interface IdentityLinkingOptions {
   readonly db: Db;
   readonly users: UsersService;
-  readonly sessions: SessionsService;
+  readonly sessions: UserSessionRevocation;
   readonly audit: AuditService;
 }
 
 export class IdentityLinking {
   readonly #db: Db;
   readonly #users: UsersService;
-  readonly #sessions: SessionsService;
+  readonly #sessions: UserSessionRevocation;
   readonly #audit: AuditService;
 
   constructor(options: IdentityLinkingOptions) {

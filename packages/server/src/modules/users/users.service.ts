@@ -1,11 +1,11 @@
 import type { Db } from '../../db/database.js';
+import type { SessionRevokedReason } from '../../db/schema.js';
 import { inTransaction, isUniqueViolation, rowLockFor, type Transaction } from '../../db/transaction.js';
 import { type Clock, isoTime } from '../../lib/clock.js';
 import { ApiError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { recordEvent } from '../events/events.service.js';
 import type { AuditAction, AuditContext, AuditService, AuditValue } from '../audit/audit.service.js';
-import type { SessionsService } from '../sessions/sessions.service.js';
 import type { RolesService } from './roles.service.js';
 import { LinkedIdentities } from './linked-identities.js';
 import type { ListUsersQuery, UpdateUserBody, User, UserWithIdentities } from './users.schemas.js';
@@ -84,10 +84,22 @@ export type UserClaimStep = (
   input: { projectId: string; userId: string; now: Date; context: AuditContext },
 ) => Promise<Readonly<Record<string, AuditValue>>>;
 
+/**
+ * What the users module needs of the sessions module: every session of a user revoked in the
+ * caller's transaction (`SessionsService`, handed over by main.ts). Declared here, so that users
+ * does not depend on sessions, which depends on users for the user it answers beside a session.
+ */
+export interface UserSessionRevocation {
+  revokeAllForUserInTransaction(
+    trx: Transaction,
+    input: { projectId: string; userId: string; reason: SessionRevokedReason; now: Date },
+  ): Promise<readonly unknown[]>;
+}
+
 export interface UsersServiceOptions {
   readonly db: Db;
   readonly clock: Clock;
-  readonly sessions: SessionsService;
+  readonly sessions: UserSessionRevocation;
   readonly roles: RolesService;
   readonly audit: AuditService;
   readonly deletionSteps?: readonly UserDeletionStep[];
@@ -102,7 +114,7 @@ export interface UsersServiceOptions {
 export class UsersService {
   readonly #db: Db;
   readonly #clock: Clock;
-  readonly #sessions: SessionsService;
+  readonly #sessions: UserSessionRevocation;
   readonly #roles: RolesService;
   readonly #audit: AuditService;
   readonly #deletionSteps: readonly UserDeletionStep[];
