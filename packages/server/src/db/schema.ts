@@ -121,10 +121,17 @@ export interface WalletsTable {
   user_id: string;
   /** Three upper-case letters. */
   currency: string;
-  /** Credits; always the sum of the wallet's ledger entries, 0 to 2^53 - 1 (a CHECK constraint). */
+  /**
+   * Credits; always the sum of the wallet's ledger entries and Σ grants' `remaining` − `debt`,
+   * −`credit_limit` to 2^53 - 1 (a CHECK constraint, migration 0039).
+   */
   balance: number;
   /** The sum of the wallet's pending holds, expired or not yet (migration 0023); kept by the ledger's write path. */
   held: number;
+  /** How far `balance` and `available` may go below 0, 0 to 2^53 - 1 (migration 0039, docs/adr/0023-credit-limits.md). */
+  credit_limit: number;
+  /** What the wallet owes: credits taken beyond its grants, repaid first by credits; 0 to `credit_limit`. */
+  debt: number;
   status: WalletStatus;
   /** JSON object of string → string. */
   metadata: string;
@@ -171,6 +178,8 @@ export interface LedgerTransactionsTable {
   /** A credit's grant: its priority and expiry (null: never); null on other types. */
   priority: number | null;
   expires_at: string | null;
+  /** What a credit or a received transfer repaid of its wallet's debt first (migration 0039); 0 otherwise. */
+  repaid: number;
 }
 
 /**

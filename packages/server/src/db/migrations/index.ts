@@ -31,6 +31,7 @@ import * as organizationDomains from './0032_organization_domains.js';
 import * as movementKeys from './0033_movement_keys.js';
 import * as sessionSigningKeys from './0034_session_signing_keys.js';
 import * as webhookWorkers from './0035_webhook_workers.js';
+import * as creditLimits from './0039_credit_limits.js';
 
 /**
  * Every migration, in order, for both dialects. Add new ones at the end with the next number;
@@ -69,4 +70,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0033_movement_keys': movementKeys,
   '0034_session_signing_keys': sessionSigningKeys,
   '0035_webhook_workers': webhookWorkers,
+  '0039_credit_limits': creditLimits,
 };

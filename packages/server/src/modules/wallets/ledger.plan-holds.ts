@@ -9,7 +9,7 @@ import type { MovementRequest } from './ledger.movements.js';
 import { toHold } from './ledger.views.js';
 import type { Hold } from './holds.schemas.js';
 import type { Source, Transaction } from './wallets.schemas.js';
-import { refuseUnusable } from './wallets.rules.js';
+import { limitText, refuseUnusable } from './wallets.rules.js';
 import type { WalletRow } from './wallets.store.js';
 
 export type HoldRow = WalletHoldsTable;
@@ -21,6 +21,11 @@ export interface PlanCore {
   wallet(projectId: string, walletId: string): WalletRow | undefined;
   setBalance(projectId: string, wallet: WalletRow, balance: number): void;
   setHeld(projectId: string, wallet: WalletRow, held: number): void;
+  /**
+   * Draws `amount` on the wallet's free grants and takes what they do not cover as debt, within
+   * its credit limit (the caller has checked `available`); the grants drawn on, in order.
+   */
+  borrow(projectId: string, wallet: WalletRow, amount: number): Source[];
   /** Records a movement out of the wallet (a debit or an expiry) with its entries and money event. */
   takeFromWallet(input: {
     projectId: string;
@@ -76,6 +81,7 @@ export class HoldPlanner {
     const wallet = core.wallet(projectId, movement.walletId);
     refuseUnusable(wallet, movement.walletId);
     refuseUnavailable(wallet, movement.amount);
+    // What the free grants do not cover is reserved on the credit limit: it counts in `held` alone.
     const sources = core.grants.draw(projectId, wallet.id, movement.amount, { now: core.now, reserve: true });
     core.setHeld(projectId, wallet, wallet.held + movement.amount);
     const expiresAt = new Date(Date.parse(core.now) + movement.expiresInSeconds * 1000).toISOString();
@@ -117,7 +123,15 @@ export class HoldPlanner {
         param: 'amount',
       });
     }
-    const spent = core.grants.settleReservation(parseSources(hold.sources), amount);
+    // The grants the hold reserved first; a part it reserved on the credit limit draws on the grants
+    // free now, and what they do not cover becomes debt (docs/adr/0023-credit-limits.md).
+    const reserved = parseSources(hold.sources);
+    const fromReserved = Math.min(
+      amount,
+      reserved.reduce((sum, source) => sum + source.amount, 0),
+    );
+    const spent = core.grants.settleReservation(reserved, fromReserved);
+    if (amount > fromReserved) spent.push(...core.borrow(projectId, wallet, amount - fromReserved));
     core.setHeld(projectId, wallet, wallet.held - hold.amount);
     const transactionId = newId('txn');
     core.takeFromWallet({
@@ -216,14 +230,19 @@ export class HoldPlanner {
   }
 }
 
-/** 422 `insufficient_credits` when the wallet's available credits (balance − held) fall short. */
+/**
+ * 422 `insufficient_credits` when taking `amount` would leave the wallet's available credits
+ * (balance − held) below −`credit_limit` (docs/adr/0023-credit-limits.md).
+ */
 export function refuseUnavailable(wallet: WalletRow, amount: number): void {
   const available = wallet.balance - wallet.held;
-  if (available < amount) {
+  if (available - amount < -wallet.credit_limit) {
     const held = wallet.held > 0 ? ` (${wallet.balance} less ${wallet.held} held)` : '';
-    throw new ApiError('insufficient_credits', `Wallet ${wallet.id} has ${available} credits available${held}; ${amount} requested.`, {
-      param: 'amount',
-    });
+    throw new ApiError(
+      'insufficient_credits',
+      `Wallet ${wallet.id} has ${available} credits available${held}${limitText(wallet)}; ${amount} requested.`,
+      { param: 'amount' },
+    );
   }
 }
 

@@ -162,6 +162,7 @@ export type TransactionColumns = Pick<
   | 'sources'
   | 'priority'
   | 'expires_at'
+  | 'repaid'
 >;
 
 /**
@@ -192,14 +193,19 @@ export function transactionRowOf(row: RowContext, columns: TransactionColumns): 
     sources: columns.sources,
     priority: columns.priority,
     expires_at: columns.expires_at,
+    repaid: columns.repaid,
   };
 }
 
-/** The row of a credit, debit or transfer as asked, with the grants it drew on or made. */
+/**
+ * The row of a credit, debit or transfer as asked, with the grants it drew on or made and what it
+ * repaid of the receiving wallet's debt (docs/adr/0023-credit-limits.md; 0 for a debit).
+ */
 export function transactionRow(
   row: RowContext,
   movement: KeyedMovement & { type: 'credit' | 'debit' | 'transfer' },
   sources: readonly Source[],
+  repaid: number,
 ): LedgerTransactionRow {
   const transfer = movement.type === 'transfer';
   return transactionRowOf(row, {
@@ -215,6 +221,7 @@ export function transactionRow(
     sources: JSON.stringify(sources),
     priority: movement.type === 'credit' ? movement.priority : null,
     expires_at: movement.type === 'credit' ? movement.expiresAt : null,
+    repaid,
   });
 }
 

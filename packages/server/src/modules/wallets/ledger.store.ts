@@ -72,6 +72,7 @@ const HISTORY_COLUMNS = [
   'actor_user_id',
   'request_id',
   'sources',
+  'repaid',
 ] as const satisfies readonly (keyof LedgerTransactionRow)[];
 
 /** One entry of a wallet's history: the wallet's side and its transaction. */

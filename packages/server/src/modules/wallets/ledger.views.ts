@@ -35,6 +35,7 @@ export function toTransaction(
     actor: actorFromColumns(row),
     request_id: row.request_id,
     sources: sourcesOf(row),
+    repaid: row.repaid,
   };
 }
 
@@ -99,6 +100,7 @@ export function toTransfer(row: LedgerTransactionRow): Transfer {
     actor: actorFromColumns(row),
     request_id: row.request_id,
     sources: sourcesOf(row),
+    repaid: row.repaid,
   };
 }
 
@@ -124,6 +126,8 @@ export function toWalletTransaction(row: WalletHistoryRow, walletId: string): Wa
     actor: actorFromColumns(row),
     request_id: row.request_id,
     sources: sourcesOf(row),
+    // A transfer repays the receiving wallet's debt only.
+    repaid: outgoing ? 0 : row.repaid,
     ...(counterparty === undefined || counterparty === null ? {} : { counterparty_wallet_id: counterparty }),
   };
 }

@@ -47,6 +47,8 @@ describeEachDialect('wallets', (dialect) => {
         'currency',
         'balance',
         'available',
+        'credit_limit',
+        'debt',
         'status',
         'metadata',
         'low_balance_threshold',
@@ -138,6 +140,8 @@ describeEachDialect('wallets', (dialect) => {
         credits: 7,
         currency: 'EUR',
         available: 7,
+        debt: 0,
+        credit_limit: 0,
       });
       const foreign = await otherProject.createWallet();
       expect((await client.request('GET', `/v1/wallets/${foreign.id}/balance`)).statusCode).toBe(404);
