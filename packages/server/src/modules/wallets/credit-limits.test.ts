@@ -1,6 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
+import { manualClock } from '../../test/webhook-receiver.js';
+import { settleExpired } from './holds.service.js';
 import type { GrantList, Hold } from './holds.schemas.js';
 import { verifyLedger } from './ledger.verify.js';
 import { errorCode, expectStatus, walletsClient, type WalletsClient } from './wallets.fixtures.js';
@@ -16,7 +18,8 @@ import {
 
 /** Credit limits (docs/api.md section 4, "Credit limits"; docs/adr/0023-credit-limits.md). */
 describeEachDialect('credit limits', (dialect) => {
-  const current = useTestService(dialect);
+  const clock = manualClock();
+  const current = useTestService(dialect, { serviceOptions: { clock } });
   let client: WalletsClient;
 
   beforeAll(async () => {
@@ -132,6 +135,19 @@ describeEachDialect('credit limits', (dialect) => {
     expect(debit).toMatchObject({ amount: 50, balance_after: -20 });
     expect(debit.sources.map((source) => source.amount)).toEqual([30]);
     expect(await wallet(id)).toMatchObject({ balance: -20, available: -20, debt: 20 });
+    await expectSound();
+  });
+
+  it('an expired hold gives back what it reserved on the limit, to reads before the job settles it too (found by the property)', async () => {
+    const id = await limited(20);
+    expectStatus<Hold>(await client.request('POST', `/v1/wallets/${id}/holds`, { amount: 5, expires_in: 1 }), 201);
+    await client.credit(id, 1);
+    await client.debit(id, 1);
+    expect(await wallet(id)).toMatchObject({ balance: 0, available: -5, debt: 0 });
+    clock.advance(1000);
+    expect(await wallet(id)).toMatchObject({ balance: 0, available: 0 });
+    await settleExpired({ db: current().service.db, clock, ledger: current().service.ledger });
+    expect(await wallet(id)).toMatchObject({ balance: 0, available: 0, debt: 0 });
     await expectSound();
   });
 

@@ -29,12 +29,21 @@ export interface WalletsClient {
 
 /**
  * The wallets of one property-test run: one per start balance (the fourth in EUR, the rest USD, so
- * currency mismatches occur), each credited its start balance when above zero.
+ * currency mismatches occur), each credited its start balance when above zero, each with its
+ * credit limit from `creditLimits` (default 0).
  */
-export async function walletsWithBalances(client: WalletsClient, initial: readonly number[]): Promise<string[]> {
+export async function walletsWithBalances(
+  client: WalletsClient,
+  initial: readonly number[],
+  creditLimits: readonly number[] = [],
+): Promise<string[]> {
   const wallets: string[] = [];
   for (const [index, amount] of initial.entries()) {
-    const wallet = await client.createWallet({ currency: index === 3 ? 'EUR' : 'USD', low_balance_threshold: 25 });
+    const wallet = await client.createWallet({
+      currency: index === 3 ? 'EUR' : 'USD',
+      low_balance_threshold: 25,
+      credit_limit: creditLimits[index] ?? 0,
+    });
     if (amount > 0) await client.credit(wallet.id, amount);
     wallets.push(wallet.id);
   }
