@@ -40,7 +40,7 @@ describeEachDialect('GET /v1/wallet/balance with a session token', (dialect) => 
     expect(response.statusCode).toBe(200);
     const body = response.json<SessionBalance>();
     expect(Object.keys(body).sort()).toEqual(['balance', 'transactions']);
-    expect(body.balance).toEqual({ credits: (22 * 23) / 2, currency: 'USD', available: (22 * 23) / 2 });
+    expect(body.balance).toEqual({ credits: (22 * 23) / 2, currency: 'USD', available: (22 * 23) / 2, debt: 0, credit_limit: 0 });
     expect(body.transactions).toHaveLength(20);
     expect(body.transactions[0]).toMatchObject({ type: 'credit', amount: 22, balance_after: 253 });
 
@@ -53,17 +53,32 @@ describeEachDialect('GET /v1/wallet/balance with a session token', (dialect) => 
     const account = await signup(call, ctx().secretKey);
     const id = await createWallet(account.userId);
     const empty = await balance(account.token);
-    expect(empty.json<SessionBalance>()).toEqual({ balance: { credits: 0, currency: 'USD', available: 0 }, transactions: [] });
+    expect(empty.json<SessionBalance>()).toEqual({
+      balance: { credits: 0, currency: 'USD', available: 0, debt: 0, credit_limit: 0 },
+      transactions: [],
+    });
     const expiresAt = new Date(clock.now().getTime() + 60_000).toISOString();
     expect((await api(`/v1/wallets/${id}/credits`, { amount: 40, expires_at: expiresAt })).statusCode).toBe(201);
     expect((await api(`/v1/wallets/${id}/credits`, { amount: 10 })).statusCode).toBe(201);
     expect((await api(`/v1/wallets/${id}/holds`, { amount: 5, expires_in: 30 })).statusCode).toBe(201);
-    expect((await balance(account.token)).json<SessionBalance>().balance).toEqual({ credits: 50, currency: 'USD', available: 45 });
+    expect((await balance(account.token)).json<SessionBalance>().balance).toEqual({
+      credits: 50,
+      currency: 'USD',
+      available: 45,
+      debt: 0,
+      credit_limit: 0,
+    });
     clock.advance(30_000);
-    expect((await balance(account.token)).json<SessionBalance>().balance).toEqual({ credits: 50, currency: 'USD', available: 50 });
+    expect((await balance(account.token)).json<SessionBalance>().balance).toEqual({
+      credits: 50,
+      currency: 'USD',
+      available: 50,
+      debt: 0,
+      credit_limit: 0,
+    });
     clock.advance(30_000);
     const after = (await balance(account.token, `?wallet_id=${id}`)).json<SessionBalance>();
-    expect(after.balance).toEqual({ credits: 50, currency: 'USD', available: 10 });
+    expect(after.balance).toEqual({ credits: 50, currency: 'USD', available: 10, debt: 0, credit_limit: 0 });
     expect(after.transactions.map((transaction) => transaction.amount)).toEqual([10, 40]);
   });
 
