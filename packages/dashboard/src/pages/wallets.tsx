@@ -103,6 +103,14 @@ export function WalletPage(props: { id: string }) {
                   <span className="muted"> ({formatCredits(data.balance - data.available)} held)</span>
                 )}
               </dd>
+              <dt>Credit limit</dt>
+              <dd data-testid="wallet-credit-limit">
+                {data.credit_limit === 0 ? 'none' : `${formatCredits(data.credit_limit)} ${data.currency}`}
+              </dd>
+              <dt>Debt</dt>
+              <dd data-testid="wallet-debt">
+                {formatCredits(data.debt)} {data.currency}
+              </dd>
               <dt>User</dt>
               <dd>
                 <Link to={`/users/${data.user_id}`}>{data.user_id}</Link>
@@ -203,6 +211,9 @@ export function WalletPage(props: { id: string }) {
                               <Link to={`/wallets/${transaction.counterparty_wallet_id}`}>{transaction.counterparty_wallet_id}</Link>
                             </>
                           )}
+                          {transaction.repaid > 0 ? (
+                            <span className="muted"> (repaid {formatCredits(transaction.repaid)} of debt)</span>
+                          ) : null}
                         </td>
                         <td className="number">
                           {formatDelta(
@@ -247,10 +258,12 @@ function OperationDialog(props: { wallet: Wallet; operation: Operation; onClose:
     if ('error' in parsed) return setFormError(parsed.error);
     if (props.operation === 'transfer' && !toWalletId.trim().startsWith('wlt_'))
       return setFormError('Enter the id of the wallet that receives the credits (wlt_…).');
-    if (resultingBalance(props.wallet.balance, parsed.amount, direction) === undefined)
+    if (resultingBalance(props.wallet.balance, parsed.amount, direction, props.wallet.credit_limit) === undefined) {
+      const limit = props.wallet.credit_limit > 0 ? ` and a credit limit of ${formatCredits(props.wallet.credit_limit)}` : '';
       return setFormError(
-        `The wallet holds ${formatCredits(props.wallet.balance)} credits; it cannot give ${formatCredits(parsed.amount)}.`,
+        `The wallet holds ${formatCredits(props.wallet.balance)} credits${limit}; it cannot give ${formatCredits(parsed.amount)}.`,
       );
+    }
     setFormError(undefined);
     setConfirming(parsed.amount);
   };
@@ -331,7 +344,7 @@ function OperationDialog(props: { wallet: Wallet; operation: Operation; onClose:
           <p>
             Balance: {formatCredits(props.wallet.balance)} →{' '}
             <strong data-testid="resulting-balance">
-              {formatCredits(resultingBalance(props.wallet.balance, confirming, direction) ?? 0)}
+              {formatCredits(resultingBalance(props.wallet.balance, confirming, direction, props.wallet.credit_limit) ?? 0)}
             </strong>{' '}
             {props.wallet.currency}
           </p>
