@@ -1,5 +1,10 @@
+import { Migrator, sql } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { describeEachDialect } from '../../test/database.js';
+import { openDatabase } from '../../db/database.js';
+import { migrateToLatest } from '../../db/migrate.js';
+import { MIGRATIONS } from '../../db/migrations/index.js';
+import { inTransaction } from '../../db/transaction.js';
+import { describeEachDialect, testConfig, useTestDatabase } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
 import { manualClock } from '../../test/webhook-receiver.js';
 import { settleExpired } from './holds.service.js';
@@ -268,5 +273,81 @@ describeEachDialect('credit limits', (dialect) => {
       await k.updateTable('wallets').set({ debt: 30 }).where('id', '=', id).execute();
       await expectSound();
     });
+  });
+});
+
+describeEachDialect('migration 0039 (credit limits)', (dialect) => {
+  const database = useTestDatabase(dialect);
+
+  it('keeps every wallet, its indexes and triggers, and lets the CHECK constraint allow balances down to −credit_limit only', async () => {
+    const db = openDatabase(testConfig(database().url).database);
+    try {
+      const migrateTo = (target: string) =>
+        db.dialect === 'sqlite'
+          ? inTransaction(db, (trx) =>
+              new Migrator({ db: trx, provider: { getMigrations: () => Promise.resolve(MIGRATIONS) } }).migrateTo(target),
+            )
+          : new Migrator({ db: db.kysely, provider: { getMigrations: () => Promise.resolve(MIGRATIONS) } }).migrateTo(target);
+      await migrateTo('0035_webhook_workers');
+      const now = '2026-11-01T00:00:00.000Z';
+      await sql`insert into projects (id, name, created_at) values ('prj_c', 'c', ${now})`.execute(db.kysely);
+      await sql`insert into wallets (id, project_id, user_id, currency, balance, held, status, metadata, low_balance_threshold, created_at, updated_at)
+                values ('wlt_c1', 'prj_c', 'usr_c', 'USD', 70, 20, 'active', '{"a":"b"}', 5, ${now}, ${now}),
+                       ('wlt_c2', 'prj_c', 'usr_c', 'EUR', 0, 0, 'frozen', '{}', null, ${now}, ${now})`.execute(db.kysely);
+      await sql`insert into wallet_grants (id, project_id, wallet_id, transaction_id, amount, remaining, held, expired, priority, expires_at, created_at)
+                values ('grt_c', 'prj_c', 'wlt_c1', null, 70, 70, 20, 0, 50, null, ${now})`.execute(db.kysely);
+      await migrateToLatest(db);
+
+      const k = db.kysely;
+      const wallets = await k.selectFrom('wallets').selectAll().where('project_id', '=', 'prj_c').orderBy('id').execute();
+      expect(wallets).toMatchObject([
+        {
+          id: 'wlt_c1',
+          balance: 70,
+          held: 20,
+          status: 'active',
+          metadata: '{"a":"b"}',
+          low_balance_threshold: 5,
+          credit_limit: 0,
+          debt: 0,
+        },
+        { id: 'wlt_c2', balance: 0, held: 0, status: 'frozen', credit_limit: 0, debt: 0 },
+      ]);
+      const indexes =
+        db.dialect === 'sqlite'
+          ? await sql<{
+              name: string;
+            }>`select name from sqlite_master where tbl_name = 'wallets' and type = 'index' and sql is not null`.execute(k)
+          : await sql<{ name: string }>`select indexname as name from pg_indexes where tablename = 'wallets'`.execute(k);
+      expect(indexes.rows.map((row) => row.name)).toEqual(
+        expect.arrayContaining(['wallets_project_created_idx', 'wallets_project_user_created_idx']),
+      );
+      // The triggers counting wallets per project still count, once.
+      const counted = async () =>
+        Number(
+          (await sql<{ wallets: number | string }>`select wallets from project_counts where project_id = 'prj_c'`.execute(k)).rows[0]
+            ?.wallets,
+        );
+      expect(await counted()).toBe(2);
+      await sql`insert into wallets (id, project_id, user_id, currency, balance, status, metadata, created_at, updated_at, credit_limit)
+                values ('wlt_c3', 'prj_c', 'usr_c', 'USD', 0, 'active', '{}', ${now}, ${now}, 10)`.execute(k);
+      expect(await counted()).toBe(3);
+      // The CHECK constraint: down to −credit_limit, debt within 0 and credit_limit, nothing beyond.
+      await sql`update wallets set balance = -10, debt = 10 where id = 'wlt_c3'`.execute(k);
+      await expect(sql`update wallets set balance = -11 where id = 'wlt_c3'`.execute(k)).rejects.toThrow();
+      await expect(sql`update wallets set debt = 11 where id = 'wlt_c3'`.execute(k)).rejects.toThrow();
+      await expect(sql`update wallets set balance = -1 where id = 'wlt_c2'`.execute(k)).rejects.toThrow();
+      await expect(sql`update wallets set credit_limit = -1 where id = 'wlt_c2'`.execute(k)).rejects.toThrow();
+      // The grants' foreign key to the rebuilt table still holds.
+      await expect(
+        sql`insert into wallet_grants (id, project_id, wallet_id, amount, remaining, held, expired, priority, created_at)
+            values ('grt_x', 'prj_c', 'wlt_missing', 1, 1, 0, 0, 50, ${now})`.execute(k),
+      ).rejects.toThrow();
+      const report = await verifyLedger(db, { projectId: 'prj_c' });
+      expect(report.checks.debt_over_credit_limit.violations).toBe(0);
+      expect(report.checks.balances_below_credit_limit.violations).toBe(0);
+    } finally {
+      await db.destroy();
+    }
   });
 });
