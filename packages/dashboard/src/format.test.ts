@@ -44,9 +44,13 @@ describe('amounts', () => {
   });
 
   it('computes the resulting balance, or undefined below zero', () => {
-    expect(resultingBalance(100, 50, 'add')).toBe(150);
-    expect(resultingBalance(100, 100, 'deduct')).toBe(0);
-    expect(resultingBalance(100, 101, 'deduct')).toBeUndefined();
+    expect(resultingBalance(100, 50, 'add', 0)).toBe(150);
+    expect(resultingBalance(100, 100, 'deduct', 0)).toBe(0);
+    expect(resultingBalance(100, 101, 'deduct', 0)).toBeUndefined();
+    // A credit limit lets the balance go that far below 0, no further.
+    expect(resultingBalance(100, 150, 'deduct', 50)).toBe(-50);
+    expect(resultingBalance(100, 151, 'deduct', 50)).toBeUndefined();
+    expect(resultingBalance(-50, 20, 'add', 50)).toBe(-30);
   });
 });
 

@@ -37,10 +37,13 @@ export function parseAmount(text: string): { amount: number } | { error: string 
   return { amount };
 }
 
-/** The balance after an operation, as the confirmation shows it; undefined when it would go below zero. */
-export function resultingBalance(balance: number, amount: number, direction: 'add' | 'deduct'): number | undefined {
+/**
+ * The balance after an operation, as the confirmation shows it; undefined when it would go below
+ * −`creditLimit` (0 for a wallet without a credit limit, docs/adr/0023-credit-limits.md).
+ */
+export function resultingBalance(balance: number, amount: number, direction: 'add' | 'deduct', creditLimit: number): number | undefined {
   const result = direction === 'add' ? balance + amount : balance - amount;
-  return result < 0 ? undefined : result;
+  return result < -creditLimit ? undefined : result;
 }
 
 const pad = (value: number) => String(value).padStart(2, '0');

@@ -56,8 +56,12 @@ export interface Wallet {
   user_id: string;
   currency: string;
   balance: number;
-  /** The balance less pending holds: what debits, transfers and holds may take. */
+  /** The balance less pending holds: what debits, transfers and holds may take, down to −`credit_limit`. */
   available: number;
+  /** How far `balance` and `available` may go below 0 (docs/adr/0023-credit-limits.md). */
+  credit_limit: number;
+  /** What the wallet owes: credits taken beyond its grants, repaid first by the next credits. */
+  debt: number;
   status: 'active' | 'frozen' | 'closed';
   metadata: Record<string, string>;
   low_balance_threshold: number | null;
@@ -71,6 +75,8 @@ export interface Transaction {
   balance_after: number | null;
   description: string | null;
   counterparty_wallet_id?: string;
+  /** What a credit or received transfer repaid of the wallet's debt; 0 otherwise. */
+  repaid: number;
   created_at: string;
 }
 

@@ -93,6 +93,8 @@ describe('SvcClient against the real server', () => {
       currency: 'USD',
       available: 40,
       categories: [{ category: 'default', remaining: 100 }],
+      debt: 0,
+      credit_limit: 0,
     });
     const captured = await svc.wallets.captureHold(hold.id, { amount: 55 });
     expect(captured).toMatchObject({ status: 'captured', captured_amount: 55 });
@@ -163,6 +165,8 @@ describe('SvcClient against the real server', () => {
       currency: 'USD',
       available: 70,
       categories: [{ category: 'default', remaining: 70 }],
+      debt: 0,
+      credit_limit: 0,
     });
     // In the past: as of the credit (the debit too, when both fell in the same millisecond), and before the wallet's first movement.
     const asOfCredit = await svc.wallets.getBalanceAt(wallet.id, new Date(credit.created_at));
@@ -197,6 +201,22 @@ describe('SvcClient against the real server', () => {
     await expect(svc.wallets.close(wallet.id)).rejects.toMatchObject({ status: 409, code: 'wallet_not_empty' });
     await svc.wallets.deductCredits(wallet.id, { amount: 50 });
     expect(await svc.wallets.close(wallet.id)).toMatchObject({ status: 'closed', balance: 0 });
+  });
+
+  it('wallets: a credit limit at creation and in update, debt, repaid, and credit_limit_below_debt', async () => {
+    const svc = client();
+    const { user } = await newUser();
+    const wallet = await svc.wallets.create({ user_id: user.id, currency: 'USD', credit_limit: 50 });
+    expect(wallet).toMatchObject({ credit_limit: 50, debt: 0 });
+    expect(await svc.wallets.deductCredits(wallet.id, { amount: 30 })).toMatchObject({ balance_after: -30, repaid: 0 });
+    expect(await svc.wallets.getBalance(wallet.id)).toMatchObject({ credits: -30, available: -30, debt: 30, credit_limit: 50 });
+    await expect(svc.wallets.update(wallet.id, { credit_limit: 10 })).rejects.toMatchObject({
+      status: 422,
+      code: 'credit_limit_below_debt',
+      param: 'credit_limit',
+    });
+    expect(await svc.wallets.addCredits(wallet.id, { amount: 40 })).toMatchObject({ balance_after: 10, repaid: 30 });
+    expect(await svc.wallets.update(wallet.id, { credit_limit: 0 })).toMatchObject({ credit_limit: 0, debt: 0, balance: 10 });
   });
 
   it('maps every error answer to ServiceError with status, type, code, message, param and requestId', async () => {
@@ -450,7 +470,7 @@ describe('SvcClient against the real server', () => {
 
     const me = new SvcSessionClient({ sessionToken: login.session, baseUrl: ctx().baseUrl, onResponse: record });
     const balance = await me.wallet.getBalance();
-    expect(balance.balance).toEqual({ credits: 70, currency: 'USD', available: 70, categories: [{ category: 'default', remaining: 70 }] });
+    expect(balance.balance).toEqual({ credits: 70, currency: 'USD', available: 70, categories: [{ category: 'default', remaining: 70 }], debt: 0, credit_limit: 0 });
     expect(balance.transactions.map((item) => item.amount)).toEqual([70]);
     expect((await me.wallet.getBalance({ wallet_id: wallet.id })).balance.credits).toBe(70);
     expect(await me.users.me()).toMatchObject({ id: user.id, email });

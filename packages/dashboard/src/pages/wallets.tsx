@@ -111,6 +111,14 @@ export function WalletPage(props: { id: string }) {
                   <span className="muted"> ({formatCredits(data.balance - data.available)} held)</span>
                 )}
               </dd>
+              <dt>Credit limit</dt>
+              <dd data-testid="wallet-credit-limit">
+                {data.credit_limit === 0 ? 'none' : `${formatCredits(data.credit_limit)} ${data.currency}`}
+              </dd>
+              <dt>Debt</dt>
+              <dd data-testid="wallet-debt">
+                {formatCredits(data.debt)} {data.currency}
+              </dd>
               <dt>User</dt>
               <dd>
                 <Link to={`/users/${data.user_id}`}>{data.user_id}</Link>
@@ -213,6 +221,9 @@ export function WalletPage(props: { id: string }) {
                               <Link to={`/wallets/${transaction.counterparty_wallet_id}`}>{transaction.counterparty_wallet_id}</Link>
                             </>
                           )}
+                          {transaction.repaid > 0 ? (
+                            <span className="muted"> (repaid {formatCredits(transaction.repaid)} of debt)</span>
+                          ) : null}
                         </td>
                         <td className="number">
                           {formatDelta(
@@ -257,10 +268,12 @@ function OperationDialog(props: { wallet: Wallet; operation: Operation; onClose:
     if ('error' in parsed) return setFormError(parsed.error);
     if (props.operation === 'transfer' && !toWalletId.trim().startsWith('wlt_'))
       return setFormError('Enter the id of the wallet that receives the credits (wlt_…).');
-    if (resultingBalance(props.wallet.balance, parsed.amount, direction) === undefined)
+    if (resultingBalance(props.wallet.balance, parsed.amount, direction, props.wallet.credit_limit) === undefined) {
+      const limit = props.wallet.credit_limit > 0 ? ` and a credit limit of ${formatCredits(props.wallet.credit_limit)}` : '';
       return setFormError(
-        `The wallet holds ${formatAmount(props.wallet.balance, props.wallet.currency)}; it cannot give ${formatAmount(parsed.amount, props.wallet.currency)}.`,
+        `The wallet holds ${formatAmount(props.wallet.balance, props.wallet.currency)}${limit}; it cannot give ${formatAmount(parsed.amount, props.wallet.currency)}.`,
       );
+    }
     setFormError(undefined);
     setConfirming(parsed.amount);
   };
@@ -342,7 +355,7 @@ function OperationDialog(props: { wallet: Wallet; operation: Operation; onClose:
           <p>
             Balance: {formatCredits(props.wallet.balance)} →{' '}
             <strong data-testid="resulting-balance">
-              {formatCredits(resultingBalance(props.wallet.balance, confirming, direction) ?? 0)}
+              {formatCredits(resultingBalance(props.wallet.balance, confirming, direction, props.wallet.credit_limit) ?? 0)}
             </strong>{' '}
             {props.wallet.currency}
           </p>

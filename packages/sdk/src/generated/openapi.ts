@@ -46,8 +46,12 @@ export interface Wallet {
   user_id: string;
   currency: string;
   balance: number;
-  /** What debits, transfers and new holds may take: the balance less pending holds and expired grants not yet removed. */
+  /** The balance less pending holds and expired grants not yet removed; debits, transfers and new holds may take it down to −`credit_limit`. */
   available: number;
+  /** How far `balance` and `available` may go below 0 (default 0): debits, captures, outgoing transfers and holds may take them down to −`credit_limit`. */
+  credit_limit: number;
+  /** What the wallet owes: credits taken beyond its grants, repaid first by the next credits. `balance` = Σ grants `remaining` − `debt`. */
+  debt: number;
   status: 'active' | 'frozen' | 'closed';
   metadata: Record<string, string>;
   low_balance_threshold: number | null;
@@ -63,7 +67,7 @@ export interface WalletTransaction {
   wallet_id: string;
   /** Credits, a whole number from 1 to 10^12. */
   amount: number;
-  /** The wallet's balance after the movement. */
+  /** The wallet's balance after the movement (below 0 only within its credit limit). */
   balance_after: number;
   description: string | null;
   metadata: Record<string, string>;
@@ -94,7 +98,7 @@ export interface WalletTransaction {
         type: 'anonymous';
       };
   request_id: string | null;
-  /** Debits, transfers and expiries: the grants drawn on, in order; credits: the grant made; [] before grants existed. */
+  /** Debits, transfers and expiries: the grants drawn on, in order (what they fall short of `amount` was taken on the credit limit, as debt); credits: the grant made (none when the credit only repaid debt); [] before grants existed. */
   sources: Array<{
     /** Begins with `grt_`. */
     grant_id: string;
@@ -108,6 +112,8 @@ export interface WalletTransaction {
   category?: string;
   /** Debits made with `categories`: the categories drawn on. */
   categories?: string[];
+  /** What a credit or a received transfer repaid of the wallet's debt before making grants (docs/adr/0023-credit-limits.md); 0 for every other movement. */
+  repaid: number;
   /** The other wallet of a transfer; transfers only. */
   counterparty_wallet_id?: string;
 }
@@ -120,7 +126,7 @@ export interface Transaction {
   wallet_id: string;
   /** Credits, a whole number from 1 to 10^12. */
   amount: number;
-  /** The wallet's balance after the movement. */
+  /** The wallet's balance after the movement (below 0 only within its credit limit). */
   balance_after: number;
   description: string | null;
   metadata: Record<string, string>;
@@ -151,7 +157,7 @@ export interface Transaction {
         type: 'anonymous';
       };
   request_id: string | null;
-  /** Debits, transfers and expiries: the grants drawn on, in order; credits: the grant made; [] before grants existed. */
+  /** Debits, transfers and expiries: the grants drawn on, in order (what they fall short of `amount` was taken on the credit limit, as debt); credits: the grant made (none when the credit only repaid debt); [] before grants existed. */
   sources: Array<{
     /** Begins with `grt_`. */
     grant_id: string;
@@ -165,6 +171,8 @@ export interface Transaction {
   category?: string;
   /** Debits made with `categories`: the categories drawn on. */
   categories?: string[];
+  /** What a credit or a received transfer repaid of the wallet's debt before making grants (docs/adr/0023-credit-limits.md); 0 for every other movement. */
+  repaid: number;
 }
 
 export interface Transfer {
@@ -203,7 +211,7 @@ export interface Transfer {
         type: 'anonymous';
       };
   request_id: string | null;
-  /** Debits, transfers and expiries: the grants drawn on, in order; credits: the grant made; [] before grants existed. */
+  /** Debits, transfers and expiries: the grants drawn on, in order (what they fall short of `amount` was taken on the credit limit, as debt); credits: the grant made (none when the credit only repaid debt); [] before grants existed. */
   sources: Array<{
     /** Begins with `grt_`. */
     grant_id: string;
@@ -214,6 +222,8 @@ export interface Transfer {
   }>;
   /** Transfers made with `categories`: the categories drawn on. */
   categories?: string[];
+  /** What a credit or a received transfer repaid of the wallet's debt before making grants (docs/adr/0023-credit-limits.md); 0 for every other movement. */
+  repaid: number;
 }
 
 export interface Hold {
@@ -550,8 +560,12 @@ export interface Passkey {
 export interface Balance {
   credits: number;
   currency: string;
-  /** The credits less pending holds and expired grants. Always present, but for a balance asked `?at=` a past time. */
+  /** The credits less pending holds and expired grants, down to −`credit_limit`. Always present, but for a balance asked `?at=` a past time. */
   available?: number;
+  /** What the wallet owes (docs/adr/0023-credit-limits.md). Always present, but for a balance asked `?at=` a past time. */
+  debt?: number;
+  /** How far the balance may go below 0. Always present, but for a balance asked `?at=` a past time. */
+  credit_limit?: number;
   /** Present when the balance was asked `?at=` a past time: that time, normalized. */
   at?: string;
   /** The credits by category: each category with credits left in unexpired grants, by name, with Σ `remaining` of those grants (pending holds' reservations included). Always present, but for a balance asked `?at=` a past time. */
@@ -831,6 +845,8 @@ export interface Operations {
       /** Free-form key/value pairs. Up to 50 keys of 1 to 40 characters, each a string of at most 500 characters. */
       metadata?: Record<string, string>;
       low_balance_threshold?: number | null;
+      /** How far `balance` and `available` may go below 0 (default 0): debits, captures, outgoing transfers and holds may take them down to −`credit_limit`. */
+      credit_limit?: number;
     };
     status: 201;
     response: Wallet;
@@ -846,7 +862,7 @@ export interface Operations {
     status: 200;
     response: Wallet;
   };
-  /** Update metadata or the low-balance threshold */
+  /** Update metadata, the low-balance threshold or the credit limit */
   'PATCH /v1/wallets/{id}': {
     path: {
       /** Begins with `wlt_`. */
@@ -857,6 +873,8 @@ export interface Operations {
       /** Merged into the stored metadata; a key set to "" is removed. Up to 50 keys of 1 to 40 characters, each a string of at most 500 characters. */
       metadata?: Record<string, string>;
       low_balance_threshold?: number | null;
+      /** How far `balance` and `available` may go below 0 (default 0): debits, captures, outgoing transfers and holds may take them down to −`credit_limit`. */
+      credit_limit?: number;
     };
     status: 200;
     response: Wallet;
@@ -2947,7 +2965,7 @@ export const operations = {
   createWallet: { method: 'POST', path: '/v1/wallets', credential: 'secret', body: 'json', list: false },
   /** `GET /v1/wallets/{id}`: Retrieve a wallet */
   getWallet: { method: 'GET', path: '/v1/wallets/{id}', credential: 'secret', body: 'none', list: false },
-  /** `PATCH /v1/wallets/{id}`: Update metadata or the low-balance threshold */
+  /** `PATCH /v1/wallets/{id}`: Update metadata, the low-balance threshold or the credit limit */
   updateWallet: { method: 'PATCH', path: '/v1/wallets/{id}', credential: 'secret', body: 'json', list: false },
   /** `POST /v1/wallets/{id}/freeze`: Freeze a wallet: it refuses credits, debits and transfers */
   freezeWallet: { method: 'POST', path: '/v1/wallets/{id}/freeze', credential: 'secret', body: 'none', list: false },

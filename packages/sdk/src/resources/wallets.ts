@@ -32,7 +32,7 @@ export class Wallets {
     this.#api = api;
   }
 
-  /** `POST /v1/wallets` → 201 wallet with balance 0. */
+  /** `POST /v1/wallets` → 201 wallet with balance 0; `credit_limit` (default 0) lets it go that far below 0. */
   create(params: CreateWalletParams, options?: RequestOptions): Promise<Wallet> {
     return this.#api.call('POST /v1/wallets', { body: params }, options);
   }
@@ -46,7 +46,10 @@ export class Wallets {
     return this.#api.list('GET /v1/wallets', { query: params }, options, byId);
   }
 
-  /** `metadata` and `low_balance_threshold`. */
+  /**
+   * `metadata`, `low_balance_threshold` and `credit_limit`; a limit below what the wallet owes (its
+   * `debt` and what holds reserved on the limit) → 422 `credit_limit_below_debt`, nothing changes.
+   */
   update(id: string, params: UpdateWalletParams, options?: RequestOptions): Promise<Wallet> {
     return this.#api.call('PATCH /v1/wallets/{id}', { path: { id }, body: params }, options);
   }
@@ -74,12 +77,18 @@ export class Wallets {
     return this.#api.call('POST /v1/wallets/{id}/credits', { path: { id }, body: params }, options);
   }
 
-  /** `POST /v1/wallets/{id}/debits`; more than the balance → 422 `insufficient_credits`, nothing changes. */
+  /**
+   * `POST /v1/wallets/{id}/debits`; taking `available` below −`credit_limit` → 422
+   * `insufficient_credits`, nothing changes. What the grants do not cover becomes `debt`.
+   */
   deductCredits(id: string, params: DeductCreditsParams, options?: RequestOptions): Promise<Transaction> {
     return this.#api.call('POST /v1/wallets/{id}/debits', { path: { id }, body: params }, options);
   }
 
-  /** `{ credits, currency, available }`: `available` is the balance less pending holds. */
+  /**
+   * `{ credits, currency, available, debt, credit_limit }`: `available` is the balance less pending
+   * holds; both go down to −`credit_limit`.
+   */
   getBalance(id: string, options?: RequestOptions): Promise<Balance> {
     return this.#api.call('GET /v1/wallets/{id}/balance', { path: { id } }, options);
   }

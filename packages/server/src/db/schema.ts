@@ -122,10 +122,17 @@ export interface WalletsTable {
   user_id: string;
   /** An ISO 4217 code or a custom unit: `^[A-Z][A-Z0-9_]{1,15}$` (`USD`, `CREDITS`, `GPU_HOURS`). */
   currency: string;
-  /** Credits; always the sum of the wallet's ledger entries, 0 to 2^53 - 1 (a CHECK constraint). */
+  /**
+   * Credits; always the sum of the wallet's ledger entries and Σ grants' `remaining` − `debt`,
+   * −`credit_limit` to 2^53 - 1 (a CHECK constraint, migration 0039).
+   */
   balance: number;
   /** The sum of the wallet's pending holds, expired or not yet (migration 0023); kept by the ledger's write path. */
   held: number;
+  /** How far `balance` and `available` may go below 0, 0 to 2^53 - 1 (migration 0039, docs/adr/0023-credit-limits.md). */
+  credit_limit: number;
+  /** What the wallet owes: credits taken beyond its grants, repaid first by credits; 0 to `credit_limit`. */
+  debt: number;
   status: WalletStatus;
   /** JSON object of string → string. */
   metadata: string;
@@ -181,6 +188,8 @@ export interface LedgerTransactionsTable {
   category: string | null;
   /** JSON array: the categories a debit or transfer was restricted to; null when it was not. */
   categories: string | null;
+  /** What a credit or a received transfer repaid of its wallet's debt first (migration 0039); 0 otherwise. */
+  repaid: number;
 }
 
 export type RecurringGrantInterval = 'day' | 'week' | 'month' | 'year';

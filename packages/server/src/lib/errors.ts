@@ -81,6 +81,11 @@ export const ERROR_CATALOG = {
   wallet_closed: { status: 409, description: 'The wallet is closed for good.' },
   wallet_not_empty: { status: 409, description: 'A wallet can be closed only at a balance of 0.' },
   balance_limit_exceeded: { status: 422, description: 'The balance would exceed 9,007,199,254,740,991 credits.' },
+  credit_limit_below_debt: {
+    status: 422,
+    description:
+      "The wallet's credit limit cannot go below what it already uses of it: its debt and what pending holds reserved beyond its grants.",
+  },
   hold_not_pending: {
     status: 409,
     description: 'The hold is captured, voided or expired (past its `expires_at`); only a pending hold can be captured or voided.',

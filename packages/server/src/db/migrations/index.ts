@@ -34,6 +34,7 @@ import * as webhookWorkers from './0035_webhook_workers.js';
 import * as ledgerRequestContext from './0036_ledger_request_context.js';
 import * as grantCategories from './0037_grant_categories.js';
 import * as recurringGrants from './0038_recurring_grants.js';
+import * as creditLimits from './0039_credit_limits.js';
 
 /**
  * Every migration, in order, for both dialects. Add new ones at the end with the next number;
@@ -75,4 +76,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0036_ledger_request_context': ledgerRequestContext,
   '0037_grant_categories': grantCategories,
   '0038_recurring_grants': recurringGrants,
+  '0039_credit_limits': creditLimits,
 };

@@ -12,6 +12,8 @@ export function walletRow(id: string, projectId: string, createdAt: string): Dat
     currency: 'USD',
     balance: 0,
     held: 0,
+    credit_limit: 0,
+    debt: 0,
     status: 'active',
     metadata: '{}',
     low_balance_threshold: null,
@@ -48,6 +50,7 @@ export async function insertTransactions(
       actor_id: null,
       actor_user_id: null,
       request_id: null,
+      repaid: 0,
     };
   });
   for (let start = 0; start < rows.length; start += 1000) {

@@ -45,6 +45,8 @@ describeEachDialect('GET /v1/wallet/balance with a session token', (dialect) => 
       currency: 'USD',
       available: (22 * 23) / 2,
       categories: [{ category: 'default', remaining: (22 * 23) / 2 }],
+      debt: 0,
+      credit_limit: 0,
     });
     expect(body.transactions).toHaveLength(20);
     expect(body.transactions[0]).toMatchObject({ type: 'credit', amount: 22, balance_after: 253 });
@@ -59,7 +61,7 @@ describeEachDialect('GET /v1/wallet/balance with a session token', (dialect) => 
     const id = await createWallet(account.userId);
     const empty = await balance(account.token);
     expect(empty.json<SessionBalance>()).toEqual({
-      balance: { credits: 0, currency: 'USD', available: 0, categories: [] },
+      balance: { credits: 0, currency: 'USD', available: 0, categories: [], debt: 0, credit_limit: 0 },
       transactions: [],
     });
     const expiresAt = new Date(clock.now().getTime() + 60_000).toISOString();
@@ -72,6 +74,8 @@ describeEachDialect('GET /v1/wallet/balance with a session token', (dialect) => 
       currency: 'USD',
       available: 45,
       categories,
+      debt: 0,
+      credit_limit: 0,
     });
     clock.advance(30_000);
     expect((await balance(account.token)).json<SessionBalance>().balance).toEqual({
@@ -79,11 +83,13 @@ describeEachDialect('GET /v1/wallet/balance with a session token', (dialect) => 
       currency: 'USD',
       available: 50,
       categories,
+      debt: 0,
+      credit_limit: 0,
     });
     clock.advance(30_000);
     const after = (await balance(account.token, `?wallet_id=${id}`)).json<SessionBalance>();
     // The expired credit is neither available nor counted in its category before the expiry job removes it.
-    expect(after.balance).toEqual({ credits: 50, currency: 'USD', available: 10, categories: [{ category: 'default', remaining: 10 }] });
+    expect(after.balance).toEqual({ credits: 50, currency: 'USD', available: 10, categories: [{ category: 'default', remaining: 10 }], debt: 0, credit_limit: 0 });
     expect(after.transactions.map((transaction) => transaction.amount)).toEqual([10, 40]);
   });
 

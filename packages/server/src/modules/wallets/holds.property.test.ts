@@ -12,11 +12,13 @@ import type { Wallet } from './wallets.schemas.js';
 
 /**
  * Random interleavings of credits (with and without expiry and priority), debits, transfers, holds,
- * captures, voids, time passing on a test clock and runs of the expiry job, one at a time. After
- * every step: balance = Σ entries, Σ grants.remaining = balance, held = Σ pending holds, and the
+ * captures, voids, time passing on a test clock and runs of the expiry job, one at a time, on
+ * wallets with and without a credit limit. After every step: balance = Σ entries, Σ
+ * grants.remaining − debt = balance, 0 ≤ debt ≤ credit_limit, held = Σ pending holds, and the
  * `available` a read shows is balance − unexpired pending holds − expired credits not yet removed,
- * never below 0. At the end of each run: no debit, transfer or hold drew on a grant at or after its
- * expiry, and every expiry came at or after it (docs/adr/0018-holds-and-grants.md).
+ * never below −credit_limit. At the end of each run: no debit, transfer or hold drew on a grant at or
+ * after its expiry, every expiry came at or after it (docs/adr/0018-holds-and-grants.md), and `svc
+ * ledger verify` finds nothing (docs/adr/0023-credit-limits.md).
  */
 
 const WALLETS = 3;
@@ -30,6 +32,8 @@ type Step =
   | { kind: 'settle' };
 
 const wallet = fc.integer({ min: 0, max: WALLETS - 1 });
+/** Each wallet's credit limit: none, or one a few movements exhaust. */
+const creditLimits = fc.array(fc.constantFrom(0, 0, 20, 45), { minLength: WALLETS, maxLength: WALLETS });
 const amount = fc.integer({ min: 1, max: 30 });
 const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({
@@ -74,12 +78,14 @@ describeEachDialect('holds and grants property', (dialect) => {
       }>`select sum(amount) as total from ledger_entries where account_id = ${id}`.execute(db);
       const grants = await db.selectFrom('wallet_grants').selectAll().where('wallet_id', '=', id).execute();
       const holds = await db.selectFrom('wallet_holds').selectAll().where('wallet_id', '=', id).where('status', '=', 'pending').execute();
-      const row = await db.selectFrom('wallets').select(['balance', 'held']).where('id', '=', id).executeTakeFirstOrThrow();
+      const row = await db
+        .selectFrom('wallets')
+        .select(['balance', 'held', 'debt', 'credit_limit'])
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
       expect(Number(entries.rows[0]?.total ?? 0), 'balance = Σ entries').toBe(row.balance);
-      expect(
-        grants.reduce((sum, grant) => sum + grant.remaining, 0),
-        'Σ grants.remaining = balance',
-      ).toBe(row.balance);
+      expect(grants.reduce((sum, grant) => sum + grant.remaining, 0) - row.debt, 'Σ grants.remaining − debt = balance').toBe(row.balance);
+      expect(row.debt >= 0 && row.debt <= row.credit_limit, `0 ≤ debt ${row.debt} ≤ credit_limit ${row.credit_limit}`).toBe(true);
       expect(
         holds.reduce((sum, hold) => sum + hold.amount, 0),
         'held = Σ pending holds',
@@ -99,7 +105,8 @@ describeEachDialect('holds and grants property', (dialect) => {
       expect(shown.available, 'available = balance − pending holds − expired credits not yet removed').toBe(
         row.balance - pending - expiredFree,
       );
-      expect(shown.available).toBeGreaterThanOrEqual(0);
+      expect(shown.available).toBeGreaterThanOrEqual(-row.credit_limit);
+      expect(shown.debt).toBe(row.debt);
       if (expiredFree === 0) expect(shown.available).toBe(shown.balance - pending);
     }
   }
@@ -134,11 +141,11 @@ describeEachDialect('holds and grants property', (dialect) => {
     }
   }
 
-  it('random interleavings keep balance = Σ entries = Σ grants, available = balance − pending holds ≥ 0, and spend no expired credit', async () => {
+  it('random interleavings keep balance = Σ entries = Σ grants − debt, available = balance − pending holds ≥ −credit_limit, and spend no expired credit', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(step, { minLength: 5, maxLength: 25 }), async (steps) => {
+      fc.asyncProperty(fc.array(step, { minLength: 5, maxLength: 25 }), creditLimits, async (steps, limits) => {
         const walletIds: string[] = [];
-        for (let index = 0; index < WALLETS; index += 1) walletIds.push((await client.createWallet()).id);
+        for (const limit of limits) walletIds.push((await client.createWallet({ credit_limit: limit })).id);
         const holdIds: string[] = [];
         const id = (index: number) => walletIds[index] ?? '';
         for (const next of steps) {
@@ -192,10 +199,10 @@ describeEachDialect('holds and grants property', (dialect) => {
           await checkInvariants(walletIds);
         }
         await checkNothingSpentAfterExpiry(walletIds);
+        const report = await verifyLedger(current().service.db, { projectId: current().projectId });
+        expect(LEDGER_CHECKS.filter((check) => report.checks[check].violations > 0)).toEqual([]);
       }),
       { numRuns: 20 },
     );
-    const report = await verifyLedger(current().service.db, { projectId: current().projectId });
-    expect(LEDGER_CHECKS.filter((check) => report.checks[check].violations > 0)).toEqual([]);
   });
 });

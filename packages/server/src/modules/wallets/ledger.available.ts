@@ -7,7 +7,8 @@ import type { CategoryBalance } from './wallets.categories.js';
 /**
  * `available` as a read sees it at `now` (docs/adr/0018-holds-and-grants.md): balance − held, where
  * what the write path has not settled yet counts as settled. A pending hold past `expires_at`
- * holds nothing (its reservations on unexpired grants are available again); an expired grant's
+ * holds nothing (its reservations on unexpired grants, and what it reserved on the credit limit,
+ * are available again, docs/adr/0023-credit-limits.md); an expired grant's
  * credits not reserved by a pending hold are not available. Two index reads for any number of
  * wallets, both usually empty.
  */
@@ -31,7 +32,7 @@ export async function availableOf(
     .execute();
   const expiredHolds = await db
     .selectFrom('wallet_holds')
-    .select(['wallet_id', 'sources'])
+    .select(['wallet_id', 'amount', 'sources'])
     .where('project_id', '=', projectId)
     .where('wallet_id', 'in', ids)
     .where('status', '=', 'pending')
@@ -41,7 +42,9 @@ export async function availableOf(
   const expiredGrantIds = new Set(expiredGrants.map((grant) => grant.id));
   for (const grant of expiredGrants) add(grant.wallet_id, -(grant.remaining - grant.held));
   for (const hold of expiredHolds) {
-    for (const source of parseSources(hold.sources)) if (!expiredGrantIds.has(source.grant_id)) add(hold.wallet_id, source.amount);
+    let onExpiredGrants = 0;
+    for (const source of parseSources(hold.sources)) if (expiredGrantIds.has(source.grant_id)) onExpiredGrants += source.amount;
+    add(hold.wallet_id, hold.amount - onExpiredGrants);
   }
   return available;
 }

@@ -69,8 +69,10 @@ export class GrantBook {
   }
 
   /**
-   * Spends (`reserve` false) or reserves for a hold (`reserve` true) `amount` of the wallet's free
-   * grants, in spending order; with `categories`, only of grants of those (docs/adr/0021-categories.md).
+   * Spends (`reserve` false) or reserves for a hold (`reserve` true) up to `amount` of the wallet's
+   * free grants, in spending order; with `categories`, only of grants of those
+   * (docs/adr/0021-categories.md). What they fall short of is the caller's to take on the wallet's
+   * credit limit (docs/adr/0023-credit-limits.md).
    */
   draw(
     projectId: string,
@@ -87,7 +89,6 @@ export class GrantBook {
       sources.push({ grant_id: grant.id, amount: part, category: grant.category });
       left -= part;
     }
-    assert(left === 0, `the free grants of wallet ${walletId} cover what its available balance allowed`);
     return sources;
   }
 

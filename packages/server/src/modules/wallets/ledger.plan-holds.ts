@@ -9,7 +9,7 @@ import type { MovementRequest } from './ledger.movements.js';
 import { toHold } from './ledger.views.js';
 import type { Hold } from './holds.schemas.js';
 import type { Source, Transaction } from './wallets.schemas.js';
-import { refuseUnusable } from './wallets.rules.js';
+import { limitText, refuseUnusable } from './wallets.rules.js';
 import { categoriesColumn } from './wallets.categories.js';
 import type { WalletRow } from './wallets.store.js';
 
@@ -22,6 +22,12 @@ export interface PlanCore {
   wallet(projectId: string, walletId: string): WalletRow | undefined;
   setBalance(projectId: string, wallet: WalletRow, balance: number): void;
   setHeld(projectId: string, wallet: WalletRow, held: number): void;
+  /**
+   * Draws `amount` on the wallet's free grants and takes what they do not cover as debt, within
+   * its credit limit (the caller has checked `available`); the grants drawn on, in order. With
+   * `categories`, only grants of those, which the caller has checked cover `amount`.
+   */
+  borrow(projectId: string, wallet: WalletRow, amount: number, categories: readonly string[] | null): Source[];
   /** Records a movement out of the wallet (a debit or an expiry) with its entries and money event. */
   takeFromWallet(input: {
     projectId: string;
@@ -80,6 +86,8 @@ export class HoldPlanner {
     refuseUnavailable(wallet, movement.amount);
     const { categories } = movement;
     if (categories !== null) refuseUnavailableIn(core.grants, { projectId, wallet, categories, amount: movement.amount, now: core.now });
+    // What the free grants do not cover is reserved on the credit limit: it counts in `held` alone.
+    // A hold restricted to categories was refused above unless their grants cover it.
     const sources = core.grants.draw(projectId, wallet.id, movement.amount, { now: core.now, reserve: true, categories });
     core.setHeld(projectId, wallet, wallet.held + movement.amount);
     const expiresAt = new Date(Date.parse(core.now) + movement.expiresInSeconds * 1000).toISOString();
@@ -136,7 +144,16 @@ export class HoldPlanner {
         param: 'amount',
       });
     }
-    const spent = core.grants.settleReservation(parseSources(hold.sources), amount);
+    // The grants the hold reserved first; a part it reserved on the credit limit draws on the grants
+    // free now, and what they do not cover becomes debt (docs/adr/0023-credit-limits.md).
+    const reserved = parseSources(hold.sources);
+    const fromReserved = Math.min(
+      amount,
+      reserved.reduce((sum, source) => sum + source.amount, 0),
+    );
+    const spent = core.grants.settleReservation(reserved, fromReserved);
+    // A hold restricted to categories reserved all of its amount on their grants, so it never borrows.
+    if (amount > fromReserved) spent.push(...core.borrow(projectId, wallet, amount - fromReserved, null));
     core.setHeld(projectId, wallet, wallet.held - hold.amount);
     const transactionId = newId('txn');
     core.takeFromWallet({
@@ -251,14 +268,19 @@ export class HoldPlanner {
   }
 }
 
-/** 422 `insufficient_credits` when the wallet's available credits (balance − held) fall short. */
+/**
+ * 422 `insufficient_credits` when taking `amount` would leave the wallet's available credits
+ * (balance − held) below −`credit_limit` (docs/adr/0023-credit-limits.md).
+ */
 export function refuseUnavailable(wallet: WalletRow, amount: number): void {
   const available = wallet.balance - wallet.held;
-  if (available < amount) {
+  if (available - amount < -wallet.credit_limit) {
     const held = wallet.held > 0 ? ` (${wallet.balance} less ${wallet.held} held)` : '';
-    throw new ApiError('insufficient_credits', `Wallet ${wallet.id} has ${available} credits available${held}; ${amount} requested.`, {
-      param: 'amount',
-    });
+    throw new ApiError(
+      'insufficient_credits',
+      `Wallet ${wallet.id} has ${available} credits available${held}${limitText(wallet)}; ${amount} requested.`,
+      { param: 'amount' },
+    );
   }
 }
 

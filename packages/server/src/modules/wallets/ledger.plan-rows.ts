@@ -166,6 +166,7 @@ export type TransactionColumns = Pick<
   | 'recurring_grant_id'
   | 'category'
   | 'categories'
+  | 'repaid'
 >;
 
 /**
@@ -202,14 +203,19 @@ export function transactionRowOf(row: RowContext, columns: TransactionColumns): 
     recurring_grant_id: columns.recurring_grant_id,
     category: columns.category,
     categories: columns.categories,
+    repaid: columns.repaid,
   };
 }
 
-/** The row of a credit, debit or transfer as asked, with the grants it drew on or made. */
+/**
+ * The row of a credit, debit or transfer as asked, with the grants it drew on or made and what it
+ * repaid of the receiving wallet's debt (docs/adr/0023-credit-limits.md; 0 for a debit).
+ */
 export function transactionRow(
   row: RowContext,
   movement: KeyedMovement & { type: 'credit' | 'debit' | 'transfer' },
   sources: readonly Source[],
+  repaid: number,
 ): LedgerTransactionRow {
   const transfer = movement.type === 'transfer';
   return transactionRowOf(row, {
@@ -228,6 +234,7 @@ export function transactionRow(
     recurring_grant_id: movement.type === 'credit' ? (movement.recurringGrantId ?? null) : null,
     category: movement.type === 'credit' ? movement.category : null,
     categories: movement.type === 'credit' ? null : categoriesColumn(movement.categories),
+    repaid,
   });
 }
 

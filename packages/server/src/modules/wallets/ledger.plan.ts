@@ -8,6 +8,7 @@ import { GrantBook, type GrantRow } from './ledger.grants.js';
 import {
   type BatchOutcome,
   fieldsHash,
+  GRANT_PRIORITY_DEFAULT,
   isKeyed,
   keyReused,
   keyScope,
@@ -22,8 +23,9 @@ import type { BalanceWrite, LedgerKey, LedgerRefusalRow } from './ledger.stateme
 import { type KeyedAnswer, keyedAnswers, ledgerEntry, ledgerKeyText, transactionRowOf, transactionRow } from './ledger.plan-rows.js';
 import { issuanceAccountId, type LedgerTransactionRow, type NewLedgerEntry, type TransactionWithBalance } from './ledger.store.js';
 import { toTransaction, toTransfer } from './ledger.views.js';
-import { BALANCE_MAX, type Transaction, type Transfer } from './wallets.schemas.js';
+import { BALANCE_MAX, type Source, type Transaction, type Transfer } from './wallets.schemas.js';
 import { refuseOutOfRange, refuseTransfer, refuseUnusable } from './wallets.rules.js';
+import { CATEGORY_DEFAULT } from './wallets.categories.js';
 import type { WalletRow } from './wallets.store.js';
 
 export interface PlanInput {
@@ -100,7 +102,10 @@ export class LedgerPlan implements PlanCore {
   }
 
   setHeld(projectId: string, wallet: WalletRow, held: number): void {
-    assert(held >= 0 && held <= wallet.balance, `the held credits of wallet ${wallet.id} stay within its balance`);
+    assert(
+      held >= 0 && wallet.balance - held >= -wallet.credit_limit,
+      `the held credits of wallet ${wallet.id} stay within its credit limit`,
+    );
     const before = wallet.held;
     this.#undo?.push(() => (wallet.held = before));
     wallet.held = held;
@@ -128,6 +133,7 @@ export class LedgerPlan implements PlanCore {
         recurring_grant_id: null,
         category: null,
         categories: null,
+        repaid: 0,
       },
     );
     this.transactions.push(row);
@@ -192,9 +198,34 @@ export class LedgerPlan implements PlanCore {
     return [...this.#changed].map((key) => {
       const row = this.#wallets.get(key);
       assert(row !== undefined, 'a changed wallet was locked');
-      assert(row.balance >= 0 && row.balance <= BALANCE_MAX, `the balance of wallet ${row.id} is in range`);
-      return { projectId: row.project_id, walletId: row.id, balance: row.balance, held: row.held, updatedAt: this.#now };
+      assert(row.balance >= -row.credit_limit && row.balance <= BALANCE_MAX, `the balance of wallet ${row.id} is in range`);
+      assert(row.debt >= 0 && row.debt <= row.credit_limit, `the debt of wallet ${row.id} is within its credit limit`);
+      return { projectId: row.project_id, walletId: row.id, balance: row.balance, held: row.held, debt: row.debt, updatedAt: this.#now };
     });
+  }
+
+  borrow(projectId: string, wallet: WalletRow, amount: number, categories: readonly string[] | null): Source[] {
+    const sources = this.grants.draw(projectId, wallet.id, amount, { now: this.#now, reserve: false, categories });
+    const drawn = sources.reduce((sum, source) => sum + source.amount, 0);
+    // A draw restricted to categories was refused before unless their grants cover it: it never borrows.
+    assert(categories === null || drawn === amount, 'a draw restricted to categories is covered by their grants');
+    if (drawn < amount) this.#setDebt(projectId, wallet, wallet.debt + amount - drawn);
+    return sources;
+  }
+
+  /** What a credit of `amount` to the wallet repays of its debt first (docs/adr/0023-credit-limits.md); the rest makes grants. */
+  #repay(projectId: string, wallet: WalletRow, amount: number): number {
+    const repaid = Math.min(amount, wallet.debt);
+    if (repaid > 0) this.#setDebt(projectId, wallet, wallet.debt - repaid);
+    return repaid;
+  }
+
+  #setDebt(projectId: string, wallet: WalletRow, debt: number): void {
+    assert(debt >= 0 && debt <= wallet.credit_limit, `the debt of wallet ${wallet.id} stays within its credit limit`);
+    const before = wallet.debt;
+    this.#undo?.push(() => (wallet.debt = before));
+    wallet.debt = debt;
+    this.#changed.add(walletKey(projectId, wallet.id));
   }
 
   #applyOne(projectId: string, context: AuditContext, movement: MovementRequest, atomic: boolean): MovementOutcome {
@@ -267,23 +298,26 @@ export class LedgerPlan implements PlanCore {
       if (categories !== null) refuseUnavailableIn(this.grants, { projectId, wallet, categories, amount, now: this.#now });
     }
     const before = wallet.balance;
-    const sources =
-      movement.type === 'credit'
-        ? [
-            this.grants.create({
-              projectId,
-              walletId,
-              transactionId: id,
-              amount,
-              priority: movement.priority,
-              expiresAt: movement.expiresAt,
-              category: movement.category,
-              now: this.#now,
-            }),
-          ]
-        : this.grants.draw(projectId, walletId, amount, { now: this.#now, reserve: false, categories: movement.categories });
+    const repaid = movement.type === 'credit' ? this.#repay(projectId, wallet, amount) : 0;
+    let sources: Source[];
+    if (movement.type === 'debit') sources = this.borrow(projectId, wallet, amount, movement.categories);
+    else if (repaid === amount) sources = [];
+    else {
+      sources = [
+        this.grants.create({
+          projectId,
+          walletId,
+          transactionId: id,
+          amount: amount - repaid,
+          priority: movement.priority,
+          expiresAt: movement.expiresAt,
+          category: movement.category,
+          now: this.#now,
+        }),
+      ];
+    }
     this.setBalance(projectId, wallet, before + delta);
-    const row = transactionRow({ projectId, context, id, currency: wallet.currency, now: this.#now }, movement, sources);
+    const row = transactionRow({ projectId, context, id, currency: wallet.currency, now: this.#now }, movement, sources, repaid);
     this.transactions.push(row);
     this.#walletEntries(projectId, id, wallet, delta);
     this.#creditEvents(projectId, id, wallet, movement.type, amount, movement.description);
@@ -303,25 +337,37 @@ export class LedgerPlan implements PlanCore {
     if (categories !== null) refuseUnavailableIn(this.grants, { projectId, wallet: source, categories, amount, now: this.#now });
     const [sourceBefore, targetBefore] = [source.balance, target.balance];
     // The credits keep their grants' terms, category included, in the receiving wallet
-    // (docs/adr/0018-holds-and-grants.md, docs/adr/0021-categories.md).
-    const sources = this.grants.draw(projectId, fromWalletId, amount, { now: this.#now, reserve: false, categories });
-    for (const part of sources) {
+    // (docs/adr/0018-holds-and-grants.md, docs/adr/0021-categories.md); the part taken on the
+    // sender's credit limit arrives with the default terms. A receiver in debt repays it first, with
+    // the credits in the order they were drawn (docs/adr/0023-credit-limits.md).
+    const sources = this.borrow(projectId, source, amount, categories);
+    const parts = sources.map((part) => {
       const drawn = this.grants.get(part.grant_id);
       assert(drawn !== undefined, 'a drawn grant is known');
+      return { amount: part.amount, priority: drawn.priority, expiresAt: drawn.expires_at, category: drawn.category };
+    });
+    const borrowed = amount - sources.reduce((sum, part) => sum + part.amount, 0);
+    if (borrowed > 0) parts.push({ amount: borrowed, priority: GRANT_PRIORITY_DEFAULT, expiresAt: null, category: CATEGORY_DEFAULT });
+    const repaid = this.#repay(projectId, target, amount);
+    let toRepay = repaid;
+    for (const part of parts) {
+      const kept = part.amount - Math.min(toRepay, part.amount);
+      toRepay -= part.amount - kept;
+      if (kept === 0) continue;
       this.grants.create({
         projectId,
         walletId: toWalletId,
         transactionId: id,
-        amount: part.amount,
-        priority: drawn.priority,
-        expiresAt: drawn.expires_at,
-        category: drawn.category,
+        amount: kept,
+        priority: part.priority,
+        expiresAt: part.expiresAt,
+        category: part.category,
         now: this.#now,
       });
     }
     this.setBalance(projectId, source, sourceBefore - amount);
     this.setBalance(projectId, target, targetBefore + amount);
-    const row = transactionRow({ projectId, context, id, currency: source.currency, now: this.#now }, movement, sources);
+    const row = transactionRow({ projectId, context, id, currency: source.currency, now: this.#now }, movement, sources, repaid);
     this.transactions.push(row);
     this.entries.push(
       ledgerEntry(this.#now, projectId, id, fromWalletId, -amount, source.balance),
@@ -338,7 +384,7 @@ export class LedgerPlan implements PlanCore {
   }
 
   setBalance(projectId: string, wallet: WalletRow, balance: number): void {
-    assert(balance >= 0 && balance <= BALANCE_MAX, `the balance of wallet ${wallet.id} stays in range`);
+    assert(balance >= -wallet.credit_limit && balance <= BALANCE_MAX, `the balance of wallet ${wallet.id} stays in range`);
     const before = wallet.balance;
     this.#undo?.push(() => (wallet.balance = before));
     wallet.balance = balance;

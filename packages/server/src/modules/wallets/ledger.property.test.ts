@@ -18,8 +18,9 @@ import type { Transaction, Transfer } from './wallets.schemas.js';
 
 /**
  * Random batches of credits, debits and transfers, sent all at once, with keys that repeat (same
- * request twice) and conflict (same key, other request), checked against a model built only from
- * the responses, and then against the ledger's invariants.
+ * request twice) and conflict (same key, other request), on wallets with and without a credit limit
+ * (docs/adr/0023-credit-limits.md), checked against a model built only from the responses, and then
+ * against the ledger's invariants.
  */
 
 const WALLETS = 4; // wallets 0-2 hold USD, wallet 3 EUR (transfers to or from it are refused)
@@ -60,9 +61,10 @@ describeEachDialect('ledger property', (dialect) => {
       fc.asyncProperty(
         fc.array(operation, { minLength: 1, maxLength: 30 }),
         fc.array(fc.integer({ min: 0, max: 60 }), { minLength: WALLETS, maxLength: WALLETS }),
-        async (operations, initial) => {
+        fc.array(fc.constantFrom(0, 0, 30), { minLength: WALLETS, maxLength: WALLETS }),
+        async (operations, initial, creditLimits) => {
           const run = randomBase62(8);
-          const wallets = await walletsWithBalances(client, initial);
+          const wallets = await walletsWithBalances(client, initial, creditLimits);
           const send = (op: Operation): Promise<LightMyRequestResponse> => {
             const body = op.key === null ? {} : { idempotency_key: `${run}-${op.key}` };
             if (op.kind === 'transfer') {
@@ -100,7 +102,7 @@ describeEachDialect('ledger property', (dialect) => {
           const model = modelBalances(wallets, initial, applied.values());
           const balances = await Promise.all(wallets.map((wallet) => client.balance(wallet)));
           expect(balances).toEqual(model);
-          expect(balances.every((balance) => balance >= 0)).toBe(true);
+          expect(balances.every((balance, index) => balance >= -(creditLimits[index] ?? 0))).toBe(true);
 
           // 3. The database holds exactly the movements the responses reported, no more.
           const stored = await current()

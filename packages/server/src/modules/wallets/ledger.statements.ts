@@ -60,6 +60,7 @@ export interface BalanceWrite {
   readonly walletId: string;
   readonly balance: number;
   readonly held: number;
+  readonly debt: number;
   readonly updatedAt: string;
 }
 
@@ -119,7 +120,7 @@ const sqliteStatements: LedgerStatements = {
     for (const write of balances) {
       await trx
         .updateTable('wallets')
-        .set({ balance: write.balance, held: write.held, updated_at: write.updatedAt })
+        .set({ balance: write.balance, held: write.held, debt: write.debt, updated_at: write.updatedAt })
         .where('project_id', '=', write.projectId)
         .where('id', '=', write.walletId)
         .execute();
@@ -150,7 +151,7 @@ const postgresStatements: LedgerStatements = {
   async lockWallets(trx, wallets) {
     if (wallets.length === 0) return [];
     const result = await sql<WalletRow>`${sql.raw(PREPARED_STATEMENT)}
-      select w.id, w.project_id, w.user_id, w.currency, w.balance, w.held, w.status, w.metadata, w.low_balance_threshold, w.created_at, w.updated_at
+      select w.id, w.project_id, w.user_id, w.currency, w.balance, w.held, w.credit_limit, w.debt, w.status, w.metadata, w.low_balance_threshold, w.created_at, w.updated_at
       from wallets w
       where (w.project_id, w.id) in (select * from unnest(${wallets.map((wallet) => wallet.projectId)}::text[],
                                                         ${wallets.map((wallet) => wallet.walletId)}::text[]))
@@ -163,7 +164,7 @@ const postgresStatements: LedgerStatements = {
     const result = await sql<TransactionWithBalance>`${sql.raw(PREPARED_STATEMENT)}
       select t.id, t.project_id, t.type, t.currency, t.amount, t.description, t.metadata, t.idempotency_key, t.idempotency_scope,
              t.wallet_id, t.from_wallet_id, t.to_wallet_id, t.created_at, t.actor_type, t.actor_id, t.actor_user_id, t.request_id,
-             t.sources, t.priority, t.expires_at, t.category, t.categories, t.recurring_grant_id, e.balance_after
+             t.sources, t.priority, t.expires_at, t.category, t.categories, t.recurring_grant_id, t.repaid, e.balance_after
       from unnest(${keys.map((key) => key.projectId)}::text[], ${keys.map((key) => key.scope)}::text[],
                   ${keys.map((key) => key.key)}::text[]) as k(project_id, scope, key)
       cross join lateral (
@@ -179,11 +180,11 @@ const postgresStatements: LedgerStatements = {
     if (balances.length === 0) return;
     const column = <T>(pick: (write: BalanceWrite) => T) => balances.map(pick);
     await sql`${sql.raw(PREPARED_STATEMENT)}
-      update wallets w set balance = v.balance, held = v.held, updated_at = v.updated_at
+      update wallets w set balance = v.balance, held = v.held, debt = v.debt, updated_at = v.updated_at
       from unnest(${column((b) => b.projectId)}::text[], ${column((b) => b.walletId)}::text[],
                   ${column((b) => String(b.balance))}::bigint[], ${column((b) => String(b.held))}::bigint[],
-                  ${column((b) => b.updatedAt)}::text[])
-           as v(project_id, id, balance, held, updated_at)
+                  ${column((b) => String(b.debt))}::bigint[], ${column((b) => b.updatedAt)}::text[])
+           as v(project_id, id, balance, held, debt, updated_at)
       where w.project_id = v.project_id and w.id = v.id`.execute(trx);
   },
   async insertTransactions(trx, rows) {
@@ -193,7 +194,7 @@ const postgresStatements: LedgerStatements = {
       insert into ledger_transactions (id, project_id, type, currency, amount, description, metadata, idempotency_key,
                                        idempotency_scope, wallet_id, from_wallet_id, to_wallet_id, created_at, actor_type,
                                        actor_id, actor_user_id, request_id, ip, user_agent, sources, priority, expires_at,
-                                       category, categories, recurring_grant_id)
+                                       category, categories, recurring_grant_id, repaid)
       select * from unnest(${column((r) => r.id)}::text[], ${column((r) => r.project_id)}::text[], ${column((r) => r.type)}::text[],
         ${column((r) => r.currency)}::text[], ${column((r) => String(r.amount))}::bigint[], ${column((r) => r.description)}::text[],
         ${column((r) => r.metadata)}::text[], ${column((r) => r.idempotency_key)}::text[], ${column((r) => r.idempotency_scope)}::text[],
@@ -202,7 +203,8 @@ const postgresStatements: LedgerStatements = {
         ${column((r) => r.actor_user_id)}::text[], ${column((r) => r.request_id)}::text[], ${column((r) => r.ip)}::text[],
         ${column((r) => r.user_agent)}::text[], ${column((r) => r.sources)}::text[],
         ${column((r) => r.priority)}::int[], ${column((r) => r.expires_at)}::text[], ${column((r) => r.category)}::text[],
-        ${column((r) => r.categories)}::text[], ${column((r) => r.recurring_grant_id)}::text[])`.execute(trx);
+        ${column((r) => r.categories)}::text[], ${column((r) => r.recurring_grant_id)}::text[],
+        ${column((r) => String(r.repaid))}::bigint[])`.execute(trx);
   },
   async insertEntries(trx, rows) {
     if (rows.length === 0) return;

@@ -75,6 +75,7 @@ const HISTORY_COLUMNS = [
   'recurring_grant_id',
   'category',
   'categories',
+  'repaid',
 ] as const satisfies readonly (keyof LedgerTransactionRow)[];
 
 /** One entry of a wallet's history: the wallet's side and its transaction. */

@@ -99,7 +99,7 @@ describeEachDialect('svc ledger verify', (dialect) => {
     expect(cli.stderr).not.toContain('idempotency_keys_applied_twice');
   });
 
-  it('names broken grant and hold invariants: grants not summing to the balance, held not the pending holds, negative available', async () => {
+  it('names broken grant and hold invariants: grants not summing to the balance, held not the pending holds, available below the credit limit', async () => {
     const k = current().service.db.kysely;
     const wallet = (await client.createWallet()).id;
     await client.credit(wallet, 50);
@@ -112,7 +112,7 @@ describeEachDialect('svc ledger verify', (dialect) => {
     await sql`update wallet_grants set remaining = remaining - 1 where wallet_id = ${wallet}`.execute(k);
     expect(await examples()).toEqual(['grants_not_summing_to_balance']);
     await sql`update wallets set held = 60 where id = ${wallet}`.execute(k);
-    expect(await examples()).toEqual(['grants_not_summing_to_balance', 'held_not_sum_of_pending_holds', 'negative_available']);
+    expect(await examples()).toEqual(['grants_not_summing_to_balance', 'held_not_sum_of_pending_holds', 'available_below_credit_limit']);
   });
 
   it("holds per unit: each custom unit has its own issuance account, and an entry outside its transaction's unit is named", async () => {

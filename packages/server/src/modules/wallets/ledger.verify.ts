@@ -4,7 +4,8 @@ import { ISSUANCE_ACCOUNT_PREFIX } from './ledger.store.js';
 
 /**
  * The ledger's invariants (docs/api.md section 4, Wallets; holds and grants in
- * docs/adr/0018-holds-and-grants.md; recurring grants in docs/adr/0022-recurring-grants.md), checked against what is stored. Each
+ * docs/adr/0018-holds-and-grants.md; recurring grants in docs/adr/0022-recurring-grants.md; credit limits in
+ * docs/adr/0023-credit-limits.md), checked against what is stored. Each
  * check is one SQL statement that returns the offending rows (at most `EXAMPLES_MAX` of them, plus
  * their count), so a sound ledger returns nothing; comparisons stay in SQL, where sums above 2^53
  * are exact. Used by `svc ledger verify` and by the ledger's property tests.
@@ -16,12 +17,13 @@ export const LEDGER_CHECKS = [
   'transactions_not_summing_to_zero',
   'transactions_with_fewer_than_two_entries',
   'entries_outside_their_unit',
-  'negative_balances',
+  'balances_below_credit_limit',
   'idempotency_keys_applied_twice',
   'money_events_missing_or_extra',
   'grants_not_summing_to_balance',
   'held_not_sum_of_pending_holds',
-  'negative_available',
+  'available_below_credit_limit',
+  'debt_over_credit_limit',
   'recurring_grant_periods_not_once',
   'grants_not_of_their_credit_category',
 ] as const;
@@ -76,8 +78,8 @@ function checkStatement(check: LedgerCheck, projectId: string | null): RawBuilde
         left join wallets w on w.project_id = e.project_id and w.id = e.account_id
         where ${scoped('e')} and case when w.id is null then e.account_id <> ${ISSUANCE_ACCOUNT_PREFIX} || t.currency
                                       else w.currency <> t.currency end`;
-    case 'negative_balances':
-      return sql`select w.id as id from wallets w where ${scoped('w')} and w.balance < 0`;
+    case 'balances_below_credit_limit':
+      return sql`select w.id as id from wallets w where ${scoped('w')} and w.balance < -w.credit_limit`;
     case 'idempotency_keys_applied_twice':
       return sql`select t.idempotency_scope || '/' || t.idempotency_key as id from ledger_transactions t
         where ${scoped('t')} and t.idempotency_key is not null
@@ -94,23 +96,26 @@ function checkStatement(check: LedgerCheck, projectId: string | null): RawBuilde
           group by v.project_id) p
         group by p.project_id having sum(p.expected) <> sum(p.actual)`;
     case 'grants_not_summing_to_balance':
-      // Every credit is a grant (docs/adr/0018-holds-and-grants.md): a wallet's grants' remaining sum to its balance.
+      // Every credit is a grant (docs/adr/0018-holds-and-grants.md), less what the wallet owes
+      // (docs/adr/0023-credit-limits.md): balance = Σ grants' remaining − debt.
       return sql`select w.id as id from wallets w
         left join (select project_id, wallet_id, sum(remaining) as total from wallet_grants g where ${scoped('g')}
                    group by project_id, wallet_id) s
           on s.project_id = w.project_id and s.wallet_id = w.id
-        where ${scoped('w')} and w.balance <> coalesce(s.total, 0)`;
+        where ${scoped('w')} and w.balance <> coalesce(s.total, 0) - w.debt`;
     case 'held_not_sum_of_pending_holds':
       return sql`select w.id as id from wallets w
         left join (select project_id, wallet_id, sum(amount) as total from wallet_holds h where ${scoped('h')} and h.status = 'pending'
                    group by project_id, wallet_id) s
           on s.project_id = w.project_id and s.wallet_id = w.id
         where ${scoped('w')} and w.held <> coalesce(s.total, 0)`;
-    case 'negative_available':
-      // available = balance − held never goes below 0; nor does a grant hold more than it has left.
-      return sql`select w.id as id from wallets w where ${scoped('w')} and w.balance - w.held < 0
+    case 'available_below_credit_limit':
+      // available = balance − held never goes below −credit_limit; nor does a grant hold more than it has left.
+      return sql`select w.id as id from wallets w where ${scoped('w')} and w.balance - w.held < -w.credit_limit
         union all
         select g.id as id from wallet_grants g where ${scoped('g')} and (g.held > g.remaining or g.remaining < 0)`;
+    case 'debt_over_credit_limit':
+      return sql`select w.id as id from wallets w where ${scoped('w')} and (w.debt < 0 or w.debt > w.credit_limit)`;
     case 'recurring_grant_periods_not_once':
       // One credit per (recurring grant, period), under the period's key `<recurring grant id>:<index>`
       // in the grant's wallet (docs/adr/0022-recurring-grants.md): a credit of a recurring grant

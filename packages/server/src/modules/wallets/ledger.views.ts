@@ -37,6 +37,7 @@ export function toTransaction(
     request_id: row.request_id,
     sources: sourcesOf(row),
     recurring_grant_id: row.recurring_grant_id,
+    repaid: row.repaid,
   };
   addCategories(transaction, row);
   return transaction;
@@ -118,6 +119,7 @@ export function toTransfer(row: LedgerTransactionRow): Transfer {
     actor: actorFromColumns(row),
     request_id: row.request_id,
     sources: sourcesOf(row),
+    repaid: row.repaid,
   };
   addCategories(transfer, row);
   return transfer;
@@ -146,6 +148,8 @@ export function toWalletTransaction(row: WalletHistoryRow, walletId: string): Wa
     request_id: row.request_id,
     sources: sourcesOf(row),
     recurring_grant_id: row.recurring_grant_id,
+    // A transfer repays the receiving wallet's debt only.
+    repaid: outgoing ? 0 : row.repaid,
     ...(counterparty === undefined || counterparty === null ? {} : { counterparty_wallet_id: counterparty }),
   };
   addCategories(transaction, row);

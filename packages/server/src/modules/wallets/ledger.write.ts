@@ -160,7 +160,14 @@ export class LedgerWriter {
     const keyList = [...keys.values()];
     const now = isoTime(this.#clock.now());
     const holdRows = await loadHolds(trx, { named: holds, wallets: lockedRefs, now });
-    const reserved = holdRows.filter((hold) => hold.status === 'pending').flatMap((hold) => parseSources(hold.sources));
+    const pending = holdRows.filter((hold) => hold.status === 'pending');
+    const reserved = pending.flatMap((hold) => parseSources(hold.sources));
+    // A hold that reserved part of its amount on the credit limit draws that part, at its capture,
+    // on the grants free then (docs/adr/0023-credit-limits.md).
+    for (const hold of pending) {
+      const onLimit = hold.amount - parseSources(hold.sources).reduce((sum, source) => sum + source.amount, 0);
+      if (onLimit > 0) need(hold.project_id, hold.wallet_id, onLimit, null);
+    }
     const plan = new LedgerPlan({
       wallets: locked,
       keyedTransactions: await statements.findKeyedTransactions(trx, keyList),

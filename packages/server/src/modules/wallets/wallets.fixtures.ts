@@ -29,12 +29,21 @@ export interface WalletsClient {
 
 /**
  * The wallets of one property-test run: one per start balance (the fourth in EUR, the rest USD, so
- * currency mismatches occur), each credited its start balance when above zero.
+ * currency mismatches occur), each credited its start balance when above zero, each with its
+ * credit limit from `creditLimits` (default 0).
  */
-export async function walletsWithBalances(client: WalletsClient, initial: readonly number[]): Promise<string[]> {
+export async function walletsWithBalances(
+  client: WalletsClient,
+  initial: readonly number[],
+  creditLimits: readonly number[] = [],
+): Promise<string[]> {
   const wallets: string[] = [];
   for (const [index, amount] of initial.entries()) {
-    const wallet = await client.createWallet({ currency: index === 3 ? 'EUR' : 'USD', low_balance_threshold: 25 });
+    const wallet = await client.createWallet({
+      currency: index === 3 ? 'EUR' : 'USD',
+      low_balance_threshold: 25,
+      credit_limit: creditLimits[index] ?? 0,
+    });
     if (amount > 0) await client.credit(wallet.id, amount);
     wallets.push(wallet.id);
   }
@@ -132,6 +141,7 @@ export interface LedgerViolations {
   readonly balanceMismatches: readonly { id: string; balance: number; entries: number }[];
   /** Transactions whose entries do not sum to zero. */
   readonly unbalancedTransactions: readonly string[];
+  /** Wallets below −`credit_limit` (docs/adr/0023-credit-limits.md). */
   readonly negativeBalances: readonly string[];
   /** Sum of every entry of the project; zero in a sound ledger. */
   readonly entriesTotal: number;
@@ -158,7 +168,7 @@ export async function ledgerViolations(db: Db, projectId: string): Promise<Ledge
   const k = db.kysely;
   const wallets = await k
     .selectFrom('wallets')
-    .select(['id', 'balance', 'low_balance_threshold'])
+    .select(['id', 'balance', 'low_balance_threshold', 'credit_limit'])
     .where('project_id', '=', projectId)
     .execute();
   const sums = await k
@@ -254,7 +264,7 @@ export async function ledgerViolations(db: Db, projectId: string): Promise<Ledge
       .map((wallet) => ({ id: wallet.id, balance: wallet.balance, entries: sumByAccount.get(wallet.id) ?? 0 }))
       .filter((row) => row.balance !== row.entries),
     unbalancedTransactions: unbalanced.map((row) => row.transaction_id),
-    negativeBalances: wallets.filter((wallet) => wallet.balance < 0).map((wallet) => wallet.id),
+    negativeBalances: wallets.filter((wallet) => wallet.balance < -wallet.credit_limit).map((wallet) => wallet.id),
     entriesTotal: [...sumByAccount.values()].reduce((total, value) => total + value, 0),
     keysAppliedTwice: twice.map((row) => `${row.idempotency_scope}/${row.idempotency_key ?? ''}`),
     eventMismatches,

@@ -121,9 +121,10 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
         config: { credential: 'secret' },
         schema: {
           operationId: 'updateWallet',
+          errors: ['resource_missing', 'credit_limit_below_debt'],
           tags,
           security,
-          summary: 'Update metadata or the low-balance threshold',
+          summary: 'Update metadata, the low-balance threshold or the credit limit',
           params: WalletParams,
           body: UpdateWalletBody,
           response: { 200: WalletSchema },

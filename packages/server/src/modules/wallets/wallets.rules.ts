@@ -33,18 +33,30 @@ export function refuseUnusable(wallet: WalletRow | undefined, walletId: string, 
   if (wallet.status === 'frozen') throw walletFrozen(wallet.id, param);
 }
 
-/** Throws when adding `delta` (negative to take) would leave the balance outside 0 to 2^53 - 1. */
+/**
+ * Throws when adding `delta` (negative to take) would leave the balance outside −`credit_limit` to
+ * 2^53 - 1 (docs/adr/0023-credit-limits.md).
+ */
 export function refuseOutOfRange(wallet: WalletRow, delta: number): void {
-  if (delta < 0 && wallet.balance < -delta) {
-    throw new ApiError('insufficient_credits', `Wallet ${wallet.id} has ${wallet.balance} credits; ${-delta} requested.`, {
-      param: 'amount',
-    });
+  if (delta < 0 && wallet.balance + delta < -wallet.credit_limit) {
+    throw new ApiError(
+      'insufficient_credits',
+      `Wallet ${wallet.id} has ${wallet.balance} credits${limitText(wallet)}; ${-delta} requested.`,
+      {
+        param: 'amount',
+      },
+    );
   }
   if (delta > 0 && wallet.balance > BALANCE_MAX - delta) {
     throw new ApiError('balance_limit_exceeded', `The balance of wallet ${wallet.id} would exceed ${BALANCE_MAX} credits.`, {
       param: 'amount',
     });
   }
+}
+
+/** How a refusal names the wallet's credit limit, when it has one. */
+export function limitText(wallet: Pick<WalletRow, 'credit_limit'>): string {
+  return wallet.credit_limit > 0 ? ` and a credit limit of ${wallet.credit_limit}` : '';
 }
 
 /** Every rule of a transfer between the two (locked) wallets. */

@@ -42,6 +42,20 @@ const Currency = Type.String({
     "The unit of the wallet's credits: an ISO 4217 code (`USD`) or a custom unit of 2 to 16 upper-case letters, digits and underscores starting with a letter (`CREDITS`, `GPU_HOURS`). Amounts are whole numbers of this unit; movements only between wallets of the same unit.",
 });
 const Credits = Type.Integer({ minimum: 0, maximum: BALANCE_MAX });
+/** A balance, which a credit limit lets go below 0 (docs/adr/0023-credit-limits.md). */
+const SignedCredits = Type.Integer({ minimum: -BALANCE_MAX, maximum: BALANCE_MAX });
+const CreditLimit = Type.Integer({
+  minimum: 0,
+  maximum: BALANCE_MAX,
+  description:
+    'How far `balance` and `available` may go below 0 (default 0): debits, captures, outgoing transfers and holds may take them down to −`credit_limit`.',
+});
+const Repaid = Type.Integer({
+  minimum: 0,
+  maximum: AMOUNT_MAX,
+  description:
+    "What a credit or a received transfer repaid of the wallet's debt before making grants (docs/adr/0023-credit-limits.md); 0 for every other movement.",
+});
 const Threshold = Type.Integer({
   minimum: 0,
   maximum: BALANCE_MAX,
@@ -72,12 +86,14 @@ export const CreateWalletBody = StrictObject({
   currency: Currency,
   metadata: Type.Optional(Metadata),
   low_balance_threshold: Type.Optional(Nullable(Threshold)),
+  credit_limit: Type.Optional(CreditLimit),
 });
 export type CreateWalletBody = Static<typeof CreateWalletBody>;
 
 export const UpdateWalletBody = StrictObject({
   metadata: Type.Optional(metadataSchema('Merged into the stored metadata; a key set to "" is removed.')),
   low_balance_threshold: Type.Optional(Nullable(Threshold)),
+  credit_limit: Type.Optional(CreditLimit),
 });
 export type UpdateWalletBody = Static<typeof UpdateWalletBody>;
 
@@ -155,11 +171,19 @@ export const WalletSchema = Type.Object(
     object: Type.Literal('wallet'),
     user_id: Type.String(),
     currency: Type.String(),
-    balance: Credits,
+    balance: SignedCredits,
     available: Type.Integer({
+      minimum: -BALANCE_MAX,
+      maximum: BALANCE_MAX,
+      description:
+        'The balance less pending holds and expired grants not yet removed; debits, transfers and new holds may take it down to −`credit_limit`.',
+    }),
+    credit_limit: CreditLimit,
+    debt: Type.Integer({
       minimum: 0,
       maximum: BALANCE_MAX,
-      description: 'What debits, transfers and new holds may take: the balance less pending holds and expired grants not yet removed.',
+      description:
+        'What the wallet owes: credits taken beyond its grants, repaid first by the next credits. `balance` = Σ grants `remaining` − `debt`.',
     }),
     status: Type.Union([Type.Literal('active'), Type.Literal('frozen'), Type.Literal('closed')]),
     metadata: StringMap,
@@ -179,13 +203,28 @@ export type WalletList = Static<typeof WalletListSchema>;
 
 export const BalanceSchema = Type.Object(
   {
-    credits: Credits,
+    credits: SignedCredits,
     currency: Type.String(),
     available: Type.Optional(
       Type.Integer({
+        minimum: -BALANCE_MAX,
+        maximum: BALANCE_MAX,
+        description:
+          'The credits less pending holds and expired grants, down to −`credit_limit`. Always present, but for a balance asked `?at=` a past time.',
+      }),
+    ),
+    debt: Type.Optional(
+      Type.Integer({
         minimum: 0,
         maximum: BALANCE_MAX,
-        description: 'The credits less pending holds and expired grants. Always present, but for a balance asked `?at=` a past time.',
+        description: 'What the wallet owes (docs/adr/0023-credit-limits.md). Always present, but for a balance asked `?at=` a past time.',
+      }),
+    ),
+    credit_limit: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: BALANCE_MAX,
+        description: 'How far the balance may go below 0. Always present, but for a balance asked `?at=` a past time.',
       }),
     ),
     at: Type.Optional(
@@ -210,7 +249,8 @@ export const SourceSchema = Type.Object({
 });
 export type Source = Static<typeof SourceSchema>;
 const Sources = Type.Array(SourceSchema, {
-  description: 'Debits, transfers and expiries: the grants drawn on, in order; credits: the grant made; [] before grants existed.',
+  description:
+    'Debits, transfers and expiries: the grants drawn on, in order (what they fall short of `amount` was taken on the credit limit, as debt); credits: the grant made (none when the credit only repaid debt); [] before grants existed.',
 });
 
 /** Who made a transaction: the audit log's actor, and the request (docs/api.md section 4). */
@@ -227,7 +267,11 @@ function movementFields<T extends TSchema>(type: T) {
     type,
     wallet_id: Type.String(),
     amount: Amount,
-    balance_after: Type.Integer({ minimum: 0, maximum: BALANCE_MAX, description: "The wallet's balance after the movement." }),
+    balance_after: Type.Integer({
+      minimum: -BALANCE_MAX,
+      maximum: BALANCE_MAX,
+      description: "The wallet's balance after the movement (below 0 only within its credit limit).",
+    }),
     description: Nullable(Type.String()),
     metadata: StringMap,
     idempotency_key: Nullable(Type.String()),
@@ -240,6 +284,7 @@ function movementFields<T extends TSchema>(type: T) {
     ),
     category: Type.Optional(Type.String({ description: 'Credits only: the category of the grant made.' })),
     categories: Type.Optional(Type.Array(Type.String(), { description: 'Debits made with `categories`: the categories drawn on.' })),
+    repaid: Repaid,
   };
 }
 
@@ -266,6 +311,7 @@ export const TransferSchema = Type.Object(
     ...madeBy,
     sources: Sources,
     categories: Type.Optional(Type.Array(Type.String(), { description: 'Transfers made with `categories`: the categories drawn on.' })),
+    repaid: Repaid,
   },
   { $id: 'Transfer' },
 );

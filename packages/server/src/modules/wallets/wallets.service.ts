@@ -68,6 +68,8 @@ export class WalletsService {
         currency: input.currency,
         balance: 0,
         held: 0,
+        credit_limit: input.credit_limit ?? 0,
+        debt: 0,
         status: 'active',
         metadata: JSON.stringify(withoutEmptyValues(input.metadata ?? {})),
         low_balance_threshold: input.low_balance_threshold ?? null,
@@ -160,6 +162,8 @@ export class WalletsService {
       currency: row.currency,
       available: await availableOfReading(db, projectId, row, now),
       categories: await categoryBalancesOf(db, projectId, row.id, now),
+      debt: row.debt,
+      credit_limit: row.credit_limit,
     };
   }
 
@@ -177,7 +181,10 @@ export class WalletsService {
     return { object: 'list', data: await this.#views(projectId, rows.slice(0, limit)), has_more: rows.length > limit };
   }
 
-  /** Merges metadata (a key set to "" is removed) and sets or clears the low-balance threshold. */
+  /**
+   * Merges metadata (a key set to "" is removed), sets or clears the low-balance threshold, and sets
+   * the credit limit: never below what the wallet already uses of it (docs/adr/0023-credit-limits.md).
+   */
   async update(projectId: string, walletId: string, input: UpdateWalletBody, context: AuditContext): Promise<Wallet> {
     return this.#change(context, projectId, walletId, 'wallet.update', async (trx, current) => {
       let metadata: string | undefined;
@@ -194,9 +201,13 @@ export class WalletsService {
         }
         metadata = JSON.stringify(merged);
       }
+      if (input.credit_limit !== undefined && input.credit_limit < current.credit_limit) {
+        await refuseLimitBelowUse(trx, current, input.credit_limit);
+      }
       const wallet = await this.#update(trx, projectId, walletId, {
         ...(metadata === undefined ? {} : { metadata }),
         ...(input.low_balance_threshold === undefined ? {} : { low_balance_threshold: input.low_balance_threshold }),
+        ...(input.credit_limit === undefined ? {} : { credit_limit: input.credit_limit }),
       });
       return {
         wallet,
@@ -204,6 +215,8 @@ export class WalletsService {
           metadata_changed: metadata !== undefined && metadata !== current.metadata,
           low_balance_threshold_before: current.low_balance_threshold,
           low_balance_threshold_after: wallet.low_balance_threshold,
+          credit_limit_before: current.credit_limit,
+          credit_limit_after: wallet.credit_limit,
         },
       };
     });
@@ -301,6 +314,22 @@ export class WalletsService {
   }
 }
 
+/**
+ * 422 `credit_limit_below_debt` when the wallet (locked) uses more of its credit limit than `limit`:
+ * its debt, and what pending holds reserved beyond its grants, which a capture turns into debt.
+ */
+async function refuseLimitBelowUse(trx: DbTransaction, wallet: store.WalletRow, limit: number): Promise<void> {
+  const onLimit = wallet.held - (await store.heldOnGrants(trx, wallet.project_id, wallet.id));
+  const used = wallet.debt + onLimit;
+  if (used <= limit) return;
+  const held = onLimit > 0 ? ` and pending holds reserve ${onLimit} more on its credit limit` : '';
+  throw new ApiError(
+    'credit_limit_below_debt',
+    `Wallet ${wallet.id} owes ${wallet.debt} credits${held}; its credit limit cannot go below ${used}.`,
+    { param: 'credit_limit' },
+  );
+}
+
 export function toWallet(row: store.WalletRow): Wallet {
   return {
     id: row.id,
@@ -310,6 +339,8 @@ export function toWallet(row: store.WalletRow): Wallet {
     balance: row.balance,
     // Without unsettled expiries; reads that show it correct it (ledger.available.ts).
     available: row.balance - row.held,
+    credit_limit: row.credit_limit,
+    debt: row.debt,
     status: row.status,
     metadata: parseMetadata(row.metadata),
     low_balance_threshold: row.low_balance_threshold,

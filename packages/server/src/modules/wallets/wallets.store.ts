@@ -75,7 +75,7 @@ export async function listWallets(db: Executor, projectId: string, filter: ListW
  */
 export type WalletReading = WalletRow & { readonly unsettled: number };
 
-const READING_COLUMNS = `w.id, w.project_id, w.user_id, w.currency, w.balance, w.held, w.status, w.metadata,
+const READING_COLUMNS = `w.id, w.project_id, w.user_id, w.currency, w.balance, w.held, w.credit_limit, w.debt, w.status, w.metadata,
   w.low_balance_threshold, w.created_at, w.updated_at,
   case when exists (select 1 from wallet_grants g where g.project_id = w.project_id and g.wallet_id = w.id
       and g.remaining > 0 and g.expires_at is not null and g.expires_at <= ?)
@@ -120,10 +120,11 @@ export interface WalletChanges {
   readonly metadata?: string;
   readonly low_balance_threshold?: number | null;
   readonly status?: WalletStatus;
+  readonly credit_limit?: number;
   readonly updated_at: string;
 }
 
-/** Changes a wallet's settings or status (never its balance: only the ledger does that). */
+/** Changes a wallet's settings or status (never its balance or debt: only the ledger does that). */
 export async function updateWallet(
   db: Executor,
   projectId: string,
@@ -137,6 +138,22 @@ export async function updateWallet(
     .where('id', '=', walletId)
     .returningAll()
     .executeTakeFirst();
+}
+
+/**
+ * The credits of the wallet's grants that pending holds reserved. `held` beyond it is what holds
+ * reserved on the credit limit (docs/adr/0023-credit-limits.md). Grants with credits left only
+ * (index wallet_grants_live_idx): a grant a hold reserved has some.
+ */
+export async function heldOnGrants(db: Executor, projectId: string, walletId: string): Promise<number> {
+  const row = await db
+    .selectFrom('wallet_grants')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<number | string>('held'), eb.lit(0)).as('held'))
+    .where('project_id', '=', projectId)
+    .where('wallet_id', '=', walletId)
+    .where('remaining', '>', 0)
+    .executeTakeFirst();
+  return Number(row?.held ?? 0);
 }
 
 function withLock<O>(query: SelectQueryBuilder<Database, 'wallets', O>, lock: RowLock): SelectQueryBuilder<Database, 'wallets', O> {

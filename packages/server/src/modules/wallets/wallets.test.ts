@@ -47,6 +47,8 @@ describeEachDialect('wallets', (dialect) => {
         'currency',
         'balance',
         'available',
+        'credit_limit',
+        'debt',
         'status',
         'metadata',
         'low_balance_threshold',
