@@ -108,12 +108,12 @@ export interface WalletTransaction {
     category: string;
   }>;
   recurring_grant_id: string | null;
+  /** What a credit or a received transfer repaid of the wallet's debt before making grants (docs/adr/0023-credit-limits.md); 0 for every other movement. */
+  repaid: number;
   /** Credits only: the category of the grant made. */
   category?: string;
   /** Debits made with `categories`: the categories drawn on. */
   categories?: string[];
-  /** What a credit or a received transfer repaid of the wallet's debt before making grants (docs/adr/0023-credit-limits.md); 0 for every other movement. */
-  repaid: number;
   /** The other wallet of a transfer; transfers only. */
   counterparty_wallet_id?: string;
 }
@@ -167,12 +167,12 @@ export interface Transaction {
     category: string;
   }>;
   recurring_grant_id: string | null;
+  /** What a credit or a received transfer repaid of the wallet's debt before making grants (docs/adr/0023-credit-limits.md); 0 for every other movement. */
+  repaid: number;
   /** Credits only: the category of the grant made. */
   category?: string;
   /** Debits made with `categories`: the categories drawn on. */
   categories?: string[];
-  /** What a credit or a received transfer repaid of the wallet's debt before making grants (docs/adr/0023-credit-limits.md); 0 for every other movement. */
-  repaid: number;
 }
 
 export interface Transfer {
@@ -220,10 +220,10 @@ export interface Transfer {
     /** The grant's category. */
     category: string;
   }>;
-  /** Transfers made with `categories`: the categories drawn on. */
-  categories?: string[];
   /** What a credit or a received transfer repaid of the wallet's debt before making grants (docs/adr/0023-credit-limits.md); 0 for every other movement. */
   repaid: number;
+  /** Transfers made with `categories`: the categories drawn on. */
+  categories?: string[];
 }
 
 export interface Hold {

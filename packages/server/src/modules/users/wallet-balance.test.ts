@@ -89,7 +89,14 @@ describeEachDialect('GET /v1/wallet/balance with a session token', (dialect) => 
     clock.advance(30_000);
     const after = (await balance(account.token, `?wallet_id=${id}`)).json<SessionBalance>();
     // The expired credit is neither available nor counted in its category before the expiry job removes it.
-    expect(after.balance).toEqual({ credits: 50, currency: 'USD', available: 10, categories: [{ category: 'default', remaining: 10 }], debt: 0, credit_limit: 0 });
+    expect(after.balance).toEqual({
+      credits: 50,
+      currency: 'USD',
+      available: 10,
+      categories: [{ category: 'default', remaining: 10 }],
+      debt: 0,
+      credit_limit: 0,
+    });
     expect(after.transactions.map((transaction) => transaction.amount)).toEqual([10, 40]);
   });
 
@@ -115,7 +122,14 @@ describeEachDialect('GET /v1/wallet/balance with a session token', (dialect) => 
 
     expect((await balance(account.token)).json<SessionBalance>().balance).toMatchObject({ credits: 3, currency: 'USD' });
     const inCredits = (await balance(account.token, '?currency=CREDITS')).json<SessionBalance>();
-    expect(inCredits.balance).toEqual({ credits: 40, currency: 'CREDITS', available: 40 });
+    expect(inCredits.balance).toEqual({
+      credits: 40,
+      currency: 'CREDITS',
+      available: 40,
+      categories: [{ category: 'default', remaining: 40 }],
+      debt: 0,
+      credit_limit: 0,
+    });
     expect(inCredits.transactions.map((transaction) => transaction.amount)).toEqual([40]);
     expect((await balance(account.token, `?wallet_id=${newerCredits}&currency=CREDITS`)).json<SessionBalance>().balance.credits).toBe(9);
 

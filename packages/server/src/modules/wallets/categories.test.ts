@@ -76,7 +76,7 @@ describeEachDialect('categories', (dialect) => {
   describe('the balance', () => {
     it('lists each category with credits left in unexpired grants, by name; not for a balance `?at=` a past time', async () => {
       const empty = await client.createWallet();
-      expect(await balance(empty.id)).toEqual({ credits: 0, currency: 'USD', available: 0, categories: [] });
+      expect(await balance(empty.id)).toEqual({ credits: 0, currency: 'USD', available: 0, categories: [], debt: 0, credit_limit: 0 });
       const id = await mixedWallet();
       const expiresAt = new Date(clock.now().getTime() + 60_000).toISOString();
       await client.credit(id, 7, { category: 'trial', expires_at: expiresAt });
@@ -92,6 +92,8 @@ describeEachDialect('categories', (dialect) => {
           { category: 'promotional', remaining: 50 },
           { category: 'trial', remaining: 7 },
         ],
+        debt: 0,
+        credit_limit: 0,
       });
       const past = clock.now().toISOString();
       clock.advance(60_000);

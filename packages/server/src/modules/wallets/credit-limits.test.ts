@@ -55,7 +55,7 @@ describeEachDialect('credit limits', (dialect) => {
     expect(errorCode(await client.request('POST', `/v1/wallets/${plain.id}/debits`, { amount: 1 }))).toBe('insufficient_credits');
     const created = await client.createWallet({ credit_limit: 500 });
     expect(created).toMatchObject({ balance: 0, available: 0, credit_limit: 500, debt: 0 });
-    expect(await balance(created.id)).toEqual({ credits: 0, currency: 'USD', available: 0, debt: 0, credit_limit: 500 });
+    expect(await balance(created.id)).toEqual({ credits: 0, currency: 'USD', available: 0, categories: [], debt: 0, credit_limit: 500 });
     await expectSound();
   });
 
@@ -98,7 +98,7 @@ describeEachDialect('credit limits', (dialect) => {
     const large = await client.credit(id, 50, { priority: 10 });
     expect(large).toMatchObject({ balance_after: 15, repaid: 35 });
     const [grant] = await grants(id);
-    expect(large.sources).toEqual([{ grant_id: grant?.id, amount: 15 }]);
+    expect(large.sources).toEqual([{ grant_id: grant?.id, amount: 15, category: 'default' }]);
     expect(grant).toMatchObject({ amount: 15, remaining: 15, priority: 10 });
     expect(await wallet(id)).toMatchObject({ balance: 15, available: 15, debt: 0 });
     // Out of debt: a credit repays nothing, and says nothing of it.

@@ -282,9 +282,9 @@ function movementFields<T extends TSchema>(type: T) {
     recurring_grant_id: Nullable(
       Type.String({ description: 'Credits of a recurring grant: the recurring grant, `rgr_…`; null otherwise.' }),
     ),
+    repaid: Repaid,
     category: Type.Optional(Type.String({ description: 'Credits only: the category of the grant made.' })),
     categories: Type.Optional(Type.Array(Type.String(), { description: 'Debits made with `categories`: the categories drawn on.' })),
-    repaid: Repaid,
   };
 }
 
@@ -310,8 +310,8 @@ export const TransferSchema = Type.Object(
     created_at: Time,
     ...madeBy,
     sources: Sources,
-    categories: Type.Optional(Type.Array(Type.String(), { description: 'Transfers made with `categories`: the categories drawn on.' })),
     repaid: Repaid,
+    categories: Type.Optional(Type.Array(Type.String(), { description: 'Transfers made with `categories`: the categories drawn on.' })),
   },
   { $id: 'Transfer' },
 );

@@ -142,6 +142,8 @@ describeEachDialect('wallets', (dialect) => {
         currency: 'EUR',
         available: 7,
         categories: [{ category: 'default', remaining: 7 }],
+        debt: 0,
+        credit_limit: 0,
       });
       const foreign = await otherProject.createWallet();
       expect((await client.request('GET', `/v1/wallets/${foreign.id}/balance`)).statusCode).toBe(404);
