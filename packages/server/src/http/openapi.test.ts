@@ -6,7 +6,9 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { useTestService } from '../test/service.js';
-import { API_TITLE, idempotencyKeyDescription, OPENAPI_PATH, routeErrorCodes, serverEntry, successDescription } from './openapi.js';
+import { idempotencyKeyDescription } from './openapi-headers.js';
+import { successDescription } from './openapi-successes.js';
+import { API_TITLE, OPENAPI_PATH, routeErrorCodes, serverEntry } from './openapi.js';
 
 // The CLI's package exports nothing but its bin, so the bin is found from its package.json.
 const REDOCLY = join(dirname(createRequire(import.meta.url).resolve('@redocly/cli/package.json')), 'bin', 'cli.js');

@@ -2,6 +2,8 @@ import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import type { FastifyRequest } from 'fastify';
 import { ApiError, ERROR_CATALOG, type ErrorCode } from '../lib/errors.js';
+import { sharedHeaderParameters } from './openapi-headers.js';
+import { describedSuccesses, type SuccessResponse } from './openapi-successes.js';
 import { eventWebhooks } from './openapi-webhooks.js';
 import type { RouteCredential } from '../lib/principal.js';
 import { SERVICE_VERSION } from '../version.js';
@@ -23,10 +25,15 @@ declare module 'fastify' {
  * options the server enforces, so the document cannot drift from the behaviour:
  * - `security` from `config.credential`, the credential the guard demands (`[]` on public routes);
  * - the error responses from the credential, the schemas and the method, plus the route's own
- *   `schema.errors`, each described with the one `ErrorResponse` schema and its codes.
+ *   `schema.errors`, each described with the one `ErrorResponse` schema and its codes;
+ * - the header parameters of its kind (`Idempotency-Key` on a POST, the end-user headers with a
+ *   secret key: http/openapi-headers.ts);
+ * - a description of each success response its schema left undescribed (http/openapi-successes.ts).
+ * Each operation's own `description` and `summary` are written in its route file.
  * Each route names its own `operationId` in its schema (explicit names stay stable when a path
  * changes; the SDK's methods are generated from them). Redocly's recommended rules pass on the
- * result without an error or a warning (packages/server/src/http/openapi.test.ts).
+ * result without an error or a warning, but for the two routes whose only success is a redirect
+ * (packages/server/src/http/openapi.test.ts).
  */
 
 /** The service's name as the README gives it; the document's `info.title` and the `/docs` page's title. */
@@ -64,8 +71,6 @@ const CREDENTIAL_ERRORS: Readonly<Record<RouteCredential, readonly ErrorCode[]>>
 /** The extensions that carry a route's error responses and shared headers from `transform` to `transformObject`. */
 const ERRORS_EXTENSION = 'x-svc-errors';
 const HEADERS_EXTENSION = 'x-svc-headers';
-/** What @fastify/swagger writes on a response whose schema has no `description`. */
-const DEFAULT_RESPONSE_DESCRIPTION = 'Default Response';
 const ERROR_SCHEMA = { $ref: '#/components/schemas/ErrorResponse' };
 const STATUS_TEXT: Readonly<Record<number, string>> = {
   400: 'The request is malformed',
@@ -132,87 +137,6 @@ function errorResponses(codes: readonly ErrorCode[], rateLimited: boolean): Reco
   responses['500'] = { $ref: '#/components/responses/InternalError' };
   responses['503'] = { $ref: '#/components/responses/ServiceUnavailable' };
   return responses;
-}
-
-/** The idempotency a route applies (`config.idempotency`, http/idempotency.ts), as much as the document says of it. */
-interface RouteKeying {
-  readonly mode?: 'request' | 'off';
-  readonly retention?: 'day' | 'forever';
-  readonly bodyKey?: boolean;
-  readonly claim?: 'request' | 'ledger' | 'movement';
-}
-
-const KEY_RULES =
-  'The same key with the same request replays the first status and body, with `Idempotent-Replayed: true`; with another request, ' +
-  '422 `idempotency_key_reused`; while the first still runs, 409 `idempotency_key_in_use`. 1 to 255 visible ASCII characters ' +
-  '(docs/api.md section 1).';
-
-/**
- * What `Idempotency-Key` does on a POST, read from the same route options the hooks apply
- * (http/idempotency.ts, docs/adr/0004-idempotency.md). Every POST declares it: on the few that take
- * no key the description says the header is ignored and why.
- */
-export function idempotencyKeyDescription(keying: RouteKeying, credential: RouteCredential): string {
-  if (keying.mode === 'off') {
-    return credential === 'public'
-      ? 'Ignored: this route receives a form an identity provider makes the browser post, which carries no key.'
-      : 'Ignored: this POST only reads, and a stored answer could outlive a revocation made since; send it again freely.';
-  }
-  if (keying.claim === 'movement') {
-    return (
-      "Makes the movement safe to retry. The key is the movement's own and is kept forever with the transaction or hold it made " +
-      '(per wallet; per project for a transfer); the same movement sent under it inside a batch replays too. ' +
-      (keying.bodyKey === true ? "May be sent as the body's `idempotency_key` instead; sent in both, they must be equal. " : '') +
-      KEY_RULES
-    );
-  }
-  const kept = keying.retention === 'forever' ? 'kept forever' : 'kept 24 hours';
-  const scope = credential === 'session' ? 'per project and user' : 'per project';
-  return `Makes the request safe to retry: the first answer under the key is stored with the change it made, ${kept}, ${scope}. ${KEY_RULES}`;
-}
-
-/** The end-user headers, read on a secret key's request only (http/end-user.ts, docs/architecture.md "End-user context"). */
-const END_USER_PARAMETERS = [
-  {
-    name: 'X-End-User-IP',
-    in: 'header',
-    required: false,
-    description:
-      "The address of the end user this request is made for, when the secret key's holder calls on their behalf: rate limits, " +
-      "log-in throttling, new sessions and audit entries use it instead of the connection's. One IPv4 or IPv6 address, else 400 " +
-      "`parameter_invalid`. Ignored with a session token or the dashboard's cookie.",
-    schema: { type: 'string', examples: ['203.0.113.7'] },
-  },
-  {
-    name: 'X-End-User-Agent',
-    in: 'header',
-    required: false,
-    description:
-      "The end user's `User-Agent`, recorded on new sessions and audit entries instead of the caller's; cut at 500 characters. " +
-      "Ignored with a session token or the dashboard's cookie.",
-    schema: { type: 'string' },
-  },
-] as const;
-
-/** The header parameters every route of its kind shares: `Idempotency-Key` on a POST, the end-user headers where a secret key is taken. */
-export function sharedHeaderParameters(route: {
-  method: string | readonly string[];
-  credential: RouteCredential;
-  idempotency: RouteKeying;
-}): unknown[] {
-  const methods = typeof route.method === 'string' ? [route.method] : route.method;
-  const parameters: unknown[] = [];
-  if (methods.includes('POST')) {
-    parameters.push({
-      name: 'Idempotency-Key',
-      in: 'header',
-      required: false,
-      description: idempotencyKeyDescription(route.idempotency, route.credential),
-      schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[!-~]+$' },
-    });
-  }
-  if (route.credential === 'secret' || route.credential === 'any') parameters.push(...END_USER_PARAMETERS);
-  return parameters;
 }
 
 const SHARED_RESPONSES = {
@@ -369,65 +293,4 @@ function withErrorResponses(document: OpenApiObject): OpenApiObject {
   }
   document.components = { ...document.components, responses: SHARED_RESPONSES };
   return document;
-}
-
-interface SuccessResponse {
-  description?: string;
-  content?: Record<string, { schema?: JsonSchema }>;
-}
-interface JsonSchema {
-  readonly $ref?: string;
-  readonly anyOf?: readonly JsonSchema[];
-  readonly required?: readonly string[];
-  readonly properties?: Readonly<Record<string, JsonSchema & { readonly enum?: readonly unknown[]; readonly items?: JsonSchema }>>;
-}
-
-function describedSuccesses(responses: Record<string, SuccessResponse>): Record<string, SuccessResponse> {
-  const described: Record<string, SuccessResponse> = {};
-  for (const [status, response] of Object.entries(responses)) {
-    described[status] =
-      status.startsWith('2') && (response.description === undefined || response.description === DEFAULT_RESPONSE_DESCRIPTION)
-        ? { ...response, description: successDescription(status, response) }
-        : response;
-  }
-  return described;
-}
-
-/**
- * A success response's description, from what its schema says it is: the `object` it names (every
- * resource of this API has one, docs/api.md section 2), a page of them, or one of several schemas.
- */
-export function successDescription(status: string, response: SuccessResponse): string {
-  const schema = Object.values(response.content ?? {})[0]?.schema;
-  if (schema === undefined) return status === '204' ? 'Done; no body.' : 'Done.';
-  const kind = objectKind(schema);
-  if (kind === 'list') {
-    const item = schema.properties?.['data']?.items;
-    const itemKind = item === undefined ? undefined : (objectKind(item) ?? referenceName(item));
-    return `A page of ${itemKind === undefined ? 'results' : `\`${itemKind}\` objects`} in \`data\`; \`has_more\` is true when another page follows.`;
-  }
-  if (kind !== undefined) {
-    if (schema.properties?.['deleted'] !== undefined) return `The deleted \`${kind}\`: its identifier and \`deleted: true\`.`;
-    return status === '201' ? `Created: the new \`${kind}\`.` : `The \`${kind}\`.`;
-  }
-  const reference = referenceName(schema);
-  if (reference !== undefined) return status === '201' ? `Created: the new \`${reference}\`.` : `The \`${reference}\`.`;
-  if (schema.anyOf !== undefined) {
-    return `One of: ${schema.anyOf.map((option) => `\`${referenceName(option) ?? objectKind(option) ?? shape(option)}\``).join(', ')}.`;
-  }
-  return `The result: \`${shape(schema)}\`.`;
-}
-
-/** An object schema as the names of its required fields, the way docs/api.md writes one: `{user, session}`. */
-function shape(schema: JsonSchema): string {
-  return `{${(schema.required ?? []).join(', ')}}`;
-}
-
-function objectKind(schema: JsonSchema): string | undefined {
-  const values = schema.properties?.['object']?.enum;
-  return values?.length === 1 && typeof values[0] === 'string' ? values[0] : undefined;
-}
-
-function referenceName(schema: JsonSchema): string | undefined {
-  return schema.$ref?.split('/').pop();
 }
