@@ -182,7 +182,11 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
               description: 'A small page saying that the address is verified; without a configured redirect URL.',
               content: { 'text/html': { schema: { type: 'string' } } },
             },
-            303: { description: "Verified: the browser is sent on to the project's configured URL (`Location`)." },
+            303: {
+              type: 'null',
+              description: "Verified: the browser is sent on to the project's configured URL (`Location`).",
+              headers: { Location: { type: 'string', description: 'Where the browser goes next.' } },
+            },
           },
         },
       },

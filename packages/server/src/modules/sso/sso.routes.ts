@@ -150,7 +150,11 @@ export function ssoRoutes(connections: SsoConnections, sso: SsoService): RouteMo
           summary: 'Where OpenID Connect identity providers send the browser back (public)',
           querystring: OidcCallbackQuery,
           response: {
-            303: { description: "The browser is sent on (`Location`) to the sign-in's `redirect_uri` with `code` and `state`." },
+            303: {
+              type: 'null',
+              description: "The browser is sent on (`Location`) to the sign-in's `redirect_uri` with `code` and `state`.",
+              headers: { Location: { type: 'string', description: 'Where the browser goes next.' } },
+            },
           },
         },
       },
@@ -224,7 +228,11 @@ export function ssoRoutes(connections: SsoConnections, sso: SsoService): RouteMo
             consumes: ['application/x-www-form-urlencoded'],
             body: AcsBody,
             response: {
-              303: { description: "The browser is sent on (`Location`) to the sign-in's `redirect_uri` with `code` and `state`." },
+              303: {
+                type: 'null',
+                description: "The browser is sent on (`Location`) to the sign-in's `redirect_uri` with `code` and `state`.",
+                headers: { Location: { type: 'string', description: 'Where the browser goes next.' } },
+              },
             },
           },
         },

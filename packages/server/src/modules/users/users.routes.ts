@@ -77,7 +77,7 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
         config: { credential: 'secret' },
         schema: {
           operationId: 'getUser',
-          description: 'A user of the project, with the provider accounts (Google, GitHub, Apple, OpenID Connect, SSO) linked to it.',
+          description: 'A user of the project, with the provider accounts (OAuth, OpenID Connect, SSO) linked to it.',
           tags,
           security,
           summary: 'Retrieve a user, with the provider accounts linked to it',
