@@ -302,7 +302,8 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
         config,
         schema: {
           operationId: 'listOrganizationInvitations',
-          description: "The organization's invitations, newest first, whatever their status (`pending`, `accepted`, `revoked`, `replaced`, `expired`).",
+          description:
+            "The organization's invitations, newest first, whatever their status (`pending`, `accepted`, `revoked`, `replaced`, `expired`).",
           tags,
           security,
           summary: 'List the invitations, newest first, whatever their status',
