@@ -51,7 +51,7 @@ export function successDescription(status: string, response: SuccessResponse): s
   if (schema.anyOf !== undefined) {
     return `One of: ${schema.anyOf.map((option) => `\`${referenceName(option) ?? objectKind(option) ?? shape(option)}\``).join(', ')}.`;
   }
-  return `The result: \`${shape(schema)}\`.`;
+  return `${status === '201' ? 'Created' : 'The result'}: \`${shape(schema)}\`.`;
 }
 
 /** An object schema as the names of its required fields, the way docs/api.md writes one: `{user, session}`. */
