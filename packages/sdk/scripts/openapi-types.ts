@@ -213,15 +213,17 @@ export function renderOpenApiTypes(document: OpenApiDocument): string {
       const parameters = operation.parameters ?? [];
       const bodyContent = operation.requestBody?.content ?? {};
       const bodySchema = bodyContent['application/json']?.schema ?? bodyContent['application/x-www-form-urlencoded']?.schema;
+      // A route's success is its first 2xx; the routes an identity provider sends the browser back
+      // to only ever answer a redirect (303), which is their success.
       const [status, response] =
         Object.entries(operation.responses ?? {})
-          .filter(([code]) => /^2\d\d$/.test(code))
+          .filter(([code]) => /^[23]\d\d$/.test(code))
           .sort(([a], [b]) => Number(a) - Number(b))[0] ?? [];
       if (status === undefined) throw new Error(`${key} has no success response`);
       const responseSchema = response?.content?.['application/json']?.schema;
       // A documented body in another media type (Prometheus text) is read as text.
       const responseType =
-        status === '204'
+        status === '204' || status.startsWith('3')
           ? 'undefined'
           : responseSchema !== undefined
             ? renderer.type(responseSchema, indent)

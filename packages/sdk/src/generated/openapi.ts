@@ -1290,7 +1290,7 @@ export interface Operations {
     };
     body: undefined;
     status: 200;
-    response: unknown;
+    response: string;
   };
   /** Verify an email address with the token from the email */
   'POST /v1/auth/verify-email': {
@@ -2346,8 +2346,8 @@ export interface Operations {
       session_state?: string;
     };
     body: undefined;
-    status: 200;
-    response: unknown;
+    status: 303;
+    response: undefined;
   };
   /** A SAML connection's service provider metadata (public, stable URL) */
   'GET /v1/auth/sso/saml/{connection_id}/metadata': {
@@ -2357,7 +2357,7 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     status: 200;
-    response: unknown;
+    response: string;
   };
   /** Creation options for a new passkey of the session's user */
   'POST /v1/users/me/passkeys/options': {
@@ -2847,7 +2847,7 @@ export interface Operations {
     };
     body: undefined;
     status: 200;
-    response: unknown;
+    response: string;
   };
   /** Retrieve an audit log entry */
   'GET /v1/audit-logs/{id}': {
@@ -2930,8 +2930,8 @@ export interface Operations {
       SAMLResponse: string;
       RelayState?: string;
     };
-    status: 200;
-    response: unknown;
+    status: 303;
+    response: undefined;
   };
 }
 

@@ -21,7 +21,7 @@ import { type IdempotencyClaim, idempotencyHooks, type PendingIdempotency, type 
 import { checkRequestText } from './input-text.js';
 import { lazyChildLoggerFactory } from './lazy-logger.js';
 import { createHttpMetrics } from './metrics.js';
-import { openApiOptions } from './openapi.js';
+import { docsPageOptions, openApiOptions } from './openapi.js';
 import { registerOpsRoutes } from './ops.routes.js';
 import { traceRequests } from './request-tracing.js';
 import { type RouteMethods, routeMethods } from './route-methods.js';
@@ -222,7 +222,7 @@ export async function buildApp(deps: AppDependencies, routeModules: readonly Rou
 
   app.addSchema(ErrorResponse);
   await app.register(swagger, openApiOptions({ publicUrl: config.email.publicUrl }));
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { url: '/v1/openapi.json' } });
+  await app.register(swaggerUi, docsPageOptions());
 
   registerOpsRoutes(app, { db: deps.db, metrics, metricsToken: config.metricsToken, production: config.nodeEnv === 'production' });
   for (const register of routeModules) register(app);

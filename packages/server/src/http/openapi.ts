@@ -1,5 +1,9 @@
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
-import { ERROR_CATALOG, type ErrorCode } from '../lib/errors.js';
+import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui';
+import type { FastifyRequest } from 'fastify';
+import { ApiError, ERROR_CATALOG, type ErrorCode } from '../lib/errors.js';
+import { sharedHeaderParameters } from './openapi-headers.js';
+import { describedSuccesses, type SuccessResponse } from './openapi-successes.js';
 import { eventWebhooks } from './openapi-webhooks.js';
 import type { RouteCredential } from '../lib/principal.js';
 import { SERVICE_VERSION } from '../version.js';
@@ -21,11 +25,23 @@ declare module 'fastify' {
  * options the server enforces, so the document cannot drift from the behaviour:
  * - `security` from `config.credential`, the credential the guard demands (`[]` on public routes);
  * - the error responses from the credential, the schemas and the method, plus the route's own
- *   `schema.errors`, each described with the one `ErrorResponse` schema and its codes.
+ *   `schema.errors`, each described with the one `ErrorResponse` schema and its codes;
+ * - the header parameters of its kind (`Idempotency-Key` on a POST, the end-user headers with a
+ *   secret key: http/openapi-headers.ts);
+ * - a description of each success response its schema left undescribed (http/openapi-successes.ts).
+ * Each operation's own `description` and `summary` are written in its route file.
  * Each route names its own `operationId` in its schema (explicit names stay stable when a path
  * changes; the SDK's methods are generated from them). Redocly's recommended rules pass on the
- * result without an error or a warning (packages/server/src/http/openapi.test.ts).
+ * result without an error or a warning, but for the two routes whose only success is a redirect
+ * (packages/server/src/http/openapi.test.ts).
  */
+
+/** The service's name as the README gives it; the document's `info.title` and the `/docs` page's title. */
+export const API_TITLE = 'svc API';
+/** The one URL the document is served at (docs/api.md); `/docs` loads it from there. */
+export const OPENAPI_PATH = '/v1/openapi.json';
+/** The API reference page, rendered by Swagger UI from `OPENAPI_PATH`. */
+export const DOCS_PREFIX = '/docs';
 
 const SECRET_KEY = [{ secretKey: [] }, { secretKeyHeader: [] }];
 const SESSION_TOKEN = [{ sessionToken: [] }];
@@ -52,8 +68,9 @@ const CREDENTIAL_ERRORS: Readonly<Record<RouteCredential, readonly ErrorCode[]>>
   public: [],
 };
 
-/** The extension that carries a route's error responses from `transform` to `transformObject`. */
+/** The extensions that carry a route's error responses and shared headers from `transform` to `transformObject`. */
 const ERRORS_EXTENSION = 'x-svc-errors';
+const HEADERS_EXTENSION = 'x-svc-headers';
 const ERROR_SCHEMA = { $ref: '#/components/schemas/ErrorResponse' };
 const STATUS_TEXT: Readonly<Record<number, string>> = {
   400: 'The request is malformed',
@@ -160,7 +177,7 @@ export function openApiOptions(options: OpenApiOptions): FastifyDynamicSwaggerOp
     openapi: {
       openapi: '3.1.0',
       info: {
-        title: 'svc API',
+        title: API_TITLE,
         version: SERVICE_VERSION,
         description:
           'Wallets with credits, authentication and sessions, organizations and signed webhooks. Conventions: docs/api.md; errors: docs/errors.md. ' +
@@ -199,6 +216,7 @@ export function openApiOptions(options: OpenApiOptions): FastifyDynamicSwaggerOp
       return {
         schema: {
           ...rest,
+          [HEADERS_EXTENSION]: sharedHeaderParameters({ method: route.method, credential, idempotency: config.idempotency ?? {} }),
           // /metrics is public unless METRICS_TOKEN is set: no credential, or that bearer token.
           security: url === '/metrics' ? [{}, { metricsToken: [] }] : SECURITY[credential],
           [ERRORS_EXTENSION]: errorResponses(
@@ -217,6 +235,31 @@ export function openApiOptions(options: OpenApiOptions): FastifyDynamicSwaggerOp
 }
 
 /**
+ * The @fastify/swagger-ui registration options of `/docs`. The plugin would serve the document a
+ * second and third time (`/docs/json`, `/docs/yaml`) and point the page at the first of them; the
+ * page is given `OPENAPI_PATH` instead (Swagger UI's `urls`, which it loads in place of `url`) and
+ * those two routes answer 404 like any unknown path, so the document has one address.
+ */
+export function docsPageOptions(): FastifySwaggerUiOptions {
+  const copies = new Set([`${DOCS_PREFIX}/json`, `${DOCS_PREFIX}/yaml`]);
+  return {
+    routePrefix: DOCS_PREFIX,
+    theme: { title: API_TITLE },
+    uiConfig: { urls: [{ url: OPENAPI_PATH, name: API_TITLE }] },
+    uiHooks: {
+      onRequest: (request: FastifyRequest, _reply, done) => {
+        const route = request.routeOptions.url ?? '';
+        if (copies.has(route)) {
+          done(new ApiError('route_not_found', `No route ${request.method} ${route}; the OpenAPI document is at ${OPENAPI_PATH}.`));
+          return;
+        }
+        done();
+      },
+    },
+  };
+}
+
+/**
  * `PUBLIC_URL` when it names a host others can reach; for a loopback one (the default
  * `http://localhost:PORT`), `/`: the host the document was fetched from, which is then the same.
  */
@@ -228,15 +271,23 @@ export function serverEntry(publicUrl: string): { url: string; description: stri
   return { url: publicUrl, description: 'PUBLIC_URL, the base URL the service is reached at.' };
 }
 
-/** Moves each operation's error responses from the extension into `responses`, beside the success ones. */
+/**
+ * Moves each operation's error responses and shared headers from the extensions into `responses`
+ * and `parameters`, and describes each success response that the route's schema left undescribed.
+ */
 function withErrorResponses(document: OpenApiObject): OpenApiObject {
   for (const item of Object.values(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(item)) {
-      const { [ERRORS_EXTENSION]: errors, ...rest } = operation;
+      const { [ERRORS_EXTENSION]: errors, [HEADERS_EXTENSION]: headers, ...rest } = operation;
       if (errors === undefined) continue;
+      const parameters = [...((operation['parameters'] as unknown[] | undefined) ?? []), ...((headers as unknown[] | undefined) ?? [])];
       item[method] = {
         ...rest,
-        responses: { ...(operation['responses'] as Record<string, unknown>), ...(errors as Record<string, unknown>) },
+        ...(parameters.length === 0 ? {} : { parameters }),
+        responses: {
+          ...describedSuccesses(operation['responses'] as Record<string, SuccessResponse>),
+          ...(errors as Record<string, unknown>),
+        },
       };
     }
   }

@@ -5,6 +5,7 @@ import { databaseReachable } from '../db/database.js';
 import { constantTimeEqual, sha256Hex } from '../lib/crypto.js';
 import { ApiError } from '../lib/errors.js';
 import type { HttpMetrics } from './metrics.js';
+import { OPENAPI_PATH } from './openapi.js';
 
 export interface OpsRoutesOptions {
   readonly db: Db;
@@ -45,7 +46,17 @@ export function registerOpsRoutes(app: FastifyInstance, options: OpsRoutesOption
 
   app.get(
     '/healthz',
-    { config, schema: { operationId: 'getHealth', tags, summary: 'The process is up', response: { 200: Status } } },
+    {
+      config,
+      schema: {
+        operationId: 'getHealth',
+        description:
+          'Answers 200 while the process runs, without touching the database: for a liveness probe. Never rate limited and needs no credential.',
+        tags,
+        summary: 'The process is up',
+        response: { 200: { ...Status, description: 'Always `{"status": "ok"}`.' } },
+      },
+    },
     () => ({
       status: 'ok',
     }),
@@ -53,7 +64,17 @@ export function registerOpsRoutes(app: FastifyInstance, options: OpsRoutesOption
 
   app.get(
     '/readyz',
-    { config, schema: { operationId: 'getReadiness', tags, summary: 'The database answers', response: { 200: Status } } },
+    {
+      config,
+      schema: {
+        operationId: 'getReadiness',
+        description:
+          'Answers 200 once the database answers a query, else 503 `service_unavailable`: for a readiness probe or a load balancer. Never rate limited and needs no credential.',
+        tags,
+        summary: 'The database answers',
+        response: { 200: { ...Status, description: '`{"status": "ready"}`: the database answered.' } },
+      },
+    },
     async () => {
       if (!(await databaseReachable(options.db))) throw new ApiError('service_unavailable', 'The database is not reachable.');
       return { status: 'ready' };
@@ -65,11 +86,13 @@ export function registerOpsRoutes(app: FastifyInstance, options: OpsRoutesOption
   if (!options.production || options.metricsToken !== undefined) registerMetricsRoute(app, options);
 
   app.get(
-    '/v1/openapi.json',
+    OPENAPI_PATH,
     {
       config,
       schema: {
         operationId: 'getOpenApiDocument',
+        description:
+          'This document: every route with its parameters, bodies, responses and error codes, and the webhook events as `webhooks`, generated from the route schemas the server validates with. The `/docs` page renders it. Needs no credential.',
         tags,
         summary: 'This API as OpenAPI 3.1',
         response: { 200: { description: 'The OpenAPI document.', type: 'object', additionalProperties: true } },
@@ -86,6 +109,8 @@ function registerMetricsRoute(app: FastifyInstance, options: OpsRoutesOptions): 
       config,
       schema: {
         operationId: 'getMetrics',
+        description:
+          'The process and HTTP metrics (request counts and durations by route and status, webhook delivery figures) for a Prometheus scrape, read from memory without a database query. With `METRICS_TOKEN` set it needs that token as a bearer token; in production without one the route does not exist.',
         tags,
         summary: 'Prometheus metrics, in the Prometheus text format',
         response: { 200: { description: 'The metrics.', content: { 'text/plain': { schema: { type: 'string' } } } } },

@@ -17,6 +17,8 @@ export function auditRoutes(audit: AuditService): RouteModule {
         config: { credential: 'secret' },
         schema: {
           operationId: 'listAuditLogs',
+          description:
+            'The audit log, newest first: who changed what, when and from where, and whether it was refused; money movements are read from the ledger. `action`, `actor_id`, `resource_id`, `since` and `until` narrow it.',
           tags,
           security,
           summary: 'List audit log entries, newest first',
@@ -33,10 +35,18 @@ export function auditRoutes(audit: AuditService): RouteModule {
         config: { credential: 'secret' },
         schema: {
           operationId: 'exportAuditLogs',
+          description:
+            'The audit log entries matching the filters as JSON lines (`application/x-ndjson`), oldest first, streamed: one entry a line, for an archive or a SIEM.',
           tags,
           security,
           summary: 'Export audit log entries as JSON lines (application/x-ndjson), oldest first, streamed',
           querystring: ExportAuditQuery,
+          response: {
+            200: {
+              description: 'The matching entries as JSON lines: one audit log entry a line, oldest first.',
+              content: { 'application/x-ndjson': { schema: { type: 'string' } } },
+            },
+          },
         },
       },
       (request, reply) => {
@@ -51,6 +61,7 @@ export function auditRoutes(audit: AuditService): RouteModule {
         config: { credential: 'secret' },
         schema: {
           operationId: 'getAuditLog',
+          description: 'An audit log entry: the action, its actor, the resource, the request id, address and user agent, and the outcome.',
           tags,
           security,
           summary: 'Retrieve an audit log entry',

@@ -59,6 +59,8 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
         config: { credential: 'secret' },
         schema: {
           operationId: 'signUp',
+          description:
+            'Creates a user with an email address and a password (8 to 128 characters, none on the list of breached passwords) and signs them in: the user and a new session. Sends the verification email; an address already in use is 409 `email_taken`.',
           errors: ['email_taken', 'password_too_weak'],
           tags,
           security: secretKeySecurity,
@@ -118,6 +120,8 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
         },
         schema: {
           operationId: 'logOut',
+          description:
+            'Ends a session: with a session token, the one presented; with a secret key, the one named in `session_id`. Emits `session.revoked` with reason `logout`.',
           tags,
           security: [...sessionSecurity, ...secretKeySecurity],
           summary: 'End a session: the presented one, or with a secret key the one in `session_id`',
@@ -140,6 +144,8 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
         config: { credential: 'secret' },
         schema: {
           operationId: 'verifyEmail',
+          description:
+            'Marks the address verified with the single-use token from the verification email (valid 24 hours) and answers the user. Emits `user.email_verified`.',
           errors: ['token_invalid', 'token_expired'],
           tags,
           security: secretKeySecurity,
@@ -162,11 +168,24 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
         config: { credential: 'public' },
         schema: {
           operationId: 'openEmailVerificationLink',
+          description:
+            "The page the verification email links to: it verifies the address with the link's token, then redirects to the project's configured URL or shows a small page saying whether it worked. Needs no credential.",
           errors: ['token_invalid', 'token_expired'],
           tags,
           summary: 'The link in the verification email: verifies, then shows a small page or redirects',
           querystring: VerifyEmailQuery,
           produces: ['text/html'],
+          response: {
+            200: {
+              description: 'A small page saying that the address is verified; without a configured redirect URL.',
+              content: { 'text/html': { schema: { type: 'string' } } },
+            },
+            303: {
+              type: 'null',
+              description: "Verified: the browser is sent on to the project's configured URL (`Location`).",
+              headers: { Location: { type: 'string', description: 'Where the browser goes next.' } },
+            },
+          },
         },
       },
       (request, reply) =>
@@ -179,6 +198,7 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
         config: { credential: 'secret' },
         schema: {
           operationId: 'sendVerificationEmail',
+          description: "Sends the user's verification email again; rate limited.",
           tags,
           security: secretKeySecurity,
           summary: 'Send the verification email again (rate limited)',
@@ -202,6 +222,8 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
         config: { credential: 'secret' },
         schema: {
           operationId: 'forgotPassword',
+          description:
+            'Sends a password reset email with a single-use token valid 1 hour. Answers 202 whether or not an account has the address, so the answer tells nothing about who has one.',
           tags,
           security: secretKeySecurity,
           summary: 'Send a password reset email; answers 202 whether or not the account exists',
@@ -225,6 +247,8 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
         config: { credential: 'secret' },
         schema: {
           operationId: 'resetPassword',
+          description:
+            'Sets a new password with the token of the reset email and revokes every session of the user (reason `password_reset`).',
           errors: ['token_invalid', 'token_expired', 'password_too_weak'],
           tags,
           security: secretKeySecurity,
@@ -245,6 +269,8 @@ export function authRoutes(auth: AuthService, options: AuthRoutesOptions): Route
         preValidation: options.requireRecentAuthentication,
         schema: {
           operationId: 'changePassword',
+          description:
+            "Changes the session user's password, given the current one, and revokes the user's other sessions. Needs a recent sign-in or reauthentication (403 `reauthentication_required`).",
           errors: ['reauthentication_required', 'invalid_credentials', 'password_too_weak'],
           tags,
           security: sessionSecurity,

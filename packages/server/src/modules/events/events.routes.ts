@@ -17,6 +17,7 @@ export function eventsRoutes(events: EventLogService): RouteModule {
         config: { credential: 'secret' },
         schema: {
           operationId: 'listEvents',
+          description: "The project's event log, newest first; `type` narrows it. Events are kept `EVENT_RETENTION_DAYS`.",
           errors: ['event_type_unknown'],
           tags,
           security,
@@ -34,6 +35,7 @@ export function eventsRoutes(events: EventLogService): RouteModule {
         config: { credential: 'secret' },
         schema: {
           operationId: 'getEvent',
+          description: 'An event: its type, time, `data` and `idempotency_key`, as it was delivered to webhooks.',
           tags,
           security,
           summary: 'Retrieve an event',
@@ -52,6 +54,7 @@ export function eventsRoutes(events: EventLogService): RouteModule {
         config: { credential: 'secret' },
         schema: {
           operationId: 'listEventTypes',
+          description: 'Every event type the service emits, with a description and a JSON Schema of its `data`.',
           tags,
           security,
           summary: "List the event types the service emits, with a JSON Schema of each one's data",

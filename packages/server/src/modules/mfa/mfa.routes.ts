@@ -56,6 +56,8 @@ export function mfaRoutes(options: MfaRoutesOptions): RouteModule {
         ...session,
         schema: {
           operationId: 'getMyMfa',
+          description:
+            "The session user's second factors: the authenticator's status, the recovery codes left and the methods a sign-in asks for. Never a secret.",
           tags: ['mfa'],
           security: sessionSecurity,
           summary: "The session user's second factors",
@@ -75,6 +77,8 @@ export function mfaRoutes(options: MfaRoutesOptions): RouteModule {
         ...recentSession,
         schema: {
           operationId: 'enrollTotp',
+          description:
+            'Starts enrolling an authenticator app: a new base32 secret and its `otpauth://` URI for a QR code, pending until a code confirms it. Replaces a pending enrolment; with an active authenticator it is 409 `mfa_already_enabled`. Needs a recent sign-in.',
           errors: ['reauthentication_required', 'mfa_already_enabled'],
           tags: ['mfa'],
           security: sessionSecurity,
@@ -94,6 +98,8 @@ export function mfaRoutes(options: MfaRoutesOptions): RouteModule {
         ...recentSession,
         schema: {
           operationId: 'confirmTotp',
+          description:
+            'Confirms a pending enrolment with a code of its secret: the authenticator becomes active, and the ten recovery codes are answered this once. Needs a recent sign-in. Emits `user.mfa.enabled`.',
           errors: ['reauthentication_required', 'mfa_code_invalid', 'mfa_not_enabled', 'mfa_already_enabled'],
           tags: ['mfa'],
           security: sessionSecurity,
@@ -115,6 +121,8 @@ export function mfaRoutes(options: MfaRoutesOptions): RouteModule {
         ...recentSession,
         schema: {
           operationId: 'disableTotp',
+          description:
+            'Turns the authenticator off with a current code or an unused recovery code; the recovery codes and every sign-in waiting for a code go with it. Needs a recent sign-in. Emits `user.mfa.disabled`.',
           errors: ['reauthentication_required', 'mfa_code_invalid', 'mfa_not_enabled'],
           tags: ['mfa'],
           security: sessionSecurity,
@@ -139,6 +147,7 @@ export function mfaRoutes(options: MfaRoutesOptions): RouteModule {
         config: { credential: 'secret' },
         schema: {
           operationId: 'getUserMfa',
+          description: "A user's second factors, as the operator sees them; never a secret.",
           tags: ['mfa'],
           security: secretKeySecurity,
           summary: "A user's second factors",
@@ -155,6 +164,8 @@ export function mfaRoutes(options: MfaRoutesOptions): RouteModule {
         config: { credential: 'secret' },
         schema: {
           operationId: 'resetUserMfa',
+          description:
+            "Resets a user's second factors, for a user who lost their device: the authenticator, its recovery codes and pending sign-ins are removed. Emits `user.mfa.disabled` when one was active.",
           tags: ['mfa'],
           security: secretKeySecurity,
           summary: "Reset a user's second factors (a lost phone): the authenticator, its recovery codes and pending sign-ins go",
@@ -199,6 +210,8 @@ export function mfaRoutes(options: MfaRoutesOptions): RouteModule {
         config: { credential: 'secret' },
         schema: {
           operationId: 'sendEmailCode',
+          description:
+            'Emails a 6-digit sign-in code, valid 10 minutes and single use. Answers 202 whatever the address, in the same time: the email goes only to an existing unbanned user, or to anyone with `create_user: true`.',
           tags: ['auth'],
           security: secretKeySecurity,
           summary: 'Email a 6-digit sign-in code; answers 202 whether or not the account exists',

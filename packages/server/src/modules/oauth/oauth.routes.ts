@@ -30,6 +30,8 @@ export function oauthRoutes(providers: OAuthProviders, oauth: OAuthService): Rou
         config: { credential: 'secret' },
         schema: {
           operationId: 'configureOAuthProvider',
+          description:
+            'Configures a sign-in provider: `google`, `github`, `apple`, or a generic OpenID Connect provider under a key of your choosing, with its client id and secret and the `redirect_uris` sign-ins may return to. The secret is sealed at rest and never returned.',
           errors: ['oauth_provider_unknown'],
           tags,
           security,
@@ -54,6 +56,7 @@ export function oauthRoutes(providers: OAuthProviders, oauth: OAuthService): Rou
         config: { credential: 'secret' },
         schema: {
           operationId: 'listOAuthProviders',
+          description: "The project's configured sign-in providers with their client ids and redirect URIs; never their secrets.",
           tags,
           security,
           summary: "The project's configured providers (never their secrets)",
@@ -69,6 +72,8 @@ export function oauthRoutes(providers: OAuthProviders, oauth: OAuthService): Rou
         config: { credential: 'secret' },
         schema: {
           operationId: 'deleteOAuthProvider',
+          description:
+            "Removes a provider's configuration: sign-ins through it are refused from now on. Identities already linked to users stay.",
           tags,
           security,
           summary: "Remove a provider's configuration; linked identities stay",
@@ -85,6 +90,8 @@ export function oauthRoutes(providers: OAuthProviders, oauth: OAuthService): Rou
         config: { credential: 'secret' },
         schema: {
           operationId: 'startOAuth',
+          description:
+            "Starts a sign-in with a provider: the provider's authorization URL to send the browser to, with PKCE S256, a single-use `state` and, for OpenID Connect, a nonce. `redirect_uri` must be on the provider's allow list.",
           errors: ['oauth_provider_unknown', 'oauth_provider_not_configured', 'redirect_uri_not_allowed'],
           tags,
           security,

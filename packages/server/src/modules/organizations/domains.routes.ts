@@ -58,6 +58,7 @@ export function organizationDomainsRoutes(domains: OrganizationDomainsService): 
         config,
         schema: {
           operationId: 'listOrganizationDomains',
+          description: "The organization's email domains with their status, newest first; `starting_after` is a domain.",
           tags,
           security,
           summary: "The organization's domains, newest first; `starting_after` is a domain",
@@ -76,6 +77,8 @@ export function organizationDomainsRoutes(domains: OrganizationDomainsService): 
         config,
         schema: {
           operationId: 'getOrganizationDomain',
+          description:
+            'A domain of the organization with its status and the TXT record that verifies it. The path takes the name in Unicode or punycode.',
           tags,
           security,
           summary: 'Retrieve a domain of the organization, with its status and TXT record',
@@ -92,6 +95,7 @@ export function organizationDomainsRoutes(domains: OrganizationDomainsService): 
         config,
         schema: {
           operationId: 'deleteOrganizationDomain',
+          description: "Removes a domain from the organization; its SSO connection stops answering for the domain's addresses.",
           tags,
           security,
           summary: "Remove a domain; the organization's SSO connection stops answering for it",
@@ -109,6 +113,8 @@ export function organizationDomainsRoutes(domains: OrganizationDomainsService): 
         config,
         schema: {
           operationId: 'verifyOrganizationDomain',
+          description:
+            'Looks the TXT record up and marks the domain verified when it holds the expected value; otherwise 422 `domain_unverified` and the domain stays pending. A domain another organization has verified is 409 `domain_taken`. Emits `organization.domain.verified`.',
           errors: ['domain_unverified', 'domain_taken'],
           tags,
           security,

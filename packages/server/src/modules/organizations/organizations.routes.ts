@@ -60,6 +60,8 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
         config,
         schema: {
           operationId: 'createOrganization',
+          description:
+            'Creates an organization; its `slug` is derived from the name when none is given, and one another organization of the project has is 409 `organization_slug_taken`.',
           errors: ['organization_slug_taken'],
           tags,
           security,
@@ -84,6 +86,7 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
         config,
         schema: {
           operationId: 'listOrganizations',
+          description: 'The organizations of the project, newest first. Paged with `limit` and `starting_after`.',
           tags,
           security,
           summary: 'List organizations, newest first',
@@ -100,6 +103,7 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
         config,
         schema: {
           operationId: 'getOrganization',
+          description: 'An organization of the project.',
           tags,
           security,
           summary: 'Retrieve an organization',
@@ -116,6 +120,7 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
         config,
         schema: {
           operationId: 'updateOrganization',
+          description: "Changes an organization's `name`, `slug` or `metadata`.",
           errors: ['organization_slug_taken'],
           tags,
           security,
@@ -140,6 +145,7 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
         config,
         schema: {
           operationId: 'deleteOrganization',
+          description: 'Deletes an organization with its memberships and invitations.',
           tags,
           security,
           summary: 'Delete an organization with its memberships and invitations',
@@ -156,6 +162,7 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
         config,
         schema: {
           operationId: 'listOrganizationMembers',
+          description: "The organization's members with their roles, newest first; `starting_after` is a user id.",
           tags,
           security,
           summary: 'List the members, newest first; `starting_after` is a user id',
@@ -174,6 +181,8 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
         config,
         schema: {
           operationId: 'addOrganizationMember',
+          description:
+            'Adds a user of the project to the organization with a role (default `member`); a user who is a member already is 409.',
           errors: ['organization_member_exists'],
           tags,
           security,
@@ -200,6 +209,7 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
         config,
         schema: {
           operationId: 'updateOrganizationMember',
+          description: "Changes a member's role. The last `owner` cannot be demoted, so an organization always keeps one.",
           errors: ['organization_owner_required'],
           tags,
           security,
@@ -225,6 +235,7 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
         config,
         schema: {
           operationId: 'removeOrganizationMember',
+          description: 'Removes a member from the organization. The last `owner` cannot be removed.',
           errors: ['organization_owner_required'],
           tags,
           security,
@@ -243,6 +254,8 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
         config,
         schema: {
           operationId: 'checkOrganizationPermission',
+          description:
+            "Whether the user's role in the organization grants the permission, read from the database on every call, so a change of role or of the role's permissions counts at once. A user who is not a member gets `{allowed: false, role: null}`.",
           tags,
           security,
           summary: "Whether a user's role in the organization grants a permission, read from the database on every call",
@@ -261,6 +274,8 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
         config,
         schema: {
           operationId: 'createOrganizationInvitation',
+          description:
+            'Invites an email address to the organization with a role and sends the invitation email with a single-use token. A pending invitation of the same address is replaced.',
           errors: ['organization_member_exists'],
           tags,
           security,
@@ -287,6 +302,8 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
         config,
         schema: {
           operationId: 'listOrganizationInvitations',
+          description:
+            "The organization's invitations, newest first, whatever their status (`pending`, `accepted`, `revoked`, `replaced`, `expired`).",
           tags,
           security,
           summary: 'List the invitations, newest first, whatever their status',
@@ -304,6 +321,7 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
         config,
         schema: {
           operationId: 'revokeOrganizationInvitation',
+          description: 'Revokes a pending invitation: its token stops working.',
           errors: ['invitation_not_pending'],
           tags,
           security,
@@ -329,6 +347,8 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
         onSend: browser.onSend,
         schema: {
           operationId: 'acceptInvitation',
+          description:
+            "Accepts an invitation with its token: the session user becomes a member with the invited role. The user's verified email must be the invited address (403 otherwise).",
           errors: ['token_invalid', 'token_expired', 'invitation_not_pending', 'invitation_email_mismatch', 'organization_member_exists'],
           tags,
           security: sessionSecurity,
@@ -356,6 +376,7 @@ export function organizationsRoutes(options: OrganizationsRoutesOptions): RouteM
         onSend: browser.onSend,
         schema: {
           operationId: 'listCurrentUserOrganizations',
+          description: "The session user's memberships, newest first, each with its organization; `starting_after` is an organization id.",
           tags,
           security: sessionSecurity,
           summary: "The session user's memberships, newest first, each with its organization; `starting_after` is an organization id",

@@ -79,6 +79,8 @@ export function passkeysRoutes(
         preValidation: requireRecentAuthentication,
         schema: {
           operationId: 'registerPasskey',
+          description:
+            "Registers a passkey for the session's user from the authenticator's answer to the creation options. Needs a recent sign-in. A credential registered in the project already is 409 `passkey_already_registered`. Emits `user.passkey.added`.",
           errors: [
             ...notConfigured,
             'reauthentication_required',
@@ -108,6 +110,7 @@ export function passkeysRoutes(
         onSend: browser.onSend,
         schema: {
           operationId: 'listMyPasskeys',
+          description: "The session user's passkeys, newest first.",
           tags,
           security: sessionSecurity,
           summary: "The session user's passkeys, newest first",
@@ -129,6 +132,7 @@ export function passkeysRoutes(
         onSend: browser.onSend,
         schema: {
           operationId: 'deleteMyPasskey',
+          description: "Removes one of the session user's passkeys: it signs no one in any more. Emits `user.passkey.removed`.",
           tags,
           security: sessionSecurity,
           summary: "Remove one of the session user's passkeys; it signs no one in any more",
@@ -149,6 +153,7 @@ export function passkeysRoutes(
         config: { credential: 'secret' },
         schema: {
           operationId: 'listUserPasskeys',
+          description: "A user's passkeys, newest first, as the operator sees them.",
           tags,
           security: secretKeySecurity,
           summary: "A user's passkeys, newest first",
@@ -167,6 +172,7 @@ export function passkeysRoutes(
         config: { credential: 'secret' },
         schema: {
           operationId: 'deleteUserPasskey',
+          description: "Removes one of a user's passkeys, for a lost device: it signs no one in any more. Emits `user.passkey.removed`.",
           tags,
           security: secretKeySecurity,
           summary: "Remove one of a user's passkeys (a lost device, an operator's reset)",

@@ -26,6 +26,7 @@ export function projectsRoutes(projects: ProjectsService): RouteModule {
         config,
         schema: {
           operationId: 'getProject',
+          description: 'The project the secret key belongs to: its id, name and passkey relying party (`webauthn`, null until set).',
           tags: ['projects'],
           summary: 'The project the secret key belongs to',
           security,
@@ -41,6 +42,8 @@ export function projectsRoutes(projects: ProjectsService): RouteModule {
         config,
         schema: {
           operationId: 'updateProject',
+          description:
+            "Changes the project's `name`, or its passkey relying party: `webauthn` is `{rp_id, rp_name, origins}`, or null to remove it. Until a relying party is set, every passkey route answers 400 `webauthn_not_configured`; removing or changing it leaves existing passkeys in place.",
           tags: ['projects'],
           summary: "Change the project's name or its passkey relying party (`webauthn`)",
           security,
@@ -58,6 +61,8 @@ export function projectsRoutes(projects: ProjectsService): RouteModule {
         config,
         schema: {
           operationId: 'createApiKey',
+          description:
+            'Creates a secret key of the project. The whole key (`svc_sk_…`) is in this response only: the service keeps its hash, and lists it afterwards by prefix and last four characters.',
           tags: ['api keys'],
           security,
           summary: 'Create a secret key; the response carries the key, shown only here',
@@ -81,6 +86,8 @@ export function projectsRoutes(projects: ProjectsService): RouteModule {
         config,
         schema: {
           operationId: 'listApiKeys',
+          description:
+            "The project's secret keys, newest first, revoked ones included. A key is shown by its prefix and last four characters, never whole.",
           tags: ['api keys'],
           security,
           summary: "The project's secret keys, newest first, by prefix and last four characters",
@@ -103,6 +110,8 @@ export function projectsRoutes(projects: ProjectsService): RouteModule {
         config,
         schema: {
           operationId: 'revokeApiKey',
+          description:
+            'Revokes a secret key at once: every later request with it is 401 `invalid_api_key`, and dashboard sessions opened with it end. The key making the request cannot revoke itself.',
           errors: ['api_key_in_use'],
           tags: ['api keys'],
           security,

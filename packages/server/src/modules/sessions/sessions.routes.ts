@@ -78,6 +78,8 @@ export function sessionsRoutes(
         onSend: options.browser.onSend,
         schema: {
           operationId: 'createSessionJwt',
+          description:
+            "A fresh JWT of the presented session, signed with the project's current key and valid until the earlier of `SESSION_JWT_TTL_SECONDS` and the session's own expiry. A revoked or expired session is refused at once.",
           tags,
           security: [{ sessionToken: [] }],
           summary: "A fresh short-lived JWT of the presented session, to verify offline against the project's JWKS",
@@ -98,6 +100,8 @@ export function sessionsRoutes(
         config: { credential: 'public' },
         schema: {
           operationId: 'getProjectJwks',
+          description:
+            "The public keys (RFC 7517) that sign the project's session JWTs, to verify them offline; never a private part. Needs no credential; an unknown project is 404.",
           errors: ['resource_missing'],
           tags,
           summary: "The project's public keys that sign session JWTs (RFC 7517); no credential",
@@ -121,6 +125,8 @@ export function sessionsRoutes(
         config: { credential: 'secret' },
         schema: {
           operationId: 'listSigningKeys',
+          description:
+            "The project's session JWT signing keys that the JWKS publishes, public halves only: the one signing now, the next, and those retiring until every JWT they signed has expired.",
           tags,
           security,
           summary: "The project's published session JWT signing keys with their status (signing, next, retiring); public halves only",
@@ -136,6 +142,8 @@ export function sessionsRoutes(
         config: { credential: 'secret' },
         schema: {
           operationId: 'rotateSigningKey',
+          description:
+            'Makes the next key, published since the last rotation, sign new session JWTs from now on, and makes a new next key. The previous key stays in the JWKS until every JWT it signed has expired.',
           tags,
           security,
           summary: "Make the project's next session JWT signing key sign from now on; the previous stays published until its JWTs expire",
@@ -152,6 +160,8 @@ export function sessionsRoutes(
         config: { credential: 'secret', idempotency: { mode: 'off' } },
         schema: {
           operationId: 'validateSession',
+          description:
+            'Checks a session token on the server: `{valid: true, user, session, jwt}`, or `{valid: false, reason}` for an expired, revoked or unknown one (a token of another project is `not_found`). Never 404; use it where a revocation must count at once.',
           tags,
           security,
           summary: 'Check a session token: `{valid: true, user, session}` or `{valid: false, reason}`; never 404',
@@ -178,6 +188,8 @@ export function sessionsRoutes(
         config: { credential: 'secret' },
         schema: {
           operationId: 'refreshSession',
+          description:
+            'Exchanges a refresh token for a new session and a new refresh token; the old session is revoked (reason `refreshed`). A refresh token is single use: presenting a used one revokes its whole refresh chain and is 401 `refresh_token_reused`.',
           errors: ['refresh_token_invalid', 'refresh_token_reused', 'user_banned'],
           tags,
           security,
@@ -201,6 +213,8 @@ export function sessionsRoutes(
         config: { credential: 'secret' },
         schema: {
           operationId: 'revokeSession',
+          description:
+            'Revokes one session of the project (reason `revoked`); its token and refresh token stop working at once. Emits `session.revoked`.',
           tags,
           security,
           summary: 'Revoke a session (reason `revoked`)',
@@ -218,6 +232,8 @@ export function sessionsRoutes(
         config: { credential: 'secret' },
         schema: {
           operationId: 'listUserSessions',
+          description:
+            "The user's sessions that can still be used or refreshed, newest first, with address, user agent, creation and last use.",
           tags,
           security,
           summary: "A user's sessions that can still be used or refreshed, newest first",
@@ -236,6 +252,7 @@ export function sessionsRoutes(
         config: { credential: 'secret' },
         schema: {
           operationId: 'revokeUserSessions',
+          description: 'Revokes every session of the user (reason `revoked`) and answers them.',
           tags,
           security,
           summary: 'Revoke every session of a user (reason `revoked`)',

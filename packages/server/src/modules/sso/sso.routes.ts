@@ -42,6 +42,8 @@ export function ssoRoutes(connections: SsoConnections, sso: SsoService): RouteMo
         config: { credential: 'secret' },
         schema: {
           operationId: 'createSsoConnection',
+          description:
+            "Creates the organization's enterprise SSO connection, over OpenID Connect (issuer, client id and secret) or SAML 2.0 (the identity provider's entity id, URL and certificate), for its verified email domains (422 `domain_unverified` otherwise).",
           errors: ['sso_connection_exists', 'sso_domain_taken', 'domain_unverified'],
           tags,
           security,
@@ -68,6 +70,7 @@ export function ssoRoutes(connections: SsoConnections, sso: SsoService): RouteMo
         config: { credential: 'secret' },
         schema: {
           operationId: 'listSsoConnections',
+          description: "The organization's SSO connections; never the OIDC client secret.",
           tags,
           security,
           summary: "The organization's SSO connections",
@@ -84,6 +87,7 @@ export function ssoRoutes(connections: SsoConnections, sso: SsoService): RouteMo
         config: { credential: 'secret' },
         schema: {
           operationId: 'deleteSsoConnection',
+          description: 'Deletes an SSO connection: sign-ins through it are refused from now on.',
           tags,
           security,
           summary: 'Delete an SSO connection',
@@ -101,6 +105,8 @@ export function ssoRoutes(connections: SsoConnections, sso: SsoService): RouteMo
         config: { credential: 'secret' },
         schema: {
           operationId: 'startSso',
+          description:
+            "Starts an enterprise SSO sign-in for an email address (by its domain) or an organization: the identity provider's URL to send the browser to. The browser comes back to `redirect_uri` with a one-time `code` to exchange at `POST /v1/auth/sso/callback`.",
           errors: ['sso_connection_not_found', 'redirect_uri_not_allowed'],
           tags,
           security,
@@ -137,10 +143,19 @@ export function ssoRoutes(connections: SsoConnections, sso: SsoService): RouteMo
       {
         schema: {
           operationId: 'receiveSsoOidcCallback',
+          description:
+            "Where an OpenID Connect identity provider sends the browser back: the service checks the answer and redirects (303) to the sign-in's `redirect_uri` with a one-time code of its own and the `state`. Needs no credential.",
           errors: ['sso_request_invalid', 'oauth_exchange_failed', 'sso_domain_mismatch', 'user_banned'],
           tags,
           summary: 'Where OpenID Connect identity providers send the browser back (public)',
           querystring: OidcCallbackQuery,
+          response: {
+            303: {
+              type: 'null',
+              description: "The browser is sent on (`Location`) to the sign-in's `redirect_uri` with `code` and `state`.",
+              headers: { Location: { type: 'string', description: 'Where the browser goes next.' } },
+            },
+          },
         },
       },
       async (request, reply) => {
@@ -154,9 +169,17 @@ export function ssoRoutes(connections: SsoConnections, sso: SsoService): RouteMo
       {
         schema: {
           operationId: 'getSamlMetadata',
+          description:
+            'The service provider metadata (XML) of a SAML connection, to give the identity provider: its entity id and AssertionConsumerService URL. A stable URL that needs no credential.',
           tags,
           summary: "A SAML connection's service provider metadata (public, stable URL)",
           params: PublicConnectionParams,
+          response: {
+            200: {
+              description: "The service provider's SAML 2.0 metadata (XML) for this connection.",
+              content: { 'application/samlmetadata+xml': { schema: { type: 'string' } } },
+            },
+          },
         },
       },
       async (request: OnPublicConnection, reply) =>
@@ -185,6 +208,8 @@ export function ssoRoutes(connections: SsoConnections, sso: SsoService): RouteMo
           bodyLimit: ACS_BODY_BYTES_MAX,
           schema: {
             operationId: 'receiveSamlAssertion',
+            description:
+              "A SAML connection's AssertionConsumerService: the identity provider's form post (HTTP-POST binding) with the signed SAMLResponse. The service checks the signature, audience, destination, time and replay, then redirects (303) to the sign-in's `redirect_uri` with a one-time code. Needs no credential.",
             errors: [
               'sso_request_invalid',
               'sso_idp_initiated_not_allowed',
@@ -202,6 +227,13 @@ export function ssoRoutes(connections: SsoConnections, sso: SsoService): RouteMo
             params: PublicConnectionParams,
             consumes: ['application/x-www-form-urlencoded'],
             body: AcsBody,
+            response: {
+              303: {
+                type: 'null',
+                description: "The browser is sent on (`Location`) to the sign-in's `redirect_uri` with `code` and `state`.",
+                headers: { Location: { type: 'string', description: 'Where the browser goes next.' } },
+              },
+            },
           },
         },
         async (request: OnPublicConnection, reply) => {

@@ -73,6 +73,8 @@ export function statsRoutes(stats: StatsService): RouteModule {
         config,
         schema: {
           operationId: 'getStatsOverview',
+          description:
+            "The project's users, wallets, credits in circulation (the sum of every balance) and events since 00:00 UTC, exact and current. Sums above 2^53 - 1 are capped at that value.",
           tags,
           security,
           summary: 'Users, wallets, credits in circulation, events today',
@@ -87,6 +89,8 @@ export function statsRoutes(stats: StatsService): RouteModule {
         config,
         schema: {
           operationId: 'getCreditStats',
+          description:
+            'Credits added and deducted per UTC day over the last `days` (1 to 90, default 30), oldest first. Sums above 2^53 - 1 are capped at that value.',
           tags,
           security,
           summary: 'Credits added and deducted per UTC day, oldest first',
@@ -106,6 +110,8 @@ export function statsRoutes(stats: StatsService): RouteModule {
         config,
         schema: {
           operationId: 'getWebhookStats',
+          description:
+            'Webhook attempts per UTC day over the last `days` (1 to 90, default 30), oldest first, with the success rate and latency.',
           tags,
           security,
           summary: 'Webhook attempts per UTC day: success rate and latency, oldest first',

@@ -38,6 +38,7 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
         onSend: options.browser.onSend,
         schema: {
           operationId: 'getCurrentUser',
+          description: 'The user of the presented session token.',
           tags,
           security: [{ sessionToken: [] }],
           summary: "The session's user",
@@ -58,6 +59,8 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
         config: { credential: 'secret' },
         schema: {
           operationId: 'listUsers',
+          description:
+            'The users of the project, newest first; `email` finds the one with that address. Paged with `limit` and `starting_after`.',
           tags,
           security,
           summary: 'List users, newest first; `?email=` finds one by address',
@@ -74,6 +77,7 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
         config: { credential: 'secret' },
         schema: {
           operationId: 'getUser',
+          description: 'A user of the project, with the provider accounts (OAuth, OpenID Connect, SSO) linked to it.',
           tags,
           security,
           summary: 'Retrieve a user, with the provider accounts linked to it',
@@ -90,6 +94,8 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
         config: { credential: 'secret' },
         schema: {
           operationId: 'unlinkUserIdentity',
+          description:
+            "Unlinks a provider account from a user. Refused with 409 `identity_last_sign_in_method` when it is the user's only way to sign in.",
           errors: ['identity_last_sign_in_method'],
           tags,
           security,
@@ -108,6 +114,7 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
         config: { credential: 'secret' },
         schema: {
           operationId: 'updateUser',
+          description: "Changes a user's `name`, `metadata` or `roles` (the list given replaces the user's roles).",
           errors: ['email_taken'],
           tags,
           security,
@@ -127,6 +134,7 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
         config: { credential: 'secret' },
         schema: {
           operationId: 'deleteUser',
+          description: 'Deletes a user; their sessions are revoked. Emits `user.deleted`.',
           tags,
           security,
           summary: 'Delete a user; its sessions are revoked',
@@ -143,6 +151,8 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
         config: { credential: 'secret' },
         schema: {
           operationId: 'banUser',
+          description:
+            'Bans a user: every session is revoked at once and every sign-in is refused with 403 `user_banned` until the ban is lifted.',
           tags,
           security,
           summary: 'Ban a user: no log in, every session revoked',
@@ -157,7 +167,15 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
       '/v1/users/:id/unban',
       {
         config: { credential: 'secret' },
-        schema: { operationId: 'unbanUser', tags, security, summary: 'Lift a ban', params: UserParams, response: { 200: UserSchema } },
+        schema: {
+          operationId: 'unbanUser',
+          description: 'Lifts a ban: the user can sign in again. Sessions revoked by the ban stay revoked.',
+          tags,
+          security,
+          summary: 'Lift a ban',
+          params: UserParams,
+          response: { 200: UserSchema },
+        },
       },
       (request: WithId) => users.unban(requireSecretKey(request).projectId, request.params.id, auditContext(request)),
     );
@@ -170,6 +188,8 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
         config: { credential: 'secret' },
         schema: {
           operationId: 'createRole',
+          description:
+            'Creates a custom role: a `key`, a `name` and the permissions it grants, which organization memberships and users can then carry. `owner`, `admin` and `member` are built in.',
           errors: ['role_key_taken'],
           tags: roleTags,
           security,
@@ -190,6 +210,7 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
         config: { credential: 'secret' },
         schema: {
           operationId: 'listRoles',
+          description: "The project's roles, in one page: custom ones newest first, then the built-in `owner`, `admin` and `member`.",
           tags: roleTags,
           security,
           summary: 'Every role: custom ones newest first, then the built-in ones',
@@ -205,6 +226,7 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
         config: { credential: 'secret' },
         schema: {
           operationId: 'getRole',
+          description: 'A role with its permissions; built-in roles have `built_in: true`.',
           tags: roleTags,
           security,
           summary: 'Retrieve a role',
@@ -221,6 +243,8 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
         config: { credential: 'secret' },
         schema: {
           operationId: 'updateRole',
+          description:
+            "Changes a custom role's `name` or `permissions`; permission checks read them at once. Built-in roles cannot be changed (400 `parameter_invalid`).",
           tags: roleTags,
           security,
           summary: "Change a custom role's name or permissions",
@@ -239,6 +263,7 @@ export function usersRoutes(users: UsersService, roles: RolesService, options: {
         config: { credential: 'secret' },
         schema: {
           operationId: 'deleteRole',
+          description: 'Deletes a custom role; users that had it lose it. Built-in roles cannot be deleted (400 `parameter_invalid`).',
           tags: roleTags,
           security,
           summary: 'Delete a custom role; users lose it',

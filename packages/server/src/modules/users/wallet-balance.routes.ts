@@ -52,6 +52,8 @@ export function walletBalanceRoutes(options: WalletBalanceRoutesOptions): RouteM
         onSend: options.browser.onSend,
         schema: {
           operationId: 'getCurrentUserBalance',
+          description:
+            "The session user's balance and their last 20 transactions: their oldest active wallet by default, the oldest in a unit with `currency`, or one of theirs with `wallet_id`. A user without such a wallet is 404.",
           errors: ['parameter_invalid', 'resource_missing'],
           tags: ['wallets'],
           security: [{ sessionToken: [] }],

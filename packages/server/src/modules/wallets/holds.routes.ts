@@ -35,6 +35,8 @@ export function holdsRoutes(holds: HoldsService, ledger: LedgerService): RouteMo
         config: { credential: 'secret', idempotency: { bodyKey: true, claim: 'movement' } },
         schema: {
           operationId: 'createHold',
+          description:
+            'Reserves credits of a wallet: they leave `available` at once, and are debited by a capture, released by a void, or released on their own at `expires_at` (`expires_in`, default 7 days). A hold above what is available is 422 `insufficient_credits`.',
           errors: ['resource_missing', 'wallet_frozen', 'wallet_closed', 'insufficient_credits'],
           tags,
           security,
@@ -62,6 +64,8 @@ export function holdsRoutes(holds: HoldsService, ledger: LedgerService): RouteMo
         },
         schema: {
           operationId: 'captureHold',
+          description:
+            'Debits all of a pending hold, or `amount` of it, and releases the rest; the hold becomes `captured` with `transaction_id` naming the debit. A hold that is not pending is 409 `hold_not_pending`.',
           errors: ['resource_missing', 'hold_not_pending', 'wallet_frozen', 'wallet_closed'],
           tags,
           security,
@@ -91,6 +95,8 @@ export function holdsRoutes(holds: HoldsService, ledger: LedgerService): RouteMo
         config: { credential: 'secret', idempotency: { claim: 'ledger', retention: 'forever' } },
         schema: {
           operationId: 'voidHold',
+          description:
+            'Releases a pending hold: its credits are available again and nothing is debited; the hold becomes `voided`. A hold that is not pending is 409 `hold_not_pending`.',
           errors: ['resource_missing', 'hold_not_pending'],
           tags,
           security,
@@ -110,7 +116,16 @@ export function holdsRoutes(holds: HoldsService, ledger: LedgerService): RouteMo
       '/v1/holds/:id',
       {
         config: { credential: 'secret' },
-        schema: { operationId: 'getHold', tags, security, summary: 'Retrieve a hold', params: HoldParams, response: { 200: HoldSchema } },
+        schema: {
+          operationId: 'getHold',
+          description:
+            'A hold with its status; from `expires_at` on a pending hold reads `expired` and holds nothing, even before the expiry job has released it.',
+          tags,
+          security,
+          summary: 'Retrieve a hold',
+          params: HoldParams,
+          response: { 200: HoldSchema },
+        },
       },
       (request: WithParams) => holds.getHold(requireSecretKey(request).projectId, request.params.id),
     );
@@ -121,6 +136,7 @@ export function holdsRoutes(holds: HoldsService, ledger: LedgerService): RouteMo
         config: { credential: 'secret' },
         schema: {
           operationId: 'listHolds',
+          description: "The wallet's holds, newest first; `status` narrows them to `pending`, `captured`, `voided` or `expired`.",
           tags,
           security,
           summary: "A wallet's holds, newest first",
@@ -138,6 +154,8 @@ export function holdsRoutes(holds: HoldsService, ledger: LedgerService): RouteMo
         config: { credential: 'secret' },
         schema: {
           operationId: 'listGrants',
+          description:
+            "The wallet's grants, newest first: each credit with what remains of it, its priority, expiry, category and status (`active`, `depleted`, `expired`).",
           tags,
           security,
           summary: "A wallet's grants (its credits by priority and expiry), newest first",

@@ -29,6 +29,8 @@ export function recurringGrantsRoutes(recurringGrants: RecurringGrantsService): 
         config: { credential: 'secret' },
         schema: {
           operationId: 'createRecurringGrant',
+          description:
+            'Credits the wallet `amount` once per period (every `interval_count` days, weeks, months or years) from `starts_at` on, exactly once per period whatever the number of processes; with `expires: "period_end"` each period\'s credit expires when the period ends. A frozen or closed wallet refuses it, as a credit.',
           errors: ['resource_missing', 'wallet_frozen', 'wallet_closed'],
           tags,
           security,
@@ -51,6 +53,7 @@ export function recurringGrantsRoutes(recurringGrants: RecurringGrantsService): 
         config: { credential: 'secret' },
         schema: {
           operationId: 'listRecurringGrants',
+          description: "The wallet's recurring grants, newest first, cancelled ones included, each with `next_grant_at`.",
           tags,
           security,
           summary: "A wallet's recurring grants, newest first",
@@ -69,6 +72,8 @@ export function recurringGrantsRoutes(recurringGrants: RecurringGrantsService): 
         config: { credential: 'secret' },
         schema: {
           operationId: 'getRecurringGrant',
+          description:
+            'A recurring grant with its status and `next_grant_at`, the start of the next period it credits (null once cancelled).',
           tags,
           security,
           summary: 'Retrieve a recurring grant',
@@ -85,6 +90,8 @@ export function recurringGrantsRoutes(recurringGrants: RecurringGrantsService): 
         config: { credential: 'secret' },
         schema: {
           operationId: 'cancelRecurringGrant',
+          description:
+            'Cancels a recurring grant: no further period is credited, and the credits already made stay. Cancelling a cancelled one changes nothing.',
           errors: ['resource_missing'],
           tags,
           security,

@@ -69,6 +69,8 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
         config: { credential: 'secret' },
         schema: {
           operationId: 'createWallet',
+          description:
+            'Creates a wallet for a user of the project (404 `resource_missing` for an unknown user) in one unit: `currency` is an ISO 4217 code or a custom unit such as `CREDITS`. Amounts are whole numbers of that unit. A user may hold several wallets, in one unit or several.',
           errors: ['resource_missing'],
           tags,
           security,
@@ -89,6 +91,8 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
         config: { credential: 'secret' },
         schema: {
           operationId: 'listWallets',
+          description:
+            'The wallets of the project, newest first; `user_id` narrows them to one user. Paged with `limit` and `starting_after`.',
           tags,
           security,
           summary: 'List wallets, newest first',
@@ -105,6 +109,8 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
         config: { credential: 'secret' },
         schema: {
           operationId: 'getWallet',
+          description:
+            'A wallet with its `balance` and `available` (the balance less pending holds and expired grants not yet removed) and its status.',
           tags,
           security,
           summary: 'Retrieve a wallet',
@@ -122,6 +128,8 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
         schema: {
           operationId: 'updateWallet',
           errors: ['resource_missing', 'credit_limit_below_debt'],
+          description:
+            "Changes a wallet's `metadata`, `low_balance_threshold` or `credit_limit`: a debit or transfer that takes the balance from at or above the threshold to below it emits `wallet.balance.low`; a `credit_limit` below what the wallet owes and holds on its limit → 422 `credit_limit_below_debt`. The balance itself changes only through movements.",
           tags,
           security,
           summary: 'Update metadata, the low-balance threshold or the credit limit',
@@ -135,16 +143,34 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
     );
 
     const transitions = [
-      ['freeze', 'freezeWallet', 'Freeze a wallet: it refuses credits, debits and transfers', ['wallet_closed']],
-      ['unfreeze', 'unfreezeWallet', 'Unfreeze a frozen wallet', ['wallet_closed']],
-      ['close', 'closeWallet', 'Close an empty wallet for good', ['wallet_not_empty']],
+      [
+        'freeze',
+        'freezeWallet',
+        'Freeze a wallet: it refuses credits, debits and transfers',
+        'Freezes an active wallet: until it is unfrozen it refuses credits, debits, transfers and new holds with 409 `wallet_frozen`. Its balance stays as it is.',
+        ['wallet_closed'],
+      ],
+      [
+        'unfreeze',
+        'unfreezeWallet',
+        'Unfreeze a frozen wallet',
+        'Makes a frozen wallet active again, so that it takes credits, debits and transfers.',
+        ['wallet_closed'],
+      ],
+      [
+        'close',
+        'closeWallet',
+        'Close an empty wallet for good',
+        'Closes a wallet for good; only a wallet whose balance is 0 can be closed (409 `wallet_not_empty`). A closed wallet refuses every movement with 409 `wallet_closed` and cannot be reopened.',
+        ['wallet_not_empty'],
+      ],
     ] as const;
-    for (const [action, operationId, summary, errors] of transitions) {
+    for (const [action, operationId, summary, description, errors] of transitions) {
       app.post(
         `/v1/wallets/:id/${action}`,
         {
           config: { credential: 'secret' },
-          schema: { operationId, errors, tags, security, summary, params: WalletParams, response: { 200: WalletSchema } },
+          schema: { operationId, description, errors, tags, security, summary, params: WalletParams, response: { 200: WalletSchema } },
         },
         (request: WithParams) => wallets[action](requireSecretKey(request).projectId, request.params.id, auditContext(request)),
       );
@@ -156,6 +182,8 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
         config: { credential: 'secret' },
         schema: {
           operationId: 'getWalletBalance',
+          description:
+            "The wallet's balance, `available` and the credits left per category. With `at`, the balance after every movement made at or before that past time instead (0 before the wallet's first), read from the ledger with one index seek.",
           tags,
           security,
           summary: "A wallet's balance, now or at a past time",
@@ -171,9 +199,21 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
       },
     );
 
-    for (const [action, operationId, summary, errors] of [
-      ['credits', 'creditWallet', 'Add credits', ['wallet_frozen', 'wallet_closed', 'balance_limit_exceeded']],
-      ['debits', 'debitWallet', 'Deduct credits', ['wallet_frozen', 'wallet_closed', 'insufficient_credits']],
+    for (const [action, operationId, summary, description, errors] of [
+      [
+        'credits',
+        'creditWallet',
+        'Add credits',
+        "Adds credits to a wallet, as a grant with its `priority`, optional `expires_at` and `category`: a ledger transaction whose entries sum to zero against the project's issuance account. A frozen or closed wallet refuses it (409). Emits `wallet.credit.added`.",
+        ['wallet_frozen', 'wallet_closed', 'balance_limit_exceeded'],
+      ],
+      [
+        'debits',
+        'debitWallet',
+        'Deduct credits',
+        'Deducts credits from a wallet, drawing its grants by priority, then earliest expiry, then age; with `categories`, only grants of those categories. An amount above what is available is 422 `insufficient_credits` and changes nothing. Emits `wallet.credit.deducted`.',
+        ['wallet_frozen', 'wallet_closed', 'insufficient_credits'],
+      ],
     ] as const) {
       app.post(
         `/v1/wallets/:id/${action}`,
@@ -181,6 +221,7 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
           config: { credential: 'secret', idempotency: ledgerKey },
           schema: {
             operationId,
+            description,
             errors,
             tags,
             security,
@@ -208,6 +249,8 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
         config: { credential: 'secret' },
         schema: {
           operationId: 'listWalletTransactions',
+          description:
+            "The wallet's ledger, newest first: credits, debits, expiries and both sides of transfers (`transfer_out`, `transfer_in`), each with the wallet's `balance_after`. Paged with `limit` and `starting_after`.",
           tags,
           security,
           summary: "A wallet's transactions, newest first",
@@ -226,6 +269,8 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
         config: { credential: 'secret', idempotency: ledgerKey },
         schema: {
           operationId: 'transferCredits',
+          description:
+            "Moves credits from one wallet to another of the same unit in one ledger transaction; the credits keep their grants' priority, expiry and category in the receiving wallet. Across units it is 422 `currency_mismatch`, to the same wallet 400 `same_wallet`, above what is available 422 `insufficient_credits`.",
           errors: TRANSFER_ERRORS,
           tags,
           security,
@@ -252,6 +297,8 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
         config: { credential: 'secret', idempotency: { claim: 'ledger', retention: 'forever' } },
         schema: {
           operationId: 'batchWalletOperations',
+          description:
+            "Applies 1 to 1,000 credits, debits, transfers, holds, captures and voids in request order, each checked as on its own route. By default each stands alone and the answer is 200 with one result per operation; with `atomic: true` all are applied (201) or none, and the answer is then the refused operation's error, with `param` naming it.",
           errors: [...TRANSFER_ERRORS, 'idempotency_key_reused', 'hold_not_pending'],
           tags,
           security,
@@ -282,6 +329,8 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
         config: { credential: 'secret' },
         schema: {
           operationId: 'getTransaction',
+          description:
+            'A credit, debit or expiry (`object: "transaction"`) or a transfer (`object: "transfer"`) of the project, by id, with its actor and the request that made it.',
           tags,
           security,
           summary: 'Retrieve a credit, debit or transfer',

@@ -42,6 +42,8 @@ export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
         config,
         schema: {
           operationId: 'createWebhook',
+          description:
+            'Creates a webhook endpoint for the event types it lists (or `*`). The URL must be `https://` and must not resolve to a private address. The signing secret (`whsec_…`) is in this response and at rotation only.',
           errors: ['webhook_url_invalid', 'webhook_url_forbidden', 'event_type_unknown'],
           tags,
           security,
@@ -66,6 +68,7 @@ export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
         config,
         schema: {
           operationId: 'listWebhooks',
+          description: "The project's webhook endpoints, newest first; never their secrets.",
           tags,
           security,
           summary: 'List webhook endpoints, newest first',
@@ -82,6 +85,7 @@ export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
         config,
         schema: {
           operationId: 'getWebhook',
+          description: 'A webhook endpoint, with whether it is enabled and why not (`disabled_reason`); never its secret.',
           tags,
           security,
           summary: 'Retrieve a webhook endpoint',
@@ -98,6 +102,8 @@ export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
         config,
         schema: {
           operationId: 'updateWebhook',
+          description:
+            "Changes an endpoint's URL, event types, description or rate, or switches it off and on. Switching it on clears `disabled_reason` and starts a fresh failure window; its waiting deliveries then go out.",
           errors: ['webhook_url_invalid', 'webhook_url_forbidden', 'event_type_unknown'],
           tags,
           security,
@@ -122,6 +128,7 @@ export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
         config,
         schema: {
           operationId: 'deleteWebhook',
+          description: 'Deletes a webhook endpoint with its delivery log; nothing more is sent to it.',
           tags,
           security,
           summary: 'Delete a webhook endpoint and its delivery log',
@@ -138,6 +145,8 @@ export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
         config,
         schema: {
           operationId: 'rotateWebhookSecret',
+          description:
+            'Makes a new signing secret, answered this once. For 24 hours the old one keeps signing beside it, so receivers can switch without missing a delivery.',
           tags,
           security,
           summary: 'A new secret; the old one keeps signing beside it for 24 hours',
@@ -154,6 +163,7 @@ export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
         config,
         schema: {
           operationId: 'sendTestWebhook',
+          description: 'Sends a `webhook.test` event to this endpoint alone, signed and delivered as any event, and answers the delivery.',
           tags,
           security,
           summary: 'Send a webhook.test event to this endpoint alone',
@@ -173,6 +183,8 @@ export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
         config,
         schema: {
           operationId: 'recoverWebhook',
+          description:
+            'Sends again, oldest first, every event since `since` that the endpoint subscribes to and that was not delivered to it; a failed delivery is due again at once. `since` must lie within the event retention. Answers how many deliveries were made due.',
           tags,
           security,
           summary: 'Send again, in event order, every subscribed event since a time that was not delivered to this endpoint',
@@ -198,6 +210,8 @@ export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
         config,
         schema: {
           operationId: 'listWebhookDeliveries',
+          description:
+            "The endpoint's deliveries, newest first, with their attempts: status code, latency, error and the first 4 KiB of the response body; `status` narrows them.",
           tags,
           security,
           summary: "The endpoint's deliveries with their attempts, newest first",
@@ -216,6 +230,7 @@ export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
         config,
         schema: {
           operationId: 'getWebhookDelivery',
+          description: 'A delivery with its attempts.',
           tags,
           security,
           summary: 'Retrieve a delivery with its attempts',
@@ -232,6 +247,8 @@ export function webhooksRoutes(webhooks: WebhooksService): RouteModule {
         config,
         schema: {
           operationId: 'retryWebhookDelivery',
+          description:
+            'Makes a new attempt of the delivery now, also for one that failed for good, and answers the delivery with that attempt.',
           tags,
           security,
           summary: 'Send a delivery again now, also one that failed; answers with the delivery and the new attempt',
