@@ -78,6 +78,8 @@ describe('retries against the real server, through a proxy that drops the first 
         currency: 'USD',
         available: 100,
         categories: [{ category: 'default', remaining: 100 }],
+        debt: 0,
+        credit_limit: 0,
       });
       expect((await ctx().client().wallets.transactions(wallet.id)).data).toHaveLength(1);
     } finally {

@@ -141,10 +141,14 @@ describe('the README tour', () => {
       expect(output).toMatch(/^usr_\w+ wlt_\w+ wlt_\w+$/m);
       expect(output).toMatch(/idempotent-replayed: true/i);
       expect(output).toContain('"code":"insufficient_credits"');
-      expect(output).toContain('{"credits":60,"currency":"USD","available":60,"categories":[{"category":"default","remaining":60}]}');
+      expect(output).toContain(
+        '{"credits":60,"currency":"USD","available":60,"debt":0,"credit_limit":0,"categories":[{"category":"default","remaining":60}]}',
+      );
       expect(output).toContain("[ 'transfer_out', 'debit', 'credit' ]");
       // The session's balance, as node prints an object too wide for one line.
-      expect(output).toContain("  available: 60,\n  categories: [ { category: 'default', remaining: 60 } ]\n}");
+      expect(output).toContain(
+        "  available: 60,\n  debt: 0,\n  credit_limit: 0,\n  categories: [ { category: 'default', remaining: 60 } ]\n}",
+      );
       expect(output).toMatch(/^204$/m);
       expect(output).toMatch(/^session_revoked$/m);
       expect(output).toMatch(/webhook evt_\w+ webhook\.test: signature valid/);
