@@ -80,7 +80,7 @@ describe('client.operations: one method per operationId of the OpenAPI document 
     // JSON lines, not one JSON document: returned as text.
     const exported = await svc.operations.exportAuditLogs();
     expect(typeof exported).toBe('string');
-    expect(String(exported).trim().split('\n').length).toBeGreaterThan(0);
+    expect(exported.trim().split('\n').length).toBeGreaterThan(0);
   });
 
   it('reads the operations outside /v1 and the non-JSON answers as text', async () => {
