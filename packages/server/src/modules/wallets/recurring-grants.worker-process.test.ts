@@ -144,6 +144,22 @@ describeEachDialect('recurring grants under two svc worker processes on one data
         90_000,
         () => `not every period credited\n${second.output()}`,
       );
+      // A run commits its credits first and moves each grant to its next period after them
+      // (recurring-grants.service.ts): wait for the grants too, not for a fixed time.
+      const nextGrantAt = new Date(Date.parse(startsAt) + PERIODS * DAY_MS).toISOString();
+      const unadvanced = async () => {
+        const left: string[] = [];
+        for (const grant of grants) {
+          const now = expectStatus<RecurringGrant>(await client.request('GET', `/v1/recurring-grants/${grant.id}`), 200);
+          if (now.next_grant_at !== nextGrantAt) left.push(grant.id);
+        }
+        return left;
+      };
+      await until(
+        async () => (await unadvanced()).length === 0,
+        30_000,
+        () => `grants not moved to their next period\n${second.output()}`,
+      );
 
       const rows = await service.db.kysely
         .selectFrom('ledger_transactions')
@@ -158,7 +174,7 @@ describeEachDialect('recurring grants under two svc worker processes on one data
         );
         expect(mine.every((row) => row.type === 'credit' && row.wallet_id === grant.wallet_id && row.amount === grant.amount)).toBe(true);
         const now = expectStatus<RecurringGrant>(await client.request('GET', `/v1/recurring-grants/${grant.id}`), 200);
-        expect(now.next_grant_at).toBe(new Date(Date.parse(startsAt) + PERIODS * DAY_MS).toISOString());
+        expect(now.next_grant_at).toBe(nextGrantAt);
       }
       const verification = await verifyLedger(service.db, { projectId: project.id });
       expect(verification.sound, JSON.stringify(verification.checks)).toBe(true);
