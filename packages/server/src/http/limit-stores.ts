@@ -26,13 +26,15 @@ export function createLimitStores(options: {
   readonly metricsRegistry: Registry;
 }): LimitStores {
   const { redisUrl, clock, logger } = options;
-  if (redisUrl === undefined) return withClose(new MemoryRateLimiter(), new MemoryLoginThrottle({ clock }));
+  // In memory, both limits count time by the service's clock, as everything else does (lib/clock.ts).
+  const nowMs = () => clock.now().getTime();
+  if (redisUrl === undefined) return withClose(new MemoryRateLimiter({ nowMs }), new MemoryLoginThrottle({ clock }));
   const metrics = createStoreFallbackMetrics(options.metricsRegistry);
   const rateLimiter = new FallbackRateLimiter(
     new StoreFallback<RateLimiter>({
       limiter: 'rate_limit',
       shared: new RedisRateLimiter({ url: redisUrl }),
-      local: new MemoryRateLimiter(),
+      local: new MemoryRateLimiter({ nowMs }),
       logger,
       metrics,
     }),

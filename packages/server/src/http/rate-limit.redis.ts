@@ -37,7 +37,7 @@ interface TokenBucketCommand {
 }
 
 /** The longest a rate-limit check waits for Redis; normally it answers in well under a millisecond. */
-const COMMAND_TIMEOUT_MS = 250;
+export const COMMAND_TIMEOUT_MS = 250;
 
 export interface RedisRateLimiterOptions {
   readonly url: string;

@@ -6,9 +6,10 @@ import { createService, type Service } from '../main.js';
 import { randomBase62 } from '../lib/ids.js';
 import { describeEachDialect } from '../test/database.js';
 import { useTestService } from '../test/service.js';
+import { manualClock as manualServiceClock } from '../test/webhook-receiver.js';
 import type { RateLimitDecision, RateLimiter, RateLimitRule } from '../lib/rate-limit.js';
 import { MemoryRateLimiter } from './rate-limit.memory.js';
-import { RedisRateLimiter } from './rate-limit.redis.js';
+import { COMMAND_TIMEOUT_MS, RedisRateLimiter } from './rate-limit.redis.js';
 
 const redisUrl = inject('redisUrl');
 
@@ -136,13 +137,34 @@ describe.skipIf(redisUrl === '')('RedisRateLimiter', () => {
     expect(decisions[3]).toMatchObject({ limit: 3, resetSeconds: 12, retryAfterSeconds: 4 });
   });
 
-  it('refills at perSecond', async () => {
-    const limiter = limiterFor(uniquePrefix());
+  it('refills at perSecond, by the clock of Redis', async () => {
+    const prefix = uniquePrefix();
+    const limiter = limiterFor(prefix);
     const rule: RateLimitRule = { perSecond: 10, burst: 2 }; // one token every 100 ms
     const burst = await consumeTimes(limiter, 'key:a', rule, 3);
     expect(burst.map((decision) => decision.allowed)).toEqual([true, true, false]);
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    expect((await limiter.consume('key:a', rule)).allowed).toBe(true);
+    // No fixed wait: ask until a token is back, reading the bucket (tokens, and Redis' time of its
+    // last update) before each ask. The allowed one must have found exactly perSecond × the
+    // milliseconds since the refused one before it, in Redis' own time, less the token it took.
+    const bucket = async () => {
+      const [tokens, updatedAt] = await admin.hmget(`${prefix}key:a`, 'tokens', 'updated_at');
+      return { tokens: Number(tokens), updatedAtMs: Number(updatedAt) };
+    };
+    let before = await bucket();
+    await expect
+      .poll(
+        async () => {
+          before = await bucket();
+          return (await limiter.consume('key:a', rule)).allowed;
+        },
+        { timeout: 5000, interval: 20 },
+      )
+      .toBe(true);
+    const after = await bucket();
+    expect(before.tokens).toBeLessThan(1);
+    const refilled = Math.min(rule.burst, before.tokens + ((after.updatedAtMs - before.updatedAtMs) / 1000) * rule.perSecond);
+    expect(refilled).toBeGreaterThanOrEqual(1);
+    expect(after.tokens).toBeCloseTo(refilled - 1, 9);
   });
 
   it('keeps buckets independent', async () => {
@@ -200,31 +222,42 @@ describe('RedisRateLimiter when Redis does not answer', () => {
 
   // Regression: a check that Redis did not answer was allowed, so an outage of Redis lifted every
   // limit. It rejects now, and FallbackRateLimiter decides in memory (lib/store-fallback.test.ts).
+  // A request waits for its rate-limit check, so a check must give up within the command timeout
+  // rather than after ioredis' reconnection backoff (up to 2 s per retry). Each check is timed from
+  // its own call; the bound is the command timeout with room for a loaded machine.
+  const CHECK_MS_MAX = 4 * COMMAND_TIMEOUT_MS;
+
+  async function timed(work: () => Promise<unknown>): Promise<number> {
+    const started = performance.now();
+    await work();
+    return performance.now() - started;
+  }
+
   it('rejects each check within the command timeout when Redis refuses connections', async () => {
     // A port nothing listens on.
     const limiter = new RedisRateLimiter({ url: 'redis://127.0.0.1:1' });
     try {
       const rule: RateLimitRule = { perSecond: 1, burst: 3 };
-      const started = Date.now();
-      for (let i = 0; i < 4; i += 1) await expect(limiter.consume('key:a', rule)).rejects.toBeInstanceOf(Error);
-      // Each check gives up within the command timeout (250 ms), not after the reconnection backoff.
-      expect(Date.now() - started).toBeLessThan(2000);
+      for (let i = 0; i < 4; i += 1) {
+        const checkMs = await timed(() => expect(limiter.consume('key:a', rule)).rejects.toBeInstanceOf(Error));
+        expect(checkMs).toBeLessThan(CHECK_MS_MAX);
+      }
     } finally {
       await limiter.close();
     }
   });
 
-  it('rejects within a bounded time when Redis accepts but never replies, and closes', async () => {
+  it('rejects within the command timeout when Redis accepts but never replies, and closes', async () => {
     const limiter = new RedisRateLimiter({ url });
+    let closeMs = Infinity;
     try {
-      const started = Date.now();
-      await expect(limiter.consume('key:a', { perSecond: 1, burst: 3 })).rejects.toBeInstanceOf(Error);
-      expect(Date.now() - started).toBeLessThan(1500);
+      const checkMs = await timed(() => expect(limiter.consume('key:a', { perSecond: 1, burst: 3 })).rejects.toBeInstanceOf(Error));
+      expect(checkMs).toBeLessThan(CHECK_MS_MAX);
     } finally {
-      const closing = Date.now();
-      await limiter.close();
-      expect(Date.now() - closing).toBeLessThan(1500);
+      // QUIT is never answered either: closing must not wait for it.
+      closeMs = await timed(() => limiter.close());
     }
+    expect(closeMs).toBeLessThan(CHECK_MS_MAX);
   });
 });
 
@@ -253,7 +286,9 @@ function expectRateLimited(response: LightMyRequestResponse): void {
 }
 
 describeEachDialect('rate limits over HTTP', (dialect) => {
-  const current = useTestService(dialect, { env: LIMITS });
+  // In memory, the limits count time by the service's clock: the tests move it instead of waiting.
+  const clock = manualServiceClock();
+  const current = useTestService(dialect, { env: LIMITS, serviceOptions: { clock } });
 
   async function newKey(): Promise<string> {
     const { projectId, service } = current();
@@ -277,9 +312,13 @@ describeEachDialect('rate limits over HTTP', (dialect) => {
     expectRateLimited(sixth);
     expect(sixth.headers['retry-after']).toBe('1');
 
-    await new Promise((resolve) => setTimeout(resolve, 250)); // at 5 per second, one token is back
+    // At 5 per second, one token is back 200 ms later, and not a millisecond sooner.
+    clock.advance(199);
+    expectRateLimited(await getProject(key));
+    clock.advance(1);
     const later = await getProject(key);
     expect(later.statusCode).toBe(200);
+    expect(later.headers['ratelimit-remaining']).toBe('0');
   });
 
   it('gives each key of a project its own bucket', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isIdOf, newId, randomBase62 } from './ids.js';
+import { base62CharacterOf, isIdOf, newId, randomBase62 } from './ids.js';
 
 describe('ids', () => {
   it('are prefixed, URL-safe and 22 base62 characters (131 bits) after the prefix', () => {
@@ -23,14 +23,23 @@ describe('ids', () => {
     expect(new Set(prefixes).size).toBe(times.length);
   });
 
-  it('do not repeat and use the whole alphabet evenly', () => {
+  it('do not repeat, and draw every character of the alphabet from exactly as many bytes', () => {
     const ids = new Set(Array.from({ length: 10_000 }, () => newId('txn')));
     expect(ids.size).toBe(10_000);
-    const counts = new Map<string, number>();
-    for (const character of randomBase62(62_000)) counts.set(character, (counts.get(character) ?? 0) + 1);
-    expect(counts.size).toBe(62);
-    // 1,000 expected per character; a biased modulo would skew the first 8 characters by ~25 %.
-    for (const count of counts.values()) expect(count).toBeGreaterThan(850);
-    for (const count of counts.values()) expect(count).toBeLessThan(1150);
+    // Exact, not sampled: every byte value once. A biased modulo (all 256 bytes taken, % 62) would
+    // give the first 8 characters 5 bytes each and the rest 4.
+    const bytesPerCharacter = new Map<string, number>();
+    const rejected: number[] = [];
+    for (let byte = 0; byte < 256; byte += 1) {
+      const character = base62CharacterOf(byte);
+      if (character === undefined) rejected.push(byte);
+      else bytesPerCharacter.set(character, (bytesPerCharacter.get(character) ?? 0) + 1);
+    }
+    const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+    expect([...bytesPerCharacter.keys()].sort()).toEqual(Array.from({ length: 62 }, (_, index) => alphabet.charAt(index)).sort());
+    expect(new Set(bytesPerCharacter.values())).toEqual(new Set([4]));
+    expect(rejected).toEqual([248, 249, 250, 251, 252, 253, 254, 255]);
+    // And randomBase62 draws from it: only base62 characters, of the length asked for.
+    expect(randomBase62(1000)).toMatch(/^[0-9A-Za-z]{1000}$/);
   });
 });

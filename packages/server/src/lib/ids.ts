@@ -22,13 +22,18 @@ function nextRandomByte(): number {
   return byte;
 }
 
+/**
+ * The base62 character a random byte stands for, or undefined for a rejected byte: each of the 62
+ * characters is the answer for exactly 4 of the 248 accepted bytes, so none is likelier than another.
+ */
+export function base62CharacterOf(byte: number): string | undefined {
+  return byte < UNBIASED_BYTE_LIMIT ? BASE62.charAt(byte % 62) : undefined;
+}
+
 /** A random base62 string; each character carries log2(62) ≈ 5.95 bits. */
 export function randomBase62(length: number): string {
   let out = '';
-  while (out.length < length) {
-    const byte = nextRandomByte();
-    if (byte < UNBIASED_BYTE_LIMIT) out += BASE62.charAt(byte % 62);
-  }
+  while (out.length < length) out += base62CharacterOf(nextRandomByte()) ?? '';
   return out;
 }
 

@@ -199,7 +199,7 @@ interface ThrottleCommands {
 }
 
 /** The longest a throttle step waits for Redis, as for the request rate limiter. */
-const COMMAND_TIMEOUT_MS = 250;
+export const COMMAND_TIMEOUT_MS = 250;
 
 /**
  * Shared by every process through Redis (`REDIS_URL`): one counter per key, created with its window

@@ -41,7 +41,8 @@ export interface DashboardFiles {
  * Reads the built dashboard into memory once, at start: a handful of files, served from memory
  * with their gzip made ahead of time, and nothing on disk is opened per request (no path to traverse).
  */
-export function loadDashboardFiles(dir: string = DASHBOARD_DIST_DIR): DashboardFiles {
+export function loadDashboardFiles(dir: string = DASHBOARD_DIST_DIR, options: LoadDashboardOptions = {}): DashboardFiles {
+  const sleep = options.sleep ?? sleepSync;
   // A build publishes dist/ by renaming directories (packages/dashboard/scripts/build.js): a file
   // listed just before the rename is gone just after, and between the build's two renames there is
   // no dist/ at all, only the old build beside it as dist-old-<pid>. Reading again then finds the
@@ -53,8 +54,13 @@ export function loadDashboardFiles(dir: string = DASHBOARD_DIST_DIR): DashboardF
     } catch (error) {
       if (attempt >= LOAD_ATTEMPTS_MAX || (error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
-    sleepSync(PUBLISH_WAIT_MS);
+    sleep(PUBLISH_WAIT_MS);
   }
+}
+
+export interface LoadDashboardOptions {
+  /** Blocks between two reads while a build is being published (default: the thread sleeps); tests see each wait. */
+  readonly sleep?: (milliseconds: number) => void;
 }
 
 /** Up to about half a second in all for a build being published; the two renames take microseconds. */

@@ -37,6 +37,7 @@ export interface WebhooksOptions {
       | 'idlePollIntervalMs'
       | 'dispatchBatchSize'
       | 'identity'
+      | 'onFanOutWait'
     >
   >;
 }

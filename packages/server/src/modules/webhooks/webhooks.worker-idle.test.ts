@@ -1,5 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { inTransaction } from '../../db/transaction.js';
 import { isoTime, systemClock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
@@ -7,6 +7,7 @@ import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
 import { type Receiver, startReceiver } from '../../test/webhook-receiver.js';
 import { recordEvent } from '../events/events.service.js';
+import type { FanOutWait } from './webhooks.worker-options.js';
 import { IdleBackoff } from './webhooks.worker-pause.js';
 
 /**
@@ -34,21 +35,27 @@ describe('IdleBackoff', () => {
   });
 });
 
-/** Waits until `done` holds, polling every 20 ms, at most `timeoutMs`; returns the elapsed ms. */
-async function within(timeoutMs: number, done: () => boolean): Promise<number> {
-  const started = performance.now();
-  while (!done()) {
-    if (performance.now() - started > timeoutMs) throw new Error(`not done within ${timeoutMs} ms`);
-    await sleep(20);
-  }
-  return performance.now() - started;
-}
-
 describeEachDialect('webhook worker, idle', (dialect) => {
+  /** The fan-out loop's waits, as they begin, each marked once it is over. */
+  const waits: (FanOutWait & { over: boolean })[] = [];
   // The idle interval is a minute here: a fan-out that waited for it would fail these tests.
   const ctx = useTestService(dialect, {
     env: { WEBHOOK_ALLOW_PRIVATE: '1' },
-    serviceOptions: { clock: systemClock, webhooks: { timeoutMs: 2000, worker: { pollIntervalMs: 20, idlePollIntervalMs: 60_000 } } },
+    serviceOptions: {
+      clock: systemClock,
+      webhooks: {
+        timeoutMs: 2000,
+        worker: {
+          pollIntervalMs: 20,
+          idlePollIntervalMs: 60_000,
+          onFanOutWait: (wait) => {
+            const watched = { ...wait, over: false };
+            void wait.ended.then(() => (watched.over = true));
+            waits.push(watched);
+          },
+        },
+      },
+    },
   });
   let receiver: Receiver;
   beforeAll(async () => {
@@ -73,16 +80,31 @@ describeEachDialect('webhook worker, idle', (dialect) => {
     return project.id;
   }
 
-  // Waits of 20, 40, ... ms: after 3 s of empty passes (at 20, 60, ... 2,540 ms) the next pass is
-  // at 5,100 ms, 2 s after an event written at 3 s, unless something wakes the loop.
-  const BACKED_OFF_MS = 3000;
+  // Waits of 20, 40, ... ms after empty passes: the first of 2,560 ms begins about 2.5 s after the
+  // last work. An event written then is recorded well inside it, however slow the machine.
+  const BACKED_OFF_WAIT_MS = 2560;
+
+  /** The fan-out loop's wait now under way, once it has backed off to BACKED_OFF_WAIT_MS or more. */
+  async function backedOffWait(): Promise<FanOutWait & { over: boolean }> {
+    return vi.waitFor(
+      () => {
+        const wait = waits.at(-1);
+        if (wait === undefined || wait.over || wait.waitMs < BACKED_OFF_WAIT_MS) throw new Error('the fan-out has not backed off yet');
+        return wait;
+      },
+      { timeout: 20_000, interval: 10 },
+    );
+  }
+
+  /** Bounded only so that a lost delivery fails the test instead of hanging it. */
+  const DELIVERED = { timeout: 10_000, interval: 10 };
 
   it('delivers an event recorded in its own process at once, though its loops had backed off', async () => {
     const service = ctx().service;
     const projectId = await projectWithEndpoint('idle', '/idle');
     service.webhooks.worker.start();
     for (let n = 0; n < 2; n += 1) {
-      await sleep(BACKED_OFF_MS);
+      const backedOff = await backedOffWait();
       await inTransaction(service.db, (trx) =>
         recordEvent(trx, {
           projectId,
@@ -91,15 +113,19 @@ describeEachDialect('webhook worker, idle', (dialect) => {
           createdAt: isoTime(new Date()),
         }),
       );
-      const elapsed = await within(5_000, () => receiver.at('/idle').length === n + 1);
-      expect(elapsed).toBeLessThan(1_000);
+      // The event cut the long wait short...
+      expect(await backedOff.ended).toEqual({ woken: true });
+      await vi.waitFor(() => expect(receiver.at('/idle')).toHaveLength(n + 1), DELIVERED);
+      // ...and went out from the passes right after it, none of which waited as long again.
+      const after = waits.slice(waits.indexOf(backedOff) + 1);
+      expect(after.every((wait) => wait.waitMs < BACKED_OFF_WAIT_MS)).toBe(true);
     }
   });
 
   it('finds an event another process wrote at its next poll, not at once, and loses none', async () => {
     const service = ctx().service;
     const projectId = await projectWithEndpoint('idle-elsewhere', '/elsewhere');
-    await sleep(BACKED_OFF_MS);
+    const backedOff = await backedOffWait();
     // As another process would write it: a row in the outbox, with no wake in this one.
     const id = newId('evt');
     await service.db.kysely
@@ -113,7 +139,10 @@ describeEachDialect('webhook worker, idle', (dialect) => {
         created_at: isoTime(new Date()),
       })
       .execute();
-    await sleep(1000);
+    // A wake ends a wait within a turn or two of the event loop; the row brought none, so the
+    // loop is still waiting, and nothing was sent.
+    for (let turn = 0; turn < 5; turn += 1) await nextTurn();
+    expect(backedOff.over).toBe(false);
     expect(receiver.at('/elsewhere')).toHaveLength(0);
     // Not lost: the next pass, here woken by an event of this process, fans out both.
     await inTransaction(service.db, (trx) =>
@@ -124,6 +153,7 @@ describeEachDialect('webhook worker, idle', (dialect) => {
         createdAt: isoTime(new Date()),
       }),
     );
-    await within(5_000, () => receiver.at('/elsewhere').length === 2);
+    expect(await backedOff.ended).toEqual({ woken: true });
+    await vi.waitFor(() => expect(receiver.at('/elsewhere')).toHaveLength(2), DELIVERED);
   });
 });

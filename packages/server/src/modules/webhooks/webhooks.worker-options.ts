@@ -25,6 +25,16 @@ export interface DeliveryWorkerOptions extends DeliveryDependencies {
    * None: leases carry no identity, and a crashed worker's deliveries wait out their leases.
    */
   readonly identity?: () => string | undefined;
+  /** Told of each wait of the fan-out loop as it begins (tests watch the idle backoff with it). */
+  readonly onFanOutWait?: (wait: FanOutWait) => void;
+}
+
+/** One wait of the fan-out loop between two passes. */
+export interface FanOutWait {
+  /** How long the loop waits unless woken: longer than the poll interval once it has backed off. */
+  readonly waitMs: number;
+  /** Settles when the wait is over: `woken` when a wake cut it short (or skipped it). */
+  readonly ended: Promise<{ readonly woken: boolean }>;
 }
 
 export interface TickReport {

@@ -15,6 +15,7 @@ import { inTransaction } from '../../db/transaction.js';
 import { createService, type Service } from '../../main.js';
 import { isoTime, systemClock } from '../../lib/clock.js';
 import { describeEachDialect, testConfig, useTestDatabase } from '../../test/database.js';
+import { countUndispatchedEvents } from '../events/event-log.service.js';
 import { type NewEvent, recordEvent } from '../events/events.service.js';
 import type { WebhookEndpointWithSecret } from './webhooks.service.js';
 
@@ -191,6 +192,25 @@ async function startReceiver(options: { holdMs: number; status: (seen: number) =
       await once(server, 'close');
     },
   };
+}
+
+/** Resolves once the heartbeat row of the worker run under `identity` has been renewed `count` times from now. */
+async function heartbeats(service: Service, identity: string, count: number, explain: () => string): Promise<void> {
+  const lastSeen = async () =>
+    (await service.db.kysely.selectFrom('webhook_workers').select('last_seen').where('id', 'like', `${identity}.%`).executeTakeFirst())
+      ?.last_seen;
+  let seen = await lastSeen();
+  let renewed = 0;
+  await until(
+    async () => {
+      const now = await lastSeen();
+      if (now !== undefined && now !== seen) renewed += 1;
+      seen = now;
+      return renewed >= count;
+    },
+    10_000,
+    () => `the heartbeat of ${identity} was renewed ${renewed} times, not ${count}\n${explain()}`,
+  );
 }
 
 function countBy<T>(items: readonly T[], key: (item: T) => string): Map<string, number> {
@@ -526,8 +546,9 @@ describe.skipIf(inject('postgresAdminUrl') === '')('a live svc worker with slow 
         30_000,
         () => `not every delivery succeeded\n${first.describe()}\n${second.describe()}`,
       );
-      // A few more beats of the second worker after the last answer: nothing is left to take.
-      await sleep(2000);
+      // Two more beats of the second worker after the last answer (at each it looks for dead
+      // workers): it still takes nothing over.
+      await heartbeats(service, 'second', 2, () => second.describe());
       for (const worker of [first, second]) expect((await worker.signal('SIGTERM')).code, worker.describe()).toBe(0);
 
       expect([...countBy(receiver.arrivals, (arrival) => arrival.eventId).entries()].sort()).toEqual(
@@ -566,11 +587,16 @@ describe.skipIf(inject('postgresAdminUrl') === '')('two svc worker processes on 
       const { projectId, endpointId } = await setUp(service, receiver.url);
       const pair = [new WorkerProcess(env), new WorkerProcess(env)];
       await Promise.all(pair.map((worker) => worker.running()));
-      // Committed in 20 transactions, a few milliseconds apart, so both workers find some.
+      // Committed in 20 transactions, each once a worker has fanned out the one before, so that
+      // each is found by a poll of its own, of whichever worker looks first: both find some.
       const eventIds: string[] = [];
       for (let batch = 0; batch < 20; batch += 1) {
         eventIds.push(...(await recordEvents(service, projectId, count / 20, batch * (count / 20))));
-        await sleep(20);
+        await until(
+          async () => (await countUndispatchedEvents(service.db)) === 0,
+          10_000,
+          () => `batch ${batch} was not fanned out\n${pair.map((worker) => worker.describe()).join('\n')}`,
+        );
       }
       await until(
         async () => (await deliveryRows(service, endpointId)).filter((row) => row.status === 'succeeded').length === count,

@@ -64,6 +64,7 @@ export class DeliveryWorker {
   readonly #idlePollIntervalMs: number;
   readonly #dispatchBatchSize: number;
   readonly #identity: (() => string | undefined) | undefined;
+  readonly #onFanOutWait: DeliveryWorkerOptions['onFanOutWait'];
   readonly #endpoints: EndpointQueues;
   readonly #recorder: AttemptRecorder;
   readonly #releaser: LeaseReleaser;
@@ -114,6 +115,7 @@ export class DeliveryWorker {
     this.#idlePollIntervalMs = options.idlePollIntervalMs ?? IDLE_POLL_INTERVAL_MS;
     this.#dispatchBatchSize = options.dispatchBatchSize ?? DISPATCH_BATCH_SIZE;
     this.#identity = options.identity;
+    this.#onFanOutWait = options.onFanOutWait;
     this.#endpoints = new EndpointQueues({
       clock: options.clock,
       attemptTimeoutMs: options.attemptTimeoutMs,
@@ -289,7 +291,11 @@ export class DeliveryWorker {
         waitMs = ERROR_BACKOFF_MS;
       }
       this.#fanOutBackedOff = waitMs > this.#pollIntervalMs;
-      if (!this.#stopping && (await this.#fanOutPause.wait(waitMs))) backoff.reset();
+      if (!this.#stopping) {
+        const woken = this.#fanOutPause.wait(waitMs);
+        this.#onFanOutWait?.({ waitMs, ended: woken.then((cutShort) => ({ woken: cutShort })) });
+        if (await woken) backoff.reset();
+      }
       this.#fanOutBackedOff = false;
     }
   }
