@@ -12,7 +12,9 @@
 // entry), the credit without any of the service's HTTP layer (credential, schema, idempotency
 // hook, audit context, logging, metrics). A credit's `Idempotency-Key` header becomes its movement
 // key, and `POST /v1/wallets/batch` applies a batch of credits with its header's key written in
-// the same transaction, so the floor writes every row the service writes.
+// the same transaction, so the floor writes every row the service writes. With it, a debit
+// (`POST /v1/wallets/:id/debits`) and a hold (`POST /v1/wallets/:id/holds`, the service's default
+// expiry) go through the same write path, as the service's routes send them.
 //
 // Environment: DATA_DIR (a database migrated by `svc`, with the project FLOOR_PROJECT_ID), or
 // DATABASE_URL for PostgreSQL (FLOOR_AUDIT=writer only), PORT, FLOOR_AUDIT, FLOOR_WALLETS (made at
@@ -26,7 +28,9 @@ import { insertUnchainedEntry } from '../packages/server/dist/modules/audit/audi
 import { newId } from '../packages/server/dist/lib/ids.js';
 import { AuditService } from '../packages/server/dist/modules/audit/audit.service.js';
 import { ledgerAuditSource } from '../packages/server/dist/modules/wallets/ledger.audit.js';
+import { HOLD_EXPIRES_IN_SECONDS_DEFAULT } from '../packages/server/dist/modules/wallets/holds.schemas.js';
 import { GRANT_PRIORITY_DEFAULT } from '../packages/server/dist/modules/wallets/ledger.movements.js';
+import { CATEGORY_DEFAULT } from '../packages/server/dist/modules/wallets/wallets.categories.js';
 import { LedgerWriter } from '../packages/server/dist/modules/wallets/ledger.write.js';
 import { systemClock } from '../packages/server/dist/lib/clock.js';
 
@@ -114,26 +118,28 @@ const writer =
     : undefined;
 const FLOOR_CONTEXT = { actor: { type: 'secret_key', id: 'key_floor' }, requestId: null, ip: null, userAgent: null };
 
-async function creditThroughWriter(walletId, amount, requestId, idempotencyKey) {
-  const movement = {
-    type: 'credit',
-    walletId,
-    amount,
-    description: null,
-    metadata: {},
-    // A keyed credit's key is the movement's own, written with its transaction, as in the service.
-    idempotencyKey,
-    priority: GRANT_PRIORITY_DEFAULT,
-    expiresAt: null,
-  };
+/**
+ * A single route's movement as the service builds it from a body of `{ amount }` alone
+ * (`LedgerService.credit`, `debit`, `hold`); a keyed one's key is the movement's own, written with
+ * its transaction, as in the service.
+ */
+function singleMovement(type, walletId, amount, idempotencyKey) {
+  const common = { type, walletId, amount, description: null, metadata: {}, idempotencyKey };
+  if (type === 'credit') return { ...common, priority: GRANT_PRIORITY_DEFAULT, expiresAt: null, category: CATEGORY_DEFAULT };
+  if (type === 'debit') return { ...common, categories: null };
+  return { ...common, expiresInSeconds: HOLD_EXPIRES_IN_SECONDS_DEFAULT, categories: null };
+}
+
+/** A credit, debit or hold through the write path; returns the answer's body. */
+async function applyThroughWriter(type, walletId, amount, requestId, idempotencyKey) {
   const { outcomes } = await writer.apply({
     projectId,
     context: { ...FLOOR_CONTEXT, requestId },
-    movements: [movement],
+    movements: [singleMovement(type, walletId, amount, idempotencyKey)],
     atomic: false,
   });
   const [outcome] = outcomes;
-  if (!outcome.ok) throw new Error(`floor: credit refused: ${outcome.error.code}`);
+  if (!outcome.ok) throw new Error(`floor: ${type} refused: ${outcome.error.code}`);
   return JSON.stringify(outcome.value);
 }
 
@@ -143,16 +149,7 @@ async function creditThroughWriter(walletId, amount, requestId, idempotencyKey) 
  * Idempotency-Key: the rows are the service's, the key's row unsealed (sealing is the HTTP layer's).
  */
 async function batchThroughWriter(operations, requestId, key) {
-  const movements = operations.map((operation) => ({
-    type: 'credit',
-    walletId: operation.wallet_id,
-    amount: operation.amount,
-    description: null,
-    metadata: {},
-    idempotencyKey: undefined,
-    priority: GRANT_PRIORITY_DEFAULT,
-    expiresAt: null,
-  }));
+  const movements = operations.map((operation) => singleMovement('credit', operation.wallet_id, operation.amount, undefined));
   const requestKey =
     key === undefined
       ? undefined
@@ -263,6 +260,15 @@ function writeAuditEntry(request, transactionId, balanceAfter, now) {
   else appendChainedSqlite(sqlite, row);
 }
 
+/** 201 with the write path's answer; a refusal is a broken setup (a floor never refuses), so a 500 the run counts. */
+function replyThroughWriter(type, request, reply) {
+  applyThroughWriter(type, request.params.id, request.body.amount, request.id, request.headers['idempotency-key']).then(
+    (body) => void reply.code(201).type('application/json').send(body),
+    (error) => void reply.code(500).send({ error: String(error) }),
+  );
+  return reply;
+}
+
 let queue = [];
 let scheduled = false;
 
@@ -294,13 +300,7 @@ app.get('/wallets', async () => {
   return { data: rows.map((row) => row.id) };
 });
 app.post('/v1/wallets/:id/credits', (request, reply) => {
-  if (writer !== undefined) {
-    creditThroughWriter(request.params.id, request.body.amount, request.id, request.headers['idempotency-key']).then(
-      (body) => void reply.code(201).type('application/json').send(body),
-      (error) => void reply.code(500).send({ error: String(error) }),
-    );
-    return reply;
-  }
+  if (writer !== undefined) return replyThroughWriter('credit', request, reply);
   queue.push({
     walletId: request.params.id,
     amount: request.body.amount,
@@ -315,6 +315,15 @@ app.post('/v1/wallets/:id/credits', (request, reply) => {
   }
   return reply;
 });
+/** A debit or a hold of `{ amount }`, as the service's routes: only the write path's floor has them. */
+for (const [type, path] of [
+  ['debit', '/v1/wallets/:id/debits'],
+  ['hold', '/v1/wallets/:id/holds'],
+])
+  app.post(path, (request, reply) => {
+    if (writer === undefined) return reply.code(404).send({ error: `${type}s need FLOOR_AUDIT=writer` });
+    return replyThroughWriter(type, request, reply);
+  });
 app.post('/v1/wallets/batch', (request, reply) => {
   if (writer === undefined) return reply.code(404).send({ error: 'batches need FLOOR_AUDIT=writer' });
   batchThroughWriter(request.body.operations, request.id, request.headers['idempotency-key']).then(

@@ -9,6 +9,14 @@ function keyedHeaders(keyed) {
 
 /** autocannon's request options for credits of 1 to wallets picked at random, one per request; `keyed`: each with a new key. */
 export function spreadCreditRequests(wallets, { keyed = false } = {}) {
+  return spreadRequests(wallets, 'credits', { keyed });
+}
+
+/**
+ * autocannon's request options for `POST /v1/wallets/{id}/{route}` (`credits`, `debits`, `holds`)
+ * of `{"amount":1}` to wallets picked at random, one per request; `keyed`: each with a new key.
+ */
+export function spreadRequests(wallets, route, { keyed = false } = {}) {
   const withKey = keyedHeaders(keyed);
   return {
     method: 'POST',
@@ -16,7 +24,7 @@ export function spreadCreditRequests(wallets, { keyed = false } = {}) {
       {
         setupRequest(request) {
           const walletId = wallets[Math.floor(Math.random() * wallets.length)];
-          return { ...request, headers: withKey(request.headers), path: `/v1/wallets/${walletId}/credits`, body: '{"amount":1}' };
+          return { ...request, headers: withKey(request.headers), path: `/v1/wallets/${walletId}/${route}`, body: '{"amount":1}' };
         },
       },
     ],

@@ -3,17 +3,20 @@
 // Fastify): credits spread over 1,000 wallets against bench/floor-server.js, the credit's own
 // statements behind bare Fastify and nothing else, with no audit entry, the entry alone, and the
 // entry with its link of the chain; the ledger's write path behind bare Fastify, with and without
-// keys and in keyed batches of 1,000; and the real service (`svc serve`) doing the same in the same
-// run. Rounds alternate the order (ABBA) so that every variant meets the
-// database at every size; medians of the rounds.
+// keys and in keyed batches of 1,000, and with a debit of 1 and a hold of 1 (the service's default
+// expiry, 7 days, so that no hold expires while measured) spread over the same wallets; and the
+// real service (`svc serve`) doing the same in the same run. Before the first round every wallet
+// gets FUND_PER_WALLET credits, one grant, through the floor's write path, so that no debit or hold
+// runs short. Rounds alternate the order (ABBA) so that every variant meets the database at every
+// size; medians of the rounds.
 //
 // Knobs besides the runner's: BENCH_FLOOR_ROUNDS (default 2), BENCH_SQLITE_SYNCHRONOUS ("full", the
 // service's default, or "normal"), BENCH_FLOOR_VARIANTS (a comma-separated subset of the variants
-// below, e.g. `writer_batch,service_batch`; a target is printed when both its sides were measured),
-// BENCH_FLOOR_DIALECTS (`sqlite`, `postgres` or both, the default).
+// below, e.g. `writer_batch,service_batch` or `writer_debit,service_debit`; a target is printed
+// when both its sides were measured), BENCH_FLOOR_DIALECTS (`sqlite`, `postgres` or both, the default).
 import { join } from 'node:path';
 import { requestJson } from '../lib/api.js';
-import { batchCreditRequests, spreadCreditRequests } from '../lib/credits.js';
+import { batchCreditRequests, spreadRequests } from '../lib/credits.js';
 import { measure } from '../lib/load.js';
 import { sqliteSynchronousSetting } from '../lib/options.js';
 import { freePort, LOOPBACK, startServer } from '../lib/processes.js';
@@ -26,15 +29,42 @@ import { probePostgres } from '../lib/postgres.js';
  * the chained entry), the ledger's write path behind bare Fastify (`writer`) and the service, each
  * with credits without a key; the write path and the service with a new Idempotency-Key on every
  * credit (`writer_key`, `service_key`: the key written in the credit's transaction by both); and
- * both with batches of BATCH_SIZE credits, each batch keyed (`writer_batch`, `service_batch`).
+ * both with batches of BATCH_SIZE credits, each batch keyed (`writer_batch`, `service_batch`); and
+ * both with a debit (`writer_debit`, `service_debit`) and a hold (`writer_hold`, `service_hold`)
+ * instead of the credit, without a key.
  */
 const VARIANTS = {
-  sqlite: ['none', 'entry', 'chained', 'writer', 'service', 'writer_key', 'service_key', 'writer_batch', 'service_batch'],
-  postgres: ['writer', 'service', 'writer_key', 'service_key', 'writer_batch', 'service_batch'],
+  sqlite: [
+    'none',
+    'entry',
+    'chained',
+    'writer',
+    'service',
+    'writer_key',
+    'service_key',
+    'writer_batch',
+    'service_batch',
+    'writer_debit',
+    'service_debit',
+    'writer_hold',
+    'service_hold',
+  ],
+  postgres: [
+    'writer',
+    'service',
+    'writer_key',
+    'service_key',
+    'writer_batch',
+    'service_batch',
+    'writer_debit',
+    'service_debit',
+    'writer_hold',
+    'service_hold',
+  ],
 };
 const SQLITE_CREDIT_TARGET_PER_S = 10_000;
 const AUDIT_COST_RATIO_MAX = 1.1;
-/** The service's single credit against the floor of its own write path without an audit entry. */
+/** The service's single credit, debit or hold against the floor of the same movement through its own write path. */
 const SERVICE_OVER_FLOOR_TARGET = 0.6;
 /** The service's keyed single credit against the floor of the same keyed credit. */
 const SERVICE_KEYED_OVER_FLOOR_TARGET = 0.7;
@@ -44,6 +74,11 @@ const BATCH_SIZE = 1000;
 const BATCH_WALLETS = 50;
 /** Batches in flight at once: each carries 1,000 credits, so a few keep the server busy. */
 const BATCH_CONNECTIONS = 4;
+/**
+ * Each wallet's credits before the debits and holds of 1: far more than a run takes (at 10,000/s
+ * spread over 1,000 wallets, an hour takes 36,000 of a wallet).
+ */
+const FUND_PER_WALLET = 1_000_000_000;
 
 export const scenario = {
   name: 'floor',
@@ -66,7 +101,8 @@ export const scenario = {
       try {
         const { projectId, secretKey } = createProject(ctx, database);
         const extraEnv = dialect === 'sqlite' ? { SQLITE_SYNCHRONOUS: settings.sqliteSynchronous } : {};
-        const wallets = await walletsOfFloor(ctx, database, projectId, floorAudit(variants[0]), extraEnv);
+        const funded = variants.some((variant) => operationOf(variant) !== 'credit');
+        const wallets = await walletsOfFloor(ctx, database, projectId, funded ? 'writer' : floorAudit(variants[0]), extraEnv, funded);
         const runs = Object.fromEntries(variants.map((variant) => [variant, []]));
         for (let round = 0; round < settings.rounds; round += 1) {
           for (const variant of round % 2 === 0 ? variants : [...variants].reverse()) {
@@ -76,12 +112,13 @@ export const scenario = {
               : await startFloorServer(ctx, database, projectId, floorAudit(variant), extraEnv);
             try {
               const batched = variant.endsWith('_batch');
+              const operation = operationOf(variant);
               const result = await measure({
                 url: server.origin,
                 headers: { authorization: `Bearer ${secretKey}`, 'content-type': 'application/json' },
                 request: batched
                   ? batchCreditRequests(wallets, { size: BATCH_SIZE, walletCount: BATCH_WALLETS })
-                  : spreadCreditRequests(wallets, { keyed: variant.endsWith('_key') }),
+                  : spreadRequests(wallets, `${operation}s`, { keyed: variant.endsWith('_key') }),
                 options: batched ? { ...ctx.options, connections: BATCH_CONNECTIONS } : ctx.options,
                 serverPid: server.pid,
               });
@@ -89,11 +126,7 @@ export const scenario = {
               if (batched) result.credits_per_s = Math.round((result.requests_total * BATCH_SIZE) / ctx.options.durationSeconds);
               runs[variant].push(result);
               ctx.record({
-                bench: variant.startsWith('service')
-                  ? `floor_${variant}_credit`
-                  : variant.startsWith('writer')
-                    ? `floor_credit_${variant}`
-                    : `floor_credit_audit_${variant}`,
+                bench: benchName(variant, operation),
                 dialect,
                 log_level: variant.startsWith('service') ? 'warn' : null,
                 ...(dialect === 'sqlite' ? { sqlite_synchronous: settings.sqliteSynchronous } : {}),
@@ -157,11 +190,36 @@ function floorAudit(variant) {
   return variant.startsWith('writer') || variant.startsWith('service') ? 'writer' : variant;
 }
 
-/** The floor server makes the wallets at its first start (FLOOR_WALLETS, default 1,000). */
-async function walletsOfFloor(ctx, database, projectId, variant, extraEnv) {
-  const server = await startFloorServer(ctx, database, projectId, variant, extraEnv);
+/** What a variant measures: `credit`, `debit` or `hold`. */
+function operationOf(variant) {
+  if (variant.endsWith('_debit')) return 'debit';
+  if (variant.endsWith('_hold')) return 'hold';
+  return 'credit';
+}
+
+/** The result's name: the credits' as they always were; `floor_service_debit`, `floor_debit_writer` and the like for the others. */
+function benchName(variant, operation) {
+  if (operation !== 'credit') return variant.startsWith('service') ? `floor_service_${operation}` : `floor_${operation}_writer`;
+  if (variant.startsWith('service')) return `floor_${variant}_credit`;
+  return variant.startsWith('writer') ? `floor_credit_${variant}` : `floor_credit_audit_${variant}`;
+}
+
+/**
+ * The floor server makes the wallets at its first start (FLOOR_WALLETS, default 1,000); `funded`
+ * (the audit `writer`): then each gets FUND_PER_WALLET credits, one grant, through the write path
+ * in batches of BATCH_SIZE credits.
+ */
+async function walletsOfFloor(ctx, database, projectId, audit, extraEnv, funded) {
+  const server = await startFloorServer(ctx, database, projectId, audit, extraEnv);
   try {
     const { data } = await requestJson({ method: 'GET', url: `${server.origin}/wallets`, expect: 200 });
+    if (funded)
+      for (let start = 0; start < data.length; start += BATCH_SIZE) {
+        const operations = data
+          .slice(start, start + BATCH_SIZE)
+          .map((walletId) => ({ type: 'credit', wallet_id: walletId, amount: FUND_PER_WALLET }));
+        await requestJson({ method: 'POST', url: `${server.origin}/v1/wallets/batch`, body: { operations }, expect: 200 });
+      }
     return data;
   } finally {
     await server.stop();
@@ -188,6 +246,14 @@ function summary(dialect, variants, runs) {
     lines.push(
       `FLOOR  [${dialect}] the write path behind bare Fastify, no audit entry: ${describe('writer')}; the service: ${describe('service')}`,
       target('single credit', 'service', 'writer', SERVICE_OVER_FLOOR_TARGET),
+    );
+  }
+  for (const operation of ['debit', 'hold']) {
+    const [writer, service] = [`writer_${operation}`, `service_${operation}`];
+    if (!measured(writer, service)) continue;
+    lines.push(
+      `FLOOR  [${dialect}] ${operation}s of 1 spread over the wallets: the write path behind bare Fastify ${describe(writer)}; the service ${describe(service)}`,
+      target(operation, service, writer, SERVICE_OVER_FLOOR_TARGET),
     );
   }
   if (measured('writer_key', 'service_key')) {
