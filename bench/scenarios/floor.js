@@ -82,7 +82,8 @@ const FUND_PER_WALLET = 1_000_000_000;
 
 export const scenario = {
   name: 'floor',
-  description: 'credits with nothing but their statements (SQLite; the write path on both dialects) vs the service, same run',
+  description:
+    'credits with nothing but their statements (SQLite), and credits, debits and holds through the write path on both dialects, vs the service, same run',
 
   async run(ctx) {
     const settings = readSettings(process.env);
