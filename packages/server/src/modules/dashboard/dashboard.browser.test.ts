@@ -141,9 +141,24 @@ describe.skipIf(chromiumMissing && !required)('the operator dashboard in headles
         posts.push({ url: request.url(), idempotencyKey: request.headers()['idempotency-key'], csrf: request.headers()['x-csrf-token'] });
     });
 
-    // Sign in: a wrong key is refused with a clear message; the right one opens the overview.
+    // The sign-in page opens without a request answered 401 and without a console error: with no
+    // session marker cookie, the page knows it is signed out without asking.
+    const unauthorized: string[] = [];
+    const consoleErrors: string[] = [];
+    page.on('response', (response) => {
+      if (response.status() === 401) unauthorized.push(`${response.request().method()} ${response.url()}`);
+    });
+    page.on('console', (message) => {
+      if (message.type() === 'error') consoleErrors.push(message.text());
+    });
     await page.goto(`${baseUrl}/dashboard/`);
     const keyField = page.getByLabel('Secret key');
+    await expect.poll(() => keyField.count()).toBe(1);
+    await page.waitForLoadState('networkidle');
+    expect(unauthorized).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+
+    // Sign in: a wrong key is refused with a clear message; the right one opens the overview.
     await keyField.fill('svc_sk_thisIsNotAKeyOfThisProject0000000');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('That key was not accepted');
@@ -153,7 +168,8 @@ describe.skipIf(chromiumMissing && !required)('the operator dashboard in headles
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview');
     // The header shows the project's name, not its id (GET /v1/project).
     await expect.poll(() => page.getByTestId('project-name').textContent()).toBe('Test project');
-    expect(await page.evaluate(() => document.cookie)).toBe(''); // HttpOnly: the page's scripts cannot read it
+    // HttpOnly: the page's scripts cannot read the session's cookie, only the marker beside it.
+    expect(await page.evaluate(() => document.cookie)).toBe('svc_dashboard_signed_in=1');
     expect(await page.evaluate(() => JSON.stringify(localStorage) + JSON.stringify(sessionStorage))).not.toContain('svc_sk_');
     await shot(page, '01-overview-empty');
 
@@ -408,6 +424,15 @@ describe.skipIf(chromiumMissing && !required)('the operator dashboard in headles
     // Sign out ends the session on the server, not only in this tab.
     await page.getByRole('button', { name: 'Sign out' }).click();
     await expect.poll(() => page.getByLabel('Secret key').count()).toBe(1);
+    // Loaded again after signing out, the sign-in page asks nothing that answers 401 either.
+    expect(await page.evaluate(() => document.cookie)).toBe('');
+    unauthorized.length = 0;
+    consoleErrors.length = 0;
+    await page.reload();
+    await expect.poll(() => page.getByLabel('Secret key').count()).toBe(1);
+    await page.waitForLoadState('networkidle');
+    expect(unauthorized).toEqual([]);
+    expect(consoleErrors).toEqual([]);
     expect(await page.evaluate(async () => (await fetch('/v1/project')).status)).toBe(401);
     expect(pageErrors).toEqual([]);
     await context.close();
