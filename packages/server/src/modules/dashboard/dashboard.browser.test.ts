@@ -239,6 +239,10 @@ describe.skipIf(chromiumMissing && !required)('the operator dashboard in headles
     await expect.poll(() => catalog.getByText('webhook_endpoint.disabled', { exact: true }).count()).toBe(1);
     await catalog.locator('li', { hasText: 'webhook_endpoint.disabled' }).getByRole('button', { name: 'Show schema' }).click();
     await expect.poll(() => catalog.textContent()).toContain('failing_since');
+    // Descriptions are markdown, rendered: `expires_at` is a code element, no backtick is shown.
+    const expired = catalog.locator('li', { hasText: 'wallet.hold.expired' });
+    expect(await expired.locator('.markdown code', { hasText: 'expires_at' }).count()).toBe(1);
+    expect((await catalog.locator('.markdown').allTextContents()).join('\n')).not.toContain('`');
     await shot(page, '04c-event-catalog');
 
     // Wallets: add credits through the confirmation; the balance and the chart change.
