@@ -263,6 +263,15 @@ describe.skipIf(chromiumMissing && !required)('the operator dashboard in headles
       await expect.poll(() => page.getByTestId('wallet-balance').textContent()).toContain(expected);
       await expect.poll(() => page.getByTestId('chart-balance').getAttribute('data-points')).toBe(String(points));
     }
+    // The balance chart's time axis: round times in a unit that fits the span (seconds apart here),
+    // distinct labels, no more than its width has room for (packages/dashboard/src/chart-axis.ts).
+    const balanceChart = page.getByTestId('chart-balance');
+    await expect.poll(async () => ((await balanceChart.getAttribute('data-x-labels')) ?? '').length).toBeGreaterThan(0);
+    const timeLabels = ((await balanceChart.getAttribute('data-x-labels')) ?? '').split('|');
+    expect(new Set(timeLabels).size).toBe(timeLabels.length);
+    for (const label of timeLabels) expect(label).toMatch(/^\d\d:\d\d(:\d\d)?$|^[A-Z][a-z]{2} \d{1,2}$/);
+    const balanceWidth = (await balanceChart.boundingBox())?.width ?? 0;
+    expect(timeLabels.length).toBeLessThanOrEqual(Math.floor(balanceWidth / 56));
     const credits = posts.filter((post) => post.url.endsWith(`/v1/wallets/${seeded.walletId}/credits`));
     expect(credits).toHaveLength(2);
     for (const post of credits) expect(post.idempotencyKey).toMatch(/^dash_[0-9a-f]{32}$/);
