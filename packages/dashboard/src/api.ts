@@ -92,7 +92,10 @@ export async function request<T>(
       error?.message ?? `The service answered ${response.status}.`,
       error?.param,
     );
-    if (apiError.signedOut && !path.startsWith('/dashboard/api/session')) for (const listener of signedOutListeners) listener();
+    if (apiError.signedOut && !path.startsWith('/dashboard/api/session')) {
+      forgetSignedIn();
+      for (const listener of signedOutListeners) listener();
+    }
     throw apiError;
   }
   return parsed as T;
@@ -113,13 +116,34 @@ export function withQuery(path: string, query: Readonly<Record<string, string | 
   return text === '' ? path : `${path}?${text}`;
 }
 
+/**
+ * The readable marker cookie the service sets beside the HttpOnly session cookie, and clears on
+ * sign-out (packages/server/src/modules/dashboard/dashboard.service.ts). Without it there is no
+ * session to ask about: the sign-in page opens without a request answered 401.
+ */
+const SIGNED_IN_COOKIE = 'svc_dashboard_signed_in';
+
+function maybeSignedIn(): boolean {
+  return document.cookie.split(';').some((part) => part.trim() === `${SIGNED_IN_COOKIE}=1`);
+}
+
+function forgetSignedIn(): void {
+  document.cookie = `${SIGNED_IN_COOKIE}=; Path=/; Max-Age=0; SameSite=Strict`;
+}
+
+/** The session behind the cookie, or undefined when signed out; asks the server only when the marker says a session may exist. */
 export async function loadSession(): Promise<Session | undefined> {
+  if (!maybeSignedIn()) return undefined;
   try {
     const session = await request<Session>('GET', '/dashboard/api/session');
     csrfToken = session.csrf_token;
     return session;
   } catch (error) {
-    if (error instanceof ApiError && error.signedOut) return undefined;
+    if (error instanceof ApiError && error.signedOut) {
+      // The session ended (expired, or its key revoked): the next load shows the sign-in form at once.
+      forgetSignedIn();
+      return undefined;
+    }
     throw error;
   }
 }

@@ -1,7 +1,17 @@
 import { useEffect, useRef, useState } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { dayRange, dayTicks, formatDay, secondsToDay, timeRange, WHOLE_NUMBER_STEPS } from './chart-axis.js';
+import {
+  dayRange,
+  dayTicks,
+  formatDay,
+  formatTimeTicks,
+  secondsToDay,
+  timeRange,
+  timeTicks,
+  type TimeUnit,
+  WHOLE_NUMBER_STEPS,
+} from './chart-axis.js';
 
 /** uPlot's `Axis.Side.Right`; its enum is a `const enum`, which isolated modules cannot read. */
 // eslint-disable-next-line @typescript-eslint/no-unsafe-enum-assignment -- the value of Axis.Side.Right, which cannot be imported.
@@ -54,7 +64,8 @@ export interface ChartProps {
 /**
  * A uPlot chart that follows its container's width (375 px phones included), with its own legend
  * under it. The container carries `data-last-tick` (the UTC day of the last x label of a per-day
- * chart) and `data-x-max`, which the browser test reads since the axes are drawn on a canvas.
+ * chart), `data-x-labels` (the x labels, joined by `|`) and `data-x-max`, which the browser test
+ * reads since the axes are drawn on a canvas.
  */
 export function Chart(props: ChartProps) {
   const container = useRef<HTMLDivElement>(null);
@@ -68,6 +79,8 @@ export function Chart(props: ChartProps) {
     const height = props.height ?? 220;
     const days = props.xAxis === 'days';
     const grid = { stroke: 'rgba(127,127,127,0.15)' };
+    /** The unit of the instant axis' last ticks, for their labels. */
+    let timeUnit: TimeUnit = 'day';
     const options: uPlot.Options = {
       width: width(),
       height,
@@ -93,9 +106,27 @@ export function Chart(props: ChartProps) {
                 element.dataset['lastTick'] = secondsToDay(ticks.at(-1) ?? last);
                 return ticks;
               },
-              values: (_u, ticks) => ticks.map(formatDay),
+              values: (_u, ticks) => {
+                const labels = ticks.map(formatDay);
+                element.dataset['xLabels'] = labels.join('|');
+                return labels;
+              },
             }
-          : { stroke: 'currentColor', grid },
+          : {
+              stroke: 'currentColor',
+              grid,
+              // Round UTC times in a unit that fits the span, as many as the width has room for (chart-axis.ts).
+              splits: (u, _axis, min, max) => {
+                const { ticks, unit } = timeTicks(min, max, u.bbox.width / uPlot.pxRatio);
+                timeUnit = unit;
+                return ticks;
+              },
+              values: (_u, ticks) => {
+                const labels = formatTimeTicks(ticks, timeUnit);
+                element.dataset['xLabels'] = labels.join('|');
+                return labels;
+              },
+            },
         {
           stroke: 'currentColor',
           grid,

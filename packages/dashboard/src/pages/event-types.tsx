@@ -1,8 +1,12 @@
 import { useState } from 'react';
 import type { EventTypeEntry } from '../types.js';
+import { Markdown } from '../markdown-view.js';
 import { JsonView, Loaded, Page, useResource } from '../ui.js';
 
-/** The event catalog (`GET /v1/event-types`): every type the service emits, with the JSON Schema of its data. */
+/**
+ * The event catalog (`GET /v1/event-types`): every type the service emits, its description (markdown,
+ * rendered by markdown-view.tsx) and the JSON Schema of its data.
+ */
 export function EventTypesPage() {
   const catalog = useResource<{ data: EventTypeEntry[] }>('/v1/event-types');
   const [open, setOpen] = useState<string | undefined>(undefined);
@@ -16,7 +20,7 @@ export function EventTypesPage() {
                 <div className="row">
                   <div>
                     <strong>{entry.type}</strong>
-                    <div className="muted">{entry.description}</div>
+                    <Markdown source={entry.description} className="muted" />
                   </div>
                   <button
                     type="button"

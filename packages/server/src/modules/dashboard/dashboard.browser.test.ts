@@ -141,9 +141,24 @@ describe.skipIf(chromiumMissing && !required)('the operator dashboard in headles
         posts.push({ url: request.url(), idempotencyKey: request.headers()['idempotency-key'], csrf: request.headers()['x-csrf-token'] });
     });
 
-    // Sign in: a wrong key is refused with a clear message; the right one opens the overview.
+    // The sign-in page opens without a request answered 401 and without a console error: with no
+    // session marker cookie, the page knows it is signed out without asking.
+    const unauthorized: string[] = [];
+    const consoleErrors: string[] = [];
+    page.on('response', (response) => {
+      if (response.status() === 401) unauthorized.push(`${response.request().method()} ${response.url()}`);
+    });
+    page.on('console', (message) => {
+      if (message.type() === 'error') consoleErrors.push(message.text());
+    });
     await page.goto(`${baseUrl}/dashboard/`);
     const keyField = page.getByLabel('Secret key');
+    await expect.poll(() => keyField.count()).toBe(1);
+    await page.waitForLoadState('networkidle');
+    expect(unauthorized).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+
+    // Sign in: a wrong key is refused with a clear message; the right one opens the overview.
     await keyField.fill('svc_sk_thisIsNotAKeyOfThisProject0000000');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('That key was not accepted');
@@ -153,7 +168,8 @@ describe.skipIf(chromiumMissing && !required)('the operator dashboard in headles
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview');
     // The header shows the project's name, not its id (GET /v1/project).
     await expect.poll(() => page.getByTestId('project-name').textContent()).toBe('Test project');
-    expect(await page.evaluate(() => document.cookie)).toBe(''); // HttpOnly: the page's scripts cannot read it
+    // HttpOnly: the page's scripts cannot read the session's cookie, only the marker beside it.
+    expect(await page.evaluate(() => document.cookie)).toBe('svc_dashboard_signed_in=1');
     expect(await page.evaluate(() => JSON.stringify(localStorage) + JSON.stringify(sessionStorage))).not.toContain('svc_sk_');
     await shot(page, '01-overview-empty');
 
@@ -223,6 +239,10 @@ describe.skipIf(chromiumMissing && !required)('the operator dashboard in headles
     await expect.poll(() => catalog.getByText('webhook_endpoint.disabled', { exact: true }).count()).toBe(1);
     await catalog.locator('li', { hasText: 'webhook_endpoint.disabled' }).getByRole('button', { name: 'Show schema' }).click();
     await expect.poll(() => catalog.textContent()).toContain('failing_since');
+    // Descriptions are markdown, rendered: `expires_at` is a code element, no backtick is shown.
+    const expired = catalog.locator('li', { hasText: 'wallet.hold.expired' });
+    expect(await expired.locator('.markdown code', { hasText: 'expires_at' }).count()).toBe(1);
+    expect((await catalog.locator('.markdown').allTextContents()).join('\n')).not.toContain('`');
     await shot(page, '04c-event-catalog');
 
     // Wallets: add credits through the confirmation; the balance and the chart change.
@@ -243,6 +263,15 @@ describe.skipIf(chromiumMissing && !required)('the operator dashboard in headles
       await expect.poll(() => page.getByTestId('wallet-balance').textContent()).toContain(expected);
       await expect.poll(() => page.getByTestId('chart-balance').getAttribute('data-points')).toBe(String(points));
     }
+    // The balance chart's time axis: round times in a unit that fits the span (seconds apart here),
+    // distinct labels, no more than its width has room for (packages/dashboard/src/chart-axis.ts).
+    const balanceChart = page.getByTestId('chart-balance');
+    await expect.poll(async () => ((await balanceChart.getAttribute('data-x-labels')) ?? '').length).toBeGreaterThan(0);
+    const timeLabels = ((await balanceChart.getAttribute('data-x-labels')) ?? '').split('|');
+    expect(new Set(timeLabels).size).toBe(timeLabels.length);
+    for (const label of timeLabels) expect(label).toMatch(/^\d\d:\d\d(:\d\d)?$|^[A-Z][a-z]{2} \d{1,2}$/);
+    const balanceWidth = (await balanceChart.boundingBox())?.width ?? 0;
+    expect(timeLabels.length).toBeLessThanOrEqual(Math.floor(balanceWidth / 56));
     const credits = posts.filter((post) => post.url.endsWith(`/v1/wallets/${seeded.walletId}/credits`));
     expect(credits).toHaveLength(2);
     for (const post of credits) expect(post.idempotencyKey).toMatch(/^dash_[0-9a-f]{32}$/);
@@ -408,6 +437,15 @@ describe.skipIf(chromiumMissing && !required)('the operator dashboard in headles
     // Sign out ends the session on the server, not only in this tab.
     await page.getByRole('button', { name: 'Sign out' }).click();
     await expect.poll(() => page.getByLabel('Secret key').count()).toBe(1);
+    // Loaded again after signing out, the sign-in page asks nothing that answers 401 either.
+    expect(await page.evaluate(() => document.cookie)).toBe('');
+    unauthorized.length = 0;
+    consoleErrors.length = 0;
+    await page.reload();
+    await expect.poll(() => page.getByLabel('Secret key').count()).toBe(1);
+    await page.waitForLoadState('networkidle');
+    expect(unauthorized).toEqual([]);
+    expect(consoleErrors).toEqual([]);
     expect(await page.evaluate(async () => (await fetch('/v1/project')).status)).toBe(401);
     expect(pageErrors).toEqual([]);
     await context.close();

@@ -4,7 +4,7 @@ import type { RouteModule } from '../../lib/routes.js';
 import { readCookie } from '../../lib/cookies.js';
 import { StrictObject } from '../../lib/schemas.js';
 import { ApiError } from '../../lib/errors.js';
-import { DASHBOARD_SESSION_TTL_MS, type DashboardService } from './dashboard.service.js';
+import { DASHBOARD_SESSION_TTL_MS, DASHBOARD_SIGNED_IN_COOKIE_NAME, type DashboardService } from './dashboard.service.js';
 import type { DashboardFiles, StaticFile } from './dashboard.static.js';
 
 const SignInBody = StrictObject({ secret_key: Type.String({ minLength: 1, maxLength: 200 }) });
@@ -44,8 +44,12 @@ export interface DashboardRoutesOptions {
  */
 export function dashboardRoutes(options: DashboardRoutesOptions): RouteModule {
   const { dashboard, files, secureCookie } = options;
-  const cookie = (value: string, maxAgeSeconds: number) =>
-    `${dashboard.cookieName}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secureCookie ? '; Secure' : ''}`;
+  const secure = secureCookie ? '; Secure' : '';
+  // The session's cookie, then the marker the page reads to know it may be signed in (no secret in it).
+  const cookies = (value: string, maxAgeSeconds: number) => [
+    `${dashboard.cookieName}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure}`,
+    `${DASHBOARD_SIGNED_IN_COOKIE_NAME}=${value === '' ? '' : '1'}; Path=/; Max-Age=${maxAgeSeconds}; SameSite=Strict${secure}`,
+  ];
   const config = { credential: 'public' } as const;
 
   return (app: FastifyInstance) => {
@@ -64,7 +68,7 @@ export function dashboardRoutes(options: DashboardRoutesOptions): RouteModule {
         return reply
           .code(201)
           .header('Cache-Control', 'no-store')
-          .header('Set-Cookie', cookie(token, DASHBOARD_SESSION_TTL_MS / 1000))
+          .header('Set-Cookie', cookies(token, DASHBOARD_SESSION_TTL_MS / 1000))
           .send(session);
       },
     );
@@ -83,7 +87,7 @@ export function dashboardRoutes(options: DashboardRoutesOptions): RouteModule {
         host: request.host,
         changes: true,
       });
-      return reply.code(204).header('Cache-Control', 'no-store').header('Set-Cookie', cookie('', 0)).send();
+      return reply.code(204).header('Cache-Control', 'no-store').header('Set-Cookie', cookies('', 0)).send();
     });
 
     const page = (request: FastifyRequest, reply: FastifyReply) => {

@@ -10,6 +10,13 @@ import type { ProjectsService } from '../projects/projects.service.js';
 import * as store from './dashboard.store.js';
 
 export const DASHBOARD_COOKIE_NAME = 'svc_dashboard';
+/**
+ * A second cookie beside the session's, readable by the page's scripts, that holds no secret (its
+ * value is `1`): it tells the page that a session may exist, so a page without it shows the sign-in
+ * form without asking the server and getting a 401 (docs/adr/0012-dashboard.md). It has the
+ * session's lifetime and is cleared on sign-out.
+ */
+export const DASHBOARD_SIGNED_IN_COOKIE_NAME = 'svc_dashboard_signed_in';
 /** How long a dashboard sign-in lasts; the operator pastes the key again after it. */
 export const DASHBOARD_SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 /**

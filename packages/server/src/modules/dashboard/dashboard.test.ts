@@ -4,7 +4,7 @@ import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
 import { loadConfig } from '../../config.js';
 import { dashboardCookieSecure } from './dashboard.module.js';
-import { csrfToken, DASHBOARD_COOKIE_NAME } from './dashboard.service.js';
+import { csrfToken, DASHBOARD_COOKIE_NAME, DASHBOARD_SIGNED_IN_COOKIE_NAME } from './dashboard.service.js';
 
 const HOST = 'svc.test';
 const ORIGIN = `http://${HOST}`;
@@ -55,9 +55,11 @@ describeEachDialect('dashboard sessions', (dialect) => {
 
   it('exchanges the secret key for an HttpOnly, SameSite=Strict cookie with an expiry; the key is stored nowhere', async () => {
     const { response, cookie } = await signIn();
-    const setCookie = String(response.headers['set-cookie']);
+    const [setCookie, marker] = response.headers['set-cookie'] as string[];
     expect(setCookie).toMatch(/; Path=\/; Max-Age=43200; HttpOnly; SameSite=Strict$/);
     expect(setCookie).not.toContain('Secure'); // test environment, no TLS
+    // Beside it, a marker the page can read (no secret in it), so a page without it skips the session probe.
+    expect(marker).toBe(`${DASHBOARD_SIGNED_IN_COOKIE_NAME}=1; Path=/; Max-Age=43200; SameSite=Strict`);
     expect(setCookie).not.toContain(test().secretKey);
     const body = response.json<{ key_id: string; project_id: string; expires_at: string }>();
     expect(body.project_id).toBe(test().projectId);
@@ -196,7 +198,9 @@ describeEachDialect('dashboard sessions', (dialect) => {
     expect(withoutCsrf.statusCode).toBe(403);
     const out = await asDashboard(session, { method: 'DELETE', url: '/dashboard/api/session' });
     expect(out.statusCode).toBe(204);
-    expect(String(out.headers['set-cookie'])).toMatch(new RegExp(`^${DASHBOARD_COOKIE_NAME}=; Path=/; Max-Age=0`));
+    const [cleared, marker] = out.headers['set-cookie'] as string[];
+    expect(cleared).toMatch(new RegExp(`^${DASHBOARD_COOKIE_NAME}=; Path=/; Max-Age=0`));
+    expect(marker).toMatch(new RegExp(`^${DASHBOARD_SIGNED_IN_COOKIE_NAME}=; Path=/; Max-Age=0`));
     const after = await asDashboard(session, { method: 'GET', url: '/v1/project' });
     expect(after.statusCode).toBe(401);
     expect(after.json().error.message).toContain('signed out');
@@ -297,6 +301,8 @@ describeEachDialect('dashboard cookie behind a TLS-terminating proxy', (dialect)
       payload: { secret_key: test().secretKey },
     });
     expect(response.statusCode, response.body).toBe(201);
-    expect(String(response.headers['set-cookie'])).toMatch(/; HttpOnly; SameSite=Strict; Secure$/);
+    const [session, marker] = response.headers['set-cookie'] as string[];
+    expect(session).toMatch(/; HttpOnly; SameSite=Strict; Secure$/);
+    expect(marker).toMatch(/; SameSite=Strict; Secure$/);
   });
 });

@@ -1,7 +1,7 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import type { StatsFoldSource } from '../../db/schema.js';
-import { inTransaction } from '../../db/transaction.js';
+import { inTransaction, type Transaction } from '../../db/transaction.js';
 import { type Clock, isoTime } from '../../lib/clock.js';
 import type { PeriodicJob } from '../../jobs/scheduler.js';
 
@@ -128,4 +128,33 @@ export function statsFoldJob(db: Db, clock: Clock): PeriodicJob {
       await foldStats(db, clock);
     },
   };
+}
+
+/**
+ * Adds the attempts of one webhook endpoint's deliveries that no fold has reached yet to
+ * `stats_days`, in the caller's transaction, just before the endpoint is deleted: its deliveries
+ * and their attempts go with it (ON DELETE CASCADE), so without this the statistics would lose the
+ * attempts of the last minutes (the folded days keep the older ones). It locks the fold's watermark
+ * first, like a fold step: a fold waits for the deletion to commit and then no longer sees the
+ * rows, and this adds only rows the fold has not taken, so nothing is counted twice.
+ */
+export async function foldEndpointAttempts(trx: Transaction, dialect: Db['dialect'], projectId: string, endpointId: string): Promise<void> {
+  const postgres = dialect === 'postgres';
+  await sql`insert into stats_folds (project_id, source, folded_until) values (${projectId}, 'webhook_attempts', '')
+    on conflict (project_id, source) do nothing`.execute(trx);
+  const watermark = await sql<{ folded_until: string }>`select folded_until from stats_folds
+    where project_id = ${projectId} and source = 'webhook_attempts' ${postgres ? sql`for update` : sql``}`.execute(trx);
+  const from = watermark.rows[0]?.folded_until ?? '';
+  const greatest = postgres ? sql.raw('greatest') : sql.raw('max');
+  await sql`insert into stats_days (project_id, source, day, n, amount_hi, amount_lo, succeeded, latency_sum, latency_max)
+    select a.project_id, 'webhook_attempt', substr(a.created_at, 1, 10), count(*), 0, 0,
+      sum(case when a.status_code >= 200 and a.status_code < 300 then 1 else 0 end), sum(a.latency_ms), max(a.latency_ms)
+    from webhook_deliveries d join webhook_attempts a on a.delivery_id = d.id
+    where d.project_id = ${projectId} and d.endpoint_id = ${endpointId} and a.project_id = ${projectId} and a.created_at >= ${from}
+    group by a.project_id, substr(a.created_at, 1, 10)
+    on conflict (project_id, source, day) do update set
+      n = stats_days.n + excluded.n,
+      succeeded = stats_days.succeeded + excluded.succeeded,
+      latency_sum = stats_days.latency_sum + excluded.latency_sum,
+      latency_max = ${greatest}(stats_days.latency_max, excluded.latency_max)`.execute(trx);
 }

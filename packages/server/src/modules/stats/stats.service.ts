@@ -2,6 +2,9 @@ import type { Db } from '../../db/database.js';
 import { type Clock, isoTime } from '../../lib/clock.js';
 import * as store from './stats.store.js';
 
+/** For the webhooks module: keeps an endpoint's attempts in the statistics when it is deleted (stats.fold.ts). */
+export { foldEndpointAttempts } from './stats.fold.js';
+
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 export interface Overview {

@@ -1,9 +1,11 @@
 import { expect, it } from 'vitest';
+import { systemClock } from '../../lib/clock.js';
 import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
 import { AMOUNT_MAX, BALANCE_MAX } from '../wallets/wallets.schemas.js';
 import { lastDays } from './stats.service.js';
 import { insertTransactions, walletRow } from './stats.fixtures.js';
+import { foldStats } from './stats.fold.js';
 
 it('lastDays lists UTC days oldest first, today last', () => {
   expect(lastDays(new Date('2026-03-02T23:59:59.000Z'), 3)).toEqual(['2026-02-28', '2026-03-01', '2026-03-02']);
@@ -112,5 +114,83 @@ describeEachDialect('stats', (dialect) => {
       headers: { authorization: `Bearer ${other.secretKey}` },
     });
     expect(below.json()).toMatchObject({ credits_in_circulation: BALANCE_MAX - 3 });
+  });
+});
+
+// Deleting an endpoint deletes its deliveries and their attempts (ON DELETE CASCADE); the webhook
+// statistics still count them, folded or not yet folded (stats.fold.ts, foldEndpointAttempts).
+describeEachDialect('stats of a deleted webhook endpoint', (dialect) => {
+  const test = useTestService(dialect, { env: { WEBHOOK_ALLOW_PRIVATE: '1' } });
+
+  it('keeps the attempts of its deliveries, before and after every fold, counted once', async () => {
+    const { service, auth: headers } = test();
+    const { app } = service;
+    const created = await app.inject({
+      method: 'POST',
+      url: '/v1/webhooks',
+      headers,
+      payload: { url: 'http://127.0.0.1:9/hooks', events: ['*'] },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const endpointId = created.json<{ id: string }>().id;
+    const kept = await app.inject({
+      method: 'POST',
+      url: '/v1/webhooks',
+      headers,
+      payload: { url: 'http://127.0.0.1:9/kept', events: ['*'] },
+    });
+    const keptId = kept.json<{ id: string }>().id;
+    const deliveryOf = async (id: string) => {
+      expect((await app.inject({ method: 'POST', url: `/v1/webhooks/${id}/test`, headers })).statusCode).toBe(201);
+      const list = await app.inject({ method: 'GET', url: `/v1/webhooks/${id}/deliveries`, headers });
+      return list.json<{ data: { id: string }[] }>().data[0]!.id;
+    };
+    const deleted = await deliveryOf(endpointId);
+    const other = await deliveryOf(keptId);
+    const attempt = (deliveryId: string, number: number, createdAt: string, statusCode: number, latencyMs: number) => ({
+      delivery_id: deliveryId,
+      attempt_number: number,
+      project_id: test().projectId,
+      kind: 'scheduled' as const,
+      created_at: createdAt,
+      status_code: statusCode,
+      latency_ms: latencyMs,
+      error: null,
+      response_body: null,
+    });
+    const twoDaysAgo = new Date(Date.now() - 2 * 24 * 60 * 60 * 1000).toISOString();
+    const now = new Date().toISOString();
+    await service.db.kysely
+      .insertInto('webhook_attempts')
+      .values([
+        attempt(deleted, 1, twoDaysAgo, 500, 100),
+        attempt(deleted, 2, twoDaysAgo, 200, 300),
+        attempt(deleted, 3, now, 200, 40),
+        attempt(other, 1, now, 503, 60),
+      ])
+      .execute();
+    const stats = async () => {
+      const response = await app.inject({ method: 'GET', url: '/v1/stats/webhooks?days=3', headers });
+      expect(response.statusCode, response.body).toBe(200);
+      return response.json<{ data: Record<string, unknown>[] }>().data;
+    };
+    const before = await stats();
+    expect(before[0]).toMatchObject({ attempts: 2, succeeded: 1, latency_ms_avg: 200, latency_ms_max: 300 });
+    expect(before[2]).toMatchObject({ attempts: 2, succeeded: 1, latency_ms_avg: 50, latency_ms_max: 60 });
+    // The old attempts are folded, today's are not (the fold stays minutes behind the clock).
+    expect(await foldStats(service.db, systemClock)).toBe(true);
+    expect(await stats()).toEqual(before);
+
+    const removal = await app.inject({ method: 'DELETE', url: `/v1/webhooks/${endpointId}`, headers });
+    expect(removal.statusCode, removal.body).toBe(200);
+    expect((await service.db.kysely.selectFrom('webhook_attempts').select('delivery_id').execute()).map((row) => row.delivery_id)).toEqual([
+      other,
+    ]);
+    expect(await stats()).toEqual(before);
+    await foldStats(service.db, systemClock);
+    expect(await stats()).toEqual(before);
+    // A fold a day ahead takes today's remaining attempt too, and still counts the deleted ones once.
+    await foldStats(service.db, { now: () => new Date(Date.now() + 24 * 60 * 60 * 1000) });
+    expect(await stats()).toEqual(before);
   });
 });

@@ -7,6 +7,7 @@ import type { OutboundHttp } from '../../lib/outbound-http.js';
 import type { AuditContext, AuditRecord, AuditService } from '../audit/audit.service.js';
 import { isEventType, markEventsDispatched } from '../events/event-log.service.js';
 import { recordEvent } from '../events/events.service.js';
+import { foldEndpointAttempts } from '../stats/stats.service.js';
 import { attemptDelivery, type DeliveryDependencies, loadDeliveryTargets } from './webhooks.delivery.js';
 import { checkRecoverySince, type Recovery, recoverDeliveries } from './webhooks.recovery.js';
 import type { CreateEndpointBody, ListDeliveriesQuery, PageQuery, RecoverBody, UpdateEndpointBody } from './webhooks.schemas.js';
@@ -158,6 +159,8 @@ export class WebhooksService {
     const record = endpointRecord(projectId, 'webhook_endpoint.delete', endpointId);
     return this.#audit.recordingRefusals(context, record, () =>
       inTransaction(this.#db, async (trx) => {
+        // Its deliveries go with it; the statistics keep their attempts (docs/adr/0012-dashboard.md).
+        await foldEndpointAttempts(trx, this.#db.dialect, projectId, endpointId);
         if (!(await store.deleteEndpoint(trx, projectId, endpointId))) throw endpointMissing(endpointId);
         await this.#audit.record(trx, context, record);
         return { id: endpointId, object: 'webhook_endpoint' as const, deleted: true as const };
