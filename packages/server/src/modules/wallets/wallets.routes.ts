@@ -19,6 +19,7 @@ import {
   ListTransactionsQuery,
   ListWalletsQuery,
   MovementBody,
+  ReverseBody,
   TransactionParams,
   TransactionSchema,
   TransferBody,
@@ -252,10 +253,16 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
         config: { credential: 'secret', idempotency: { claim: 'ledger', retention: 'forever' } },
         schema: {
           operationId: 'batchWalletOperations',
-          errors: [...TRANSFER_ERRORS, 'idempotency_key_reused', 'hold_not_pending'],
+          errors: [
+            ...TRANSFER_ERRORS,
+            'idempotency_key_reused',
+            'hold_not_pending',
+            'reversal_exceeds_original',
+            'transaction_not_reversible',
+          ],
           tags,
           security,
-          summary: 'Apply up to 1,000 credits, debits, transfers, holds, captures and voids, each on its own or all or nothing',
+          summary: 'Apply up to 1,000 credits, debits, transfers, holds, captures, voids and reversals, each on its own or all or nothing',
           body: BatchBody,
           response: { 200: BatchSchema, 201: BatchSchema },
         },
@@ -276,6 +283,38 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
       },
     );
 
+    app.post(
+      '/v1/transactions/:id/reverse',
+      {
+        config: { credential: 'secret', idempotency: ledgerKey },
+        schema: {
+          operationId: 'reverseTransaction',
+          errors: [
+            'resource_missing',
+            'wallet_frozen',
+            'wallet_closed',
+            'insufficient_credits',
+            'balance_limit_exceeded',
+            'reversal_exceeds_original',
+            'transaction_not_reversible',
+          ],
+          tags,
+          security,
+          summary: 'Reverse all or part of a credit, debit or transfer',
+          params: TransactionParams,
+          body: ReverseBody,
+          response: { 201: TransactionSchema },
+        },
+      },
+      async (request: WithParams, reply) => {
+        const outcome = await ledger.reverse(requireSecretKey(request).projectId, request.params.id, (request.body ?? {}) as ReverseBody, {
+          idempotencyKey: request.idempotencyClaim?.key,
+          audit: auditContext(request),
+        });
+        return sendOutcome(reply, outcome);
+      },
+    );
+
     app.get(
       '/v1/transactions/:id',
       {
@@ -284,7 +323,7 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
           operationId: 'getTransaction',
           tags,
           security,
-          summary: 'Retrieve a credit, debit or transfer',
+          summary: 'Retrieve a credit, debit, expiry, reversal or transfer',
           params: TransactionParams,
           response: { 200: Type.Union([TransactionSchema, TransferSchema]) },
         },
@@ -349,7 +388,9 @@ function batchRefusal({ outcomes, refusedAt }: BatchOutcome, movements: readonly
       ? undefined
       : movement.type === 'capture' || movement.type === 'void'
         ? 'hold_id'
-        : 'wallet_id');
+        : movement.type === 'reverse'
+          ? 'transaction_id'
+          : 'wallet_id');
   return new ApiError(error.code, error.message, {
     param: field === undefined ? `operations[${refusedAt}]` : `operations[${refusedAt}].${field}`,
   });
@@ -377,13 +418,14 @@ function batchMovement(operation: BatchOperation, index: number, ledger: LedgerS
     hold: ['wallet_id', 'amount', 'description', 'metadata', 'idempotency_key', 'expires_in', 'categories'],
     capture: ['hold_id', 'amount'],
     void: ['hold_id'],
+    reverse: ['transaction_id', 'amount', 'description', 'metadata', 'idempotency_key'],
   };
   for (const field of Object.keys(operation)) {
     if (field !== 'type' && !allowed[operation.type].includes(field)) {
       throw new ApiError('parameter_unknown', `A ${operation.type} takes no ${field}.`, { param: at(field) });
     }
   }
-  const need = <K extends 'wallet_id' | 'from_wallet_id' | 'to_wallet_id' | 'hold_id' | 'amount'>(
+  const need = <K extends 'wallet_id' | 'from_wallet_id' | 'to_wallet_id' | 'hold_id' | 'transaction_id' | 'amount'>(
     field: K,
   ): NonNullable<BatchOperation[K]> => {
     const value = operation[field];
@@ -392,6 +434,16 @@ function batchMovement(operation: BatchOperation, index: number, ledger: LedgerS
   };
   if (operation.type === 'capture') return { type: 'capture', holdId: need('hold_id'), amount: operation.amount };
   if (operation.type === 'void') return { type: 'void', holdId: need('hold_id') };
+  if (operation.type === 'reverse') {
+    return {
+      type: 'reverse',
+      transactionId: need('transaction_id'),
+      amount: operation.amount,
+      description: operation.description ?? null,
+      metadata: operation.metadata ?? {},
+      idempotencyKey: operation.idempotency_key,
+    };
+  }
   const common = {
     amount: need('amount'),
     description: operation.description ?? null,
