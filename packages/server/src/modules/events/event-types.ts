@@ -58,7 +58,9 @@ const WalletCreditExpiredData = data({
 });
 
 const WalletTransactionReversedData = data({
-  wallet_id: Id('The wallet the reversal gave credits back to (a debit or transfer reversed) or took them from (a credit reversed), `wlt_…`.'),
+  wallet_id: Id(
+    'The wallet the reversal gave credits back to (a debit or transfer reversed) or took them from (a credit reversed), `wlt_…`.',
+  ),
   transaction_id: Id('The transaction reversed, `txn_…`.'),
   reversal_id: Id('The reversal, a transaction of type `reversal`, `txn_…`.'),
   amount: Type.Integer({ minimum: 1, description: 'The credits the reversal moved.' }),

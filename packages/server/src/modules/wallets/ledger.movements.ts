@@ -156,7 +156,8 @@ export function movementFields(movement: KeyedMovement): MovementFields {
   // Likewise the default category and no restriction; the order a restriction lists its
   // categories in changes nothing the movement does, so it is not part of the fingerprint.
   if (movement.type === 'credit' && movement.category !== CATEGORY_DEFAULT) values['category'] = movement.category;
-  if (movement.type !== 'credit' && movement.type !== 'reverse' && movement.categories !== null) values['categories'] = [...movement.categories].sort();
+  if (movement.type !== 'credit' && movement.type !== 'reverse' && movement.categories !== null)
+    values['categories'] = [...movement.categories].sort();
   const fields: Record<string, string> = {};
   for (const [name, value] of Object.entries(values)) fields[name] = sha256Hex(canonicalJson(value));
   return fields;

@@ -29,7 +29,8 @@ export interface ReversalCore extends PlanCore {
 }
 
 /** One part of a movement a reversal gives back: the part taken on the credit limit, or a grant drawn on. */
-type Part = { readonly kind: 'debt'; readonly amount: number } | { readonly kind: 'grant'; readonly amount: number; readonly source: Source };
+type Part =
+  { readonly kind: 'debt'; readonly amount: number } | { readonly kind: 'grant'; readonly amount: number; readonly source: Source };
 
 /**
  * Reversals on the ledger's one write path (docs/adr/0024-reversals.md). A reversal gives back part
@@ -84,7 +85,11 @@ export class ReversalPlanner {
     }
     const common = { projectId, context, id, original, before, amount, movement };
     const transaction =
-      original.type === 'credit' ? this.#reverseCredit(common) : original.type === 'debit' ? this.#reverseDebit(common) : this.#reverseTransfer(common);
+      original.type === 'credit'
+        ? this.#reverseCredit(common)
+        : original.type === 'debit'
+          ? this.#reverseDebit(common)
+          : this.#reverseTransfer(common);
     this.#reversed.set(key, before + amount);
     core.onChange(() => this.#reversed.set(key, before));
     return transaction;
@@ -190,7 +195,10 @@ export class ReversalPlanner {
     const { projectId, original, before, amount } = input;
     const drawn = parseSources(original.sources);
     const onLimit = original.amount - drawn.reduce((sum, source) => sum + source.amount, 0);
-    const parts: Part[] = [{ kind: 'debt', amount: onLimit }, ...drawn.map((source) => ({ kind: 'grant' as const, amount: source.amount, source }))];
+    const parts: Part[] = [
+      { kind: 'debt', amount: onLimit },
+      ...drawn.map((source) => ({ kind: 'grant' as const, amount: source.amount, source })),
+    ];
     const sources: Source[] = [];
     let repaid = 0;
     let offset = 0;

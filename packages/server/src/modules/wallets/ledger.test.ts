@@ -246,7 +246,10 @@ describeEachDialect('ledger', (dialect) => {
         Object.keys(TransferSchema.properties).filter((key) => key !== 'categories' && key !== 'reversed_amount'),
       );
       expect([await client.balance(from.id), await client.balance(to.id)]).toEqual([40, 60]);
-      expect(expectStatus(await client.request('GET', `/v1/transactions/${transfer.id}`), 200)).toEqual({ ...transfer, reversed_amount: 0 });
+      expect(expectStatus(await client.request('GET', `/v1/transactions/${transfer.id}`), 200)).toEqual({
+        ...transfer,
+        reversed_amount: 0,
+      });
 
       const outgoing = expectStatus<WalletTransactionList>(await client.request('GET', `/v1/wallets/${from.id}/transactions`), 200);
       expect(schemaErrors(WalletTransactionListSchema, outgoing)).toEqual([]);

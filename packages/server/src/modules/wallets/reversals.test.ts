@@ -26,7 +26,8 @@ describeEachDialect('reversals', (dialect) => {
   const wallet = async (walletId: string) => expectStatus<Wallet>(await client.request('GET', `/v1/wallets/${walletId}`), 200);
   const grants = async (walletId: string) =>
     expectStatus<GrantList>(await client.request('GET', `/v1/wallets/${walletId}/grants`), 200).data;
-  const transaction = async (id: string) => expectStatus<Transaction & Transfer>(await client.request('GET', `/v1/transactions/${id}`), 200);
+  const transaction = async (id: string) =>
+    expectStatus<Transaction | Transfer>(await client.request('GET', `/v1/transactions/${id}`), 200);
   const expectSound = async () => {
     const verification = await verifyLedger(current().service.db, { projectId: current().projectId });
     expect(verification.sound, JSON.stringify(verification.checks)).toBe(true);
@@ -238,7 +239,9 @@ describeEachDialect('reversals', (dialect) => {
       expect(JSON.parse(atomic.body).error.param).toBe('operations[1].amount');
       expect(await wallet(id)).toMatchObject({ balance: 75 });
       expect(
-        errorCode(await client.request('POST', '/v1/wallets/batch', { operations: [{ type: 'reverse', transaction_id: debit.id, wallet_id: id }] })),
+        errorCode(
+          await client.request('POST', '/v1/wallets/batch', { operations: [{ type: 'reverse', transaction_id: debit.id, wallet_id: id }] }),
+        ),
       ).toBe('parameter_unknown');
       expect(errorCode(await client.request('POST', '/v1/wallets/batch', { operations: [{ type: 'reverse' }] }))).toBe('parameter_missing');
       const done = expectStatus<Batch>(

@@ -307,7 +307,7 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
         },
       },
       async (request: WithParams, reply) => {
-        const outcome = await ledger.reverse(requireSecretKey(request).projectId, request.params.id, (request.body ?? {}) as ReverseBody, {
+        const outcome = await ledger.reverse(requireSecretKey(request).projectId, request.params.id, request.body ?? {}, {
           idempotencyKey: request.idempotencyClaim?.key,
           audit: auditContext(request),
         });
