@@ -26,9 +26,10 @@ const CHECKS = {
       select project_id, idempotency_scope, idempotency_key from ledger_transactions
       where idempotency_key is not null group by project_id, idempotency_scope, idempotency_key having count(*) > 1
     ) k`,
-  // The outbox: one event per credit or debit, two per transfer (balance.low events aside).
+  // The outbox: one event per credit, debit or reversal, two per transfer (balance.low events aside).
   outbox_events_missing_or_extra: `
-    select abs((select count(*) from events where type in ('wallet.credit.added', 'wallet.credit.deducted', 'wallet.transfer.sent', 'wallet.transfer.received'))
+    select abs((select count(*) from events where type in ('wallet.credit.added', 'wallet.credit.deducted', 'wallet.transfer.sent', 'wallet.transfer.received',
+                                                     'wallet.transaction.reversed'))
       - (select count(*) + sum(case when type = 'transfer' then 1 else 0 end) from ledger_transactions)) as n`,
 };
 

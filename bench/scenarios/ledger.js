@@ -16,6 +16,10 @@
 // debit passes over the default grant to reach it. Target: within 1.2 x an unrestricted debit
 // (debit_spread) of the same run, in requests per second.
 //
+// Reversals (docs/adr/0024-reversals.md): reversal_spread reverses 1 credit of a random spread
+// wallet's seed credit (POST /v1/transactions/{id}/reverse), taking it back from the grant that credit
+// made. Target: within 1.5 x a debit (debit_spread) of the same run, in requests per second.
+//
 // Knobs besides the runner's: BENCH_LEDGER_DIALECTS (default "sqlite,postgres"), BENCH_LEDGER_CASES
 // (default all, e.g. "credit_spread,credit_hot"), BENCH_SQLITE_SYNCHRONOUS ("full", the service's
 // default, or "normal"), BENCH_PGBENCH=off to skip pgbench.
@@ -52,6 +56,8 @@ const CASES = {
   transfer_hot: { op: 'transfer', wallet: 'hot', key: false },
   // POST /v1/wallets/{id}/holds then POST /v1/holds/{id}/capture, alternately on each connection.
   hold_capture_spread: { op: 'hold_capture', wallet: 'spread', key: false },
+  // POST /v1/transactions/{id}/reverse of 1 credit of a spread wallet's seed credit.
+  reversal_spread: { op: 'reverse', wallet: 'spread', key: false },
   // POST /v1/wallets/batch: BATCH_SIZE credits over the first BATCH_WALLETS wallets per request.
   credit_batch: { op: 'batch', wallet: 'spread', key: false },
 };
@@ -65,6 +71,8 @@ const BATCH_PGBENCH_FACTOR_TARGET = 5;
 const HOLD_CAPTURE_OVER_DEBIT_TARGET = 2.2;
 /** A debit restricted to a category costs at most this many unrestricted debits. */
 const CATEGORY_OVER_DEBIT_TARGET = 1.2;
+/** A reversal costs at most this many debits. */
+const REVERSAL_OVER_DEBIT_TARGET = 1.5;
 /** The priority of the seeded `paid` grants: after the `default` ones (50). */
 const PAID_PRIORITY = 60;
 
@@ -193,12 +201,14 @@ async function seed(ctx, database, { headers, extraEnv }) {
     const spread = (await mapConcurrently(Array.from({ length: SPREAD_WALLETS }), SEED_CONCURRENCY, create)).map((wallet) => wallet.id);
     const hot = (await create()).id;
     const credit = (walletId, amount) => api('POST', `/v1/wallets/${walletId}/credits`, { amount, description: 'seed' }, 201);
-    await mapConcurrently(spread, SEED_CONCURRENCY, (walletId) => credit(walletId, SPREAD_BALANCE));
+    const seedCredits = (await mapConcurrently(spread, SEED_CONCURRENCY, (walletId) => credit(walletId, SPREAD_BALANCE))).map(
+      (transaction) => transaction.id,
+    );
     const paid = (walletId) =>
       api('POST', `/v1/wallets/${walletId}/credits`, { amount: SPREAD_BALANCE, category: 'paid', priority: PAID_PRIORITY }, 201);
     await mapConcurrently(spread, SEED_CONCURRENCY, paid);
     await credit(hot, HOT_BALANCE);
-    return { spread, hot };
+    return { spread, hot, seedCredits };
   } finally {
     await service.stop();
   }
@@ -239,6 +249,10 @@ function ledgerRequests(spec, wallets) {
   }
   const build = () => {
     if (spec.op === 'batch') return { path: '/v1/wallets/batch', body: batchBody };
+    if (spec.op === 'reverse') {
+      const transactionId = wallets.seedCredits[Math.floor(Math.random() * wallets.seedCredits.length)];
+      return { path: `/v1/transactions/${transactionId}/reverse`, body: '{"amount":1}' };
+    }
     if (spec.op === 'transfer') {
       const from = spec.wallet === 'hot' ? wallets.hot : pick();
       let to = pick();
@@ -309,6 +323,13 @@ function targetLines(measured, pgbench) {
       const value = pairsPerSecond > 0 ? Number((debit.req_per_s / pairsPerSecond).toFixed(4)) : null;
       lines.push(
         `TARGET ${value === null ? 'n/a' : value <= HOLD_CAPTURE_OVER_DEBIT_TARGET ? 'PASS' : 'FAIL'}  ${dialect} hold + capture costs ${value} x a debit: ${pairsPerSecond} pairs/s vs ${debit.req_per_s} debits/s (server CPU ${pairs.server_cpu_us_per_req} us/request vs ${debit.server_cpu_us_per_req} us/debit; target <= ${HOLD_CAPTURE_OVER_DEBIT_TARGET})`,
+      );
+    }
+    const reversal = measured[dialect].reversal_spread;
+    if (reversal !== undefined && debit !== undefined) {
+      const value = reversal.req_per_s > 0 ? Number((debit.req_per_s / reversal.req_per_s).toFixed(4)) : null;
+      lines.push(
+        `TARGET ${value === null ? 'n/a' : value <= REVERSAL_OVER_DEBIT_TARGET ? 'PASS' : 'FAIL'}  ${dialect} a reversal costs ${value} x a debit: ${reversal.req_per_s} reversals/s vs ${debit.req_per_s} debits/s (server CPU ${reversal.server_cpu_us_per_req} vs ${debit.server_cpu_us_per_req} us/request; target <= ${REVERSAL_OVER_DEBIT_TARGET})`,
       );
     }
     const restricted = measured[dialect].debit_spread_category;

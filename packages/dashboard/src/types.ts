@@ -70,11 +70,13 @@ export interface Wallet {
 
 export interface Transaction {
   id: string;
-  type: 'credit' | 'debit' | 'expiry' | 'transfer_in' | 'transfer_out';
+  type: 'credit' | 'debit' | 'expiry' | 'reversal' | 'transfer_in' | 'transfer_out';
   amount: number;
   balance_after: number | null;
   description: string | null;
   counterparty_wallet_id?: string;
+  /** Reversals only: the transaction reversed. */
+  reverses?: string;
   /** What a credit or received transfer repaid of the wallet's debt; 0 otherwise. */
   repaid: number;
   created_at: string;

@@ -55,6 +55,7 @@ export type TransferParams = RequestBody<'POST /v1/wallets/transfer'>;
 export type ListWalletTransactionsParams = QueryParams<'GET /v1/wallets/{id}/transactions'>;
 export type CreateHoldParams = RequestBody<'POST /v1/wallets/{id}/holds'>;
 export type CaptureHoldParams = RequestBody<'POST /v1/holds/{id}/capture'>;
+export type ReverseTransactionParams = RequestBody<'POST /v1/transactions/{id}/reverse'>;
 export type ListHoldsParams = QueryParams<'GET /v1/wallets/{id}/holds'>;
 export type ListGrantsParams = QueryParams<'GET /v1/wallets/{id}/grants'>;
 export type CreateRecurringGrantParams = RequestBody<'POST /v1/wallets/{id}/recurring-grants'>;

@@ -61,6 +61,15 @@ export interface WalletCreditExpiredEventData {
   readonly balance: number;
 }
 
+/** `wallet.transaction.reversed`: a credit, debit or transfer was reversed in whole or in part. */
+export interface WalletTransactionReversedEventData {
+  readonly wallet_id: string;
+  readonly transaction_id: string;
+  readonly reversal_id: string;
+  readonly amount: number;
+  readonly balance: number;
+}
+
 /** `user.mfa.enabled`, `user.mfa.disabled`: `by` is `administrator` for a reset with the secret key. */
 export interface UserMfaEventData {
   readonly user_id: string;
@@ -160,6 +169,7 @@ export type WebhookEvent =
   | Envelope<'wallet.hold.voided', WalletHoldEventData>
   | Envelope<'wallet.hold.expired', WalletHoldEventData>
   | Envelope<'wallet.credit.expired', WalletCreditExpiredEventData>
+  | Envelope<'wallet.transaction.reversed', WalletTransactionReversedEventData>
   | Envelope<'user.created', UserEventData>
   | Envelope<'user.updated', UserEventData>
   | Envelope<'user.deleted', UserEventData>

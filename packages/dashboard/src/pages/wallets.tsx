@@ -83,6 +83,7 @@ export function WalletPage(props: { id: string }) {
   const history = useResource<List<Transaction>>(`/v1/wallets/${props.id}/transactions?limit=100`);
   const transactions = usePagedList<Transaction>(`/v1/wallets/${props.id}/transactions`, {});
   const [operation, setOperation] = useState<Operation | undefined>(undefined);
+  const [reversing, setReversing] = useState<Transaction | undefined>(undefined);
   const status = useAction();
   const reload = () => {
     wallet.reload();
@@ -207,6 +208,9 @@ export function WalletPage(props: { id: string }) {
                         Balance after
                       </th>
                       <th scope="col">Description</th>
+                      <th scope="col">
+                        <span className="visually-hidden">Actions</span>
+                      </th>
                     </tr>
                   </thead>
                   <tbody>
@@ -224,14 +228,31 @@ export function WalletPage(props: { id: string }) {
                           {transaction.repaid > 0 ? (
                             <span className="muted"> (repaid {formatCredits(transaction.repaid)} of debt)</span>
                           ) : null}
+                          {transaction.reverses === undefined ? null : (
+                            <span className="muted">
+                              {' '}
+                              of <code>{transaction.reverses}</code>
+                            </span>
+                          )}
                         </td>
                         <td className="number">
-                          {formatDelta(
-                            transaction.type === 'credit' || transaction.type === 'transfer_in' ? transaction.amount : -transaction.amount,
-                          )}
+                          {transaction.type === 'reversal'
+                            ? formatCredits(transaction.amount)
+                            : formatDelta(
+                                transaction.type === 'credit' || transaction.type === 'transfer_in'
+                                  ? transaction.amount
+                                  : -transaction.amount,
+                              )}
                         </td>
                         <td className="number">{transaction.balance_after === null ? '—' : formatCredits(transaction.balance_after)}</td>
                         <td>{transaction.description ?? ''}</td>
+                        <td>
+                          {REVERSIBLE.has(transaction.type) ? (
+                            <button type="button" onClick={() => setReversing(transaction)}>
+                              Reverse
+                            </button>
+                          ) : null}
+                        </td>
                       </tr>
                     ))}
                   </tbody>
@@ -241,8 +262,115 @@ export function WalletPage(props: { id: string }) {
           }
         </Loaded>
         <Pager {...transactions} />
+        {reversing === undefined ? null : (
+          <ReverseDialog
+            transaction={reversing}
+            onClose={() => setReversing(undefined)}
+            onDone={() => {
+              setReversing(undefined);
+              reload();
+            }}
+          />
+        )}
       </section>
     </Page>
+  );
+}
+
+/** The rows a reversal can give back (docs/adr/0024-reversals.md): not expiries, not reversals. */
+const REVERSIBLE = new Set<Transaction['type']>(['credit', 'debit', 'transfer_in', 'transfer_out']);
+
+/**
+ * Reverses all of a transaction, or an amount of it, in two steps like the other operations: the
+ * form, then a confirmation. The Idempotency-Key is made when the dialog opens.
+ */
+function ReverseDialog(props: { transaction: Transaction; onClose: () => void; onDone: () => void }) {
+  const [idempotencyKey] = useState(newIdempotencyKey);
+  const [amountText, setAmountText] = useState('');
+  const [description, setDescription] = useState('');
+  const [confirming, setConfirming] = useState<number | 'all' | undefined>(undefined);
+  const [formError, setFormError] = useState<string | undefined>(undefined);
+  const action = useAction();
+  const ids = { amount: useId(), description: useId() };
+
+  const submit = () => {
+    if (amountText.trim() === '') {
+      setFormError(undefined);
+      return setConfirming('all');
+    }
+    const parsed = parseAmount(amountText);
+    if ('error' in parsed) return setFormError(parsed.error);
+    if (parsed.amount > props.transaction.amount)
+      return setFormError(`The transaction moved ${formatCredits(props.transaction.amount)}; no more can be reversed.`);
+    setFormError(undefined);
+    setConfirming(parsed.amount);
+  };
+
+  const confirm = (amount: number | 'all') => {
+    const body = {
+      ...(amount === 'all' ? {} : { amount }),
+      ...(description.trim() === '' ? {} : { description: description.trim() }),
+    };
+    void action
+      .run(() => post(`/v1/transactions/${props.transaction.id}/reverse`, body, idempotencyKey))
+      .then((ok) => ok && props.onDone());
+  };
+
+  return (
+    <Dialog title="Reverse a transaction" open onClose={props.onClose}>
+      {confirming === undefined ? (
+        <form
+          onSubmit={(event) => {
+            event.preventDefault();
+            submit();
+          }}
+        >
+          <p>
+            <code>{props.transaction.id}</code>: {props.transaction.type.replace('_', ' ')} of {formatCredits(props.transaction.amount)}
+          </p>
+          <label htmlFor={ids.amount}>Amount (credits; empty: all that is left)</label>
+          <input
+            id={ids.amount}
+            inputMode="numeric"
+            autoComplete="off"
+            value={amountText}
+            onChange={(event) => setAmountText(event.target.value)}
+            autoFocus
+          />
+          <label htmlFor={ids.description}>Description (optional)</label>
+          <input id={ids.description} value={description} maxLength={500} onChange={(event) => setDescription(event.target.value)} />
+          {formError === undefined ? null : (
+            <p className="field-error" role="alert">
+              {formError}
+            </p>
+          )}
+          <div className="actions">
+            <button type="submit" className="primary">
+              Review
+            </button>
+            <button type="button" onClick={props.onClose}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      ) : (
+        <div data-testid="reverse-confirmation">
+          <p>
+            Reverse <strong>{confirming === 'all' ? 'all that is left' : formatCredits(confirming)}</strong> of{' '}
+            <code>{props.transaction.id}</code>.
+          </p>
+          {action.error === undefined ? null : <ErrorBox error={action.error} />}
+          <div className="actions">
+            <button type="button" className="primary" disabled={action.pending} onClick={() => confirm(confirming)} autoFocus>
+              {action.pending ? 'Working…' : 'Confirm: reverse'}
+            </button>
+            <button type="button" disabled={action.pending} onClick={() => setConfirming(undefined)}>
+              Back
+            </button>
+          </div>
+        </div>
+      )}
+    </Dialog>
   );
 }
 

@@ -63,7 +63,7 @@ export interface WalletTransaction {
   /** Begins with `txn_`. */
   id: string;
   object: 'transaction';
-  type: 'credit' | 'debit' | 'expiry' | 'transfer_out' | 'transfer_in';
+  type: 'credit' | 'debit' | 'expiry' | 'reversal' | 'transfer_out' | 'transfer_in';
   wallet_id: string;
   /** Credits, a whole number from 1 to 10^12. */
   amount: number;
@@ -114,7 +114,11 @@ export interface WalletTransaction {
   category?: string;
   /** Debits made with `categories`: the categories drawn on. */
   categories?: string[];
-  /** The other wallet of a transfer; transfers only. */
+  /** Reversals only: the transaction reversed, `txn_…`. */
+  reverses?: string;
+  /** Credits, debits and transfers read one by one (`GET /transactions/{id}`): what their reversals gave back so far (docs/adr/0024-reversals.md). */
+  reversed_amount?: number;
+  /** The other wallet of a transfer, or of a transfer's reversal; those only. */
   counterparty_wallet_id?: string;
 }
 
@@ -122,7 +126,7 @@ export interface Transaction {
   /** Begins with `txn_`. */
   id: string;
   object: 'transaction';
-  type: 'credit' | 'debit' | 'expiry';
+  type: 'credit' | 'debit' | 'expiry' | 'reversal';
   wallet_id: string;
   /** Credits, a whole number from 1 to 10^12. */
   amount: number;
@@ -173,6 +177,10 @@ export interface Transaction {
   category?: string;
   /** Debits made with `categories`: the categories drawn on. */
   categories?: string[];
+  /** Reversals only: the transaction reversed, `txn_…`. */
+  reverses?: string;
+  /** Credits, debits and transfers read one by one (`GET /transactions/{id}`): what their reversals gave back so far (docs/adr/0024-reversals.md). */
+  reversed_amount?: number;
 }
 
 export interface Transfer {
@@ -224,6 +232,8 @@ export interface Transfer {
   repaid: number;
   /** Transfers made with `categories`: the categories drawn on. */
   categories?: string[];
+  /** Credits, debits and transfers read one by one (`GET /transactions/{id}`): what their reversals gave back so far (docs/adr/0024-reversals.md). */
+  reversed_amount?: number;
 }
 
 export interface Hold {
@@ -1010,13 +1020,13 @@ export interface Operations {
     status: 201;
     response: Transfer;
   };
-  /** Apply up to 1,000 credits, debits, transfers, holds, captures and voids, each on its own or all or nothing */
+  /** Apply up to 1,000 credits, debits, transfers, holds, captures, voids and reversals, each on its own or all or nothing */
   'POST /v1/wallets/batch': {
     path: Record<string, never>;
     query: Record<string, never>;
     body: {
       operations: Array<{
-        type: 'credit' | 'debit' | 'transfer' | 'hold' | 'capture' | 'void';
+        type: 'credit' | 'debit' | 'transfer' | 'hold' | 'capture' | 'void' | 'reverse';
         /** Credits, debits and holds: the wallet. */
         wallet_id?: string;
         /** Transfers: the wallet the credits leave. */
@@ -1025,7 +1035,9 @@ export interface Operations {
         to_wallet_id?: string;
         /** Captures and voids: the hold, `hld_…`. */
         hold_id?: string;
-        /** Credits; every type but `void` (optional on `capture`: default all). */
+        /** Reversals: the transaction reversed, `txn_…`. */
+        transaction_id?: string;
+        /** Credits; every type but `void` (optional on `capture` and `reverse`: default all, or all that is left). */
         amount?: number;
         /** The grant's priority, 0 to 100 (default 50): lower is spent first. */
         priority?: number;
@@ -1065,7 +1077,26 @@ export interface Operations {
       }>;
     };
   };
-  /** Retrieve a credit, debit or transfer */
+  /** Reverse all or part of a credit, debit or transfer */
+  'POST /v1/transactions/{id}/reverse': {
+    path: {
+      /** Begins with `txn_`. */
+      id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      /** Credits to give back (default: all that is left to reverse). */
+      amount?: number;
+      description?: string;
+      /** Same as the `Idempotency-Key` header; send one or the other, or the same in both. */
+      idempotency_key?: string;
+      /** Free-form key/value pairs. Up to 50 keys of 1 to 40 characters, each a string of at most 500 characters. */
+      metadata?: Record<string, string>;
+    };
+    status: 201;
+    response: Transaction;
+  };
+  /** Retrieve a credit, debit, expiry, reversal or transfer */
   'GET /v1/transactions/{id}': {
     path: {
       /** Begins with `txn_`. */
@@ -2983,9 +3014,11 @@ export const operations = {
   listWalletTransactions: { method: 'GET', path: '/v1/wallets/{id}/transactions', credential: 'secret', body: 'none', list: true },
   /** `POST /v1/wallets/transfer`: Move credits between two wallets */
   transferCredits: { method: 'POST', path: '/v1/wallets/transfer', credential: 'secret', body: 'json', list: false },
-  /** `POST /v1/wallets/batch`: Apply up to 1,000 credits, debits, transfers, holds, captures and voids, each on its own or all or nothing */
+  /** `POST /v1/wallets/batch`: Apply up to 1,000 credits, debits, transfers, holds, captures, voids and reversals, each on its own or all or nothing */
   batchWalletOperations: { method: 'POST', path: '/v1/wallets/batch', credential: 'secret', body: 'json', list: false },
-  /** `GET /v1/transactions/{id}`: Retrieve a credit, debit or transfer */
+  /** `POST /v1/transactions/{id}/reverse`: Reverse all or part of a credit, debit or transfer */
+  reverseTransaction: { method: 'POST', path: '/v1/transactions/{id}/reverse', credential: 'secret', body: 'json', list: false },
+  /** `GET /v1/transactions/{id}`: Retrieve a credit, debit, expiry, reversal or transfer */
   getTransaction: { method: 'GET', path: '/v1/transactions/{id}', credential: 'secret', body: 'none', list: false },
   /** `GET /v1/wallets/{id}/holds`: A wallet's holds, newest first */
   listHolds: { method: 'GET', path: '/v1/wallets/{id}/holds', credential: 'secret', body: 'none', list: true },

@@ -13,6 +13,7 @@ import type {
   ListHoldsParams,
   ListRecurringGrantsParams,
   RecurringGrant,
+  ReverseTransactionParams,
   CreateWalletParams,
   DeductCreditsParams,
   ListWalletsParams,
@@ -166,5 +167,14 @@ export class Wallets {
   /** `GET /v1/transactions/{id}`: a credit, a debit (`object: "transaction"`) or a transfer (`object: "transfer"`). */
   getTransaction(id: string, options?: RequestOptions): Promise<Transaction | Transfer> {
     return this.#api.call('GET /v1/transactions/{id}', { path: { id } }, options);
+  }
+
+  /**
+   * `POST /v1/transactions/{id}/reverse` → 201 transaction of type `reversal`: gives back `amount`
+   * (default all that is left) of a credit, debit or transfer; more than is left → 422
+   * `reversal_exceeds_original`, an expiry or reversal → 422 `transaction_not_reversible`.
+   */
+  reverseTransaction(id: string, params: ReverseTransactionParams = {}, options?: RequestOptions): Promise<Transaction> {
+    return this.#api.call('POST /v1/transactions/{id}/reverse', { path: { id }, body: params }, options);
   }
 }

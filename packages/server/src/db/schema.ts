@@ -141,7 +141,7 @@ export interface WalletsTable {
   updated_at: string;
 }
 
-export type LedgerTransactionType = 'credit' | 'debit' | 'transfer' | 'expiry';
+export type LedgerTransactionType = 'credit' | 'debit' | 'transfer' | 'expiry' | 'reversal';
 
 /** One movement of credits. Append-only: never updated or deleted (database triggers refuse it). */
 export interface LedgerTransactionsTable {
@@ -190,6 +190,10 @@ export interface LedgerTransactionsTable {
   categories: string | null;
   /** What a credit or a received transfer repaid of its wallet's debt first (migration 0039); 0 otherwise. */
   repaid: number;
+  /** A reversal's original transaction (migration 0040, docs/adr/0024-reversals.md); null on other types. */
+  reverses: string | null;
+  /** The amount a reversal was asked for; null when it was asked for all that was left, and on other types. */
+  asked_amount: number | null;
 }
 
 export type RecurringGrantInterval = 'day' | 'week' | 'month' | 'year';

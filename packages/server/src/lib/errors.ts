@@ -90,6 +90,14 @@ export const ERROR_CATALOG = {
     status: 409,
     description: 'The hold is captured, voided or expired (past its `expires_at`); only a pending hold can be captured or voided.',
   },
+  reversal_exceeds_original: {
+    status: 422,
+    description: 'The reversal would give back more than what is left of the transaction after its earlier reversals; nothing changed.',
+  },
+  transaction_not_reversible: {
+    status: 422,
+    description: 'Expiries and reversals cannot be reversed; only credits, debits (captures included) and transfers can.',
+  },
 
   // Users and authentication.
   email_taken: { status: 409, description: 'A user with this email already exists in the project.' },

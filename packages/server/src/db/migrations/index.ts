@@ -35,6 +35,7 @@ import * as ledgerRequestContext from './0036_ledger_request_context.js';
 import * as grantCategories from './0037_grant_categories.js';
 import * as recurringGrants from './0038_recurring_grants.js';
 import * as creditLimits from './0039_credit_limits.js';
+import * as reversals from './0040_reversals.js';
 
 /**
  * Every migration, in order, for both dialects. Add new ones at the end with the next number;
@@ -77,4 +78,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0037_grant_categories': grantCategories,
   '0038_recurring_grants': recurringGrants,
   '0039_credit_limits': creditLimits,
+  '0040_reversals': reversals,
 };

@@ -13,6 +13,7 @@ export const AUDIT_ACTIONS = [
   'wallet.debit',
   'wallet.transfer',
   'wallet.expiry',
+  'wallet.reversal',
   'recurring_grant.create',
   'recurring_grant.cancel',
   'wallet.hold.created',

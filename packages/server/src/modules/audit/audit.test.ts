@@ -127,6 +127,33 @@ describeEachDialect('audit log', (dialect) => {
       action: 'wallet.transfer',
       outcome: 'same_wallet',
     });
+    // Reversals (docs/adr/0024-reversals.md): read from the ledger about the wallet given back to (or,
+    // a credit's, taken from); a refused one about the transaction named.
+    const creditId = credit.json<{ id: string }>().id;
+    const reversal = await post(`/v1/transactions/${creditId}/reverse`, { amount: 10 });
+    await onlyEntry(reversal, {
+      action: 'wallet.reversal',
+      outcome: 'success',
+      resource: { type: 'wallet', id: walletId },
+      changes: {
+        transaction_id: reversal.json<{ id: string }>().id,
+        reverses: creditId,
+        amount: 10,
+        balance_before: 50,
+        balance_after: 40,
+      },
+    });
+    await onlyEntry(await post(`/v1/transactions/${creditId}/reverse`, { amount: 1000 }), {
+      action: 'wallet.reversal',
+      outcome: 'reversal_exceeds_original',
+      resource: { type: 'transaction', id: creditId },
+    });
+    const transferId = transfer.json<{ id: string }>().id;
+    await onlyEntry(await post(`/v1/transactions/${transferId}/reverse`, { amount: 10 }), {
+      action: 'wallet.reversal',
+      resource: { type: 'wallet', id: walletId },
+      changes: { reverses: transferId, amount: 10, balance_before: 40, balance_after: 50, from_wallet_id: other },
+    });
 
     await onlyEntry(await post(`/v1/wallets/${walletId}/freeze`), {
       action: 'wallet.freeze',

@@ -91,13 +91,14 @@ describeEachDialect('GET /v1/event-types and the events the service emits', (dia
       headers: Record<string, string> = { authorization },
     ) => expectStatus<Record<string, unknown>>(await service.app.inject({ method: 'POST', url, headers, payload }), status);
 
-    // Wallets: credit, debit below the low-balance threshold, transfer.
+    // Wallets: credit, debit below the low-balance threshold, transfer, a reversal of part of the debit.
     const wallets = await walletsClient(service, { projectId: project.id, secretKey });
     const source = await wallets.createWallet({ low_balance_threshold: 50 });
     const target = await wallets.createWallet();
     await wallets.credit(source.id, 100, { description: 'top-up' });
-    await wallets.debit(source.id, 40);
+    const debit = await wallets.debit(source.id, 40);
     await wallets.transfer(source.id, target.id, 20);
+    await post(`/v1/transactions/${debit.id}/reverse`, { amount: 1 }, 201);
     // Holds (captured, voided, expired) and a grant that expires, settled by the expiry job's step.
     const captured = await post(`/v1/wallets/${source.id}/holds`, { amount: 5 }, 201);
     await post(`/v1/holds/${String(captured['id'])}/capture`, { amount: 3 }, 200);

@@ -57,6 +57,16 @@ const WalletCreditExpiredData = data({
   balance: Type.Integer({ description: "The wallet's balance after the expiry." }),
 });
 
+const WalletTransactionReversedData = data({
+  wallet_id: Id(
+    'The wallet the reversal gave credits back to (a debit or transfer reversed) or took them from (a credit reversed), `wlt_…`.',
+  ),
+  transaction_id: Id('The transaction reversed, `txn_…`.'),
+  reversal_id: Id('The reversal, a transaction of type `reversal`, `txn_…`.'),
+  amount: Type.Integer({ minimum: 1, description: 'The credits the reversal moved.' }),
+  balance: Type.Integer({ description: "The wallet's balance after the reversal." }),
+});
+
 const UserData = data({ user_id: UserId, email: Type.String() });
 
 const SessionCreatedData = data({
@@ -118,6 +128,11 @@ const EVENT_CATALOG_DEFINITIONS = {
   'wallet.credit.expired': {
     description: 'A grant expired: what was left of it left the wallet (a transaction of type `expiry`).',
     data: WalletCreditExpiredData,
+  },
+  'wallet.transaction.reversed': {
+    description:
+      'A credit, debit or transfer was reversed in whole or in part (a transaction of type `reversal`, docs/adr/0024-reversals.md).',
+    data: WalletTransactionReversedData,
   },
   'user.created': { description: 'A user signed up or was created.', data: UserData },
   'user.updated': { description: "A user's profile, role, status or password changed.", data: UserData },

@@ -21,7 +21,13 @@ import { exportHoldEntries, findHoldEntry, listHoldEntries } from './ledger.audi
 type Executor = Kysely<Database>;
 
 /** The ledger's types the audit log shows, and their actions. */
-const ACTIONS = { credit: 'wallet.credit', debit: 'wallet.debit', transfer: 'wallet.transfer', expiry: 'wallet.expiry' } as const;
+const ACTIONS = {
+  credit: 'wallet.credit',
+  debit: 'wallet.debit',
+  transfer: 'wallet.transfer',
+  expiry: 'wallet.expiry',
+  reversal: 'wallet.reversal',
+} as const;
 type AuditedType = keyof typeof ACTIONS;
 const AUDITED_TYPES = Object.keys(ACTIONS) as AuditedType[];
 
@@ -34,6 +40,8 @@ interface MovementRow {
   wallet_id: string | null;
   from_wallet_id: string | null;
   to_wallet_id: string | null;
+  /** A reversal's original transaction. */
+  reverses: string | null;
   created_at: string;
   actor_type: string;
   actor_id: string | null;
@@ -41,16 +49,17 @@ interface MovementRow {
   request_id: string | null;
   ip: string | null;
   user_agent: string | null;
-  /** The wallet's (a transfer's source's) balance after the movement. */
+  /** The wallet's (a transfer's source's) balance after the movement, and what the movement moved on it. */
   balance_after: number | null;
+  entry_amount: number | null;
   /** A transfer's target's balance after it. */
   to_balance_after: number | null;
 }
 
 /**
  * The ledger as the audit log's source of money movements (docs/adr/0019-audit-reads-the-ledger.md):
- * each credit, debit, transfer and grant expiry is an entry `wallet.credit`, `wallet.debit`,
- * `wallet.transfer` or `wallet.expiry`
+ * each credit, debit, transfer, grant expiry and reversal is an entry `wallet.credit`, `wallet.debit`,
+ * `wallet.transfer`, `wallet.expiry` or `wallet.reversal` (docs/adr/0024-reversals.md)
  * about its wallet (a transfer's source), outcome `success`, with the actor, request id, IP and
  * user agent the transaction stores (the last two since migration 0036) and the balances its
  * entries record; the entry's id is the transaction's with the prefix `aud_`. Transactions written
@@ -191,6 +200,7 @@ function movementsOfAllProjects(db: Executor) {
       't.wallet_id',
       't.from_wallet_id',
       't.to_wallet_id',
+      't.reverses',
       't.created_at',
       't.actor_type',
       't.actor_id',
@@ -199,6 +209,7 @@ function movementsOfAllProjects(db: Executor) {
       't.ip',
       't.user_agent',
       'e.balance_after as balance_after',
+      'e.amount as entry_amount',
       'r.balance_after as to_balance_after',
     ])
     .where('t.type', 'in', AUDITED_TYPES);
@@ -233,6 +244,19 @@ function toAuditRow(row: MovementRow): AuditRow {
       from_balance_after: after,
       to_balance_before: toAfter === null ? null : toAfter - amount,
       to_balance_after: toAfter,
+    };
+  } else if (row.type === 'reversal') {
+    // A reversal's wallet is the one it gave credits back to, or (a credit reversed) took them from;
+    // a transfer's reversal names the wallet that gave them back.
+    resourceId = row.wallet_id;
+    const delta = row.entry_amount ?? 0;
+    changes = {
+      transaction_id: row.id,
+      reverses: row.reverses,
+      amount,
+      balance_before: after === null ? null : after - delta,
+      balance_after: after,
+      ...(row.from_wallet_id === null ? {} : { from_wallet_id: row.from_wallet_id }),
     };
   } else {
     resourceId = row.wallet_id;

@@ -129,6 +129,15 @@ export class GrantBook {
     return spent;
   }
 
+  /**
+   * Gives `amount` back to a grant a movement drew on (`amount` > 0), or takes it back from the grant
+   * a credit made (`amount` < 0), for a reversal (docs/adr/0024-reversals.md).
+   */
+  restore(grant: GrantRow, amount: number): void {
+    assert(grant.remaining + amount <= grant.amount, `grant ${grant.id} gets back at most what it had`);
+    this.#change(grant, { remaining: grant.remaining + amount });
+  }
+
   /** The wallet's expired grants with credits not reserved by a pending hold: what an expiry removes. */
   expiredFree(projectId: string, walletId: string, now: string): GrantRow[] {
     const list = this.#byWallet.get(walletKey(projectId, walletId)) ?? [];

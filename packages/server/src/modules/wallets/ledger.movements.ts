@@ -66,6 +66,18 @@ export type MovementRequest =
       readonly idempotencyKey?: undefined;
     }
   | {
+      /**
+       * Gives back `amount` (undefined: all that is left) of a credit, debit, capture's debit or
+       * transfer (docs/adr/0024-reversals.md).
+       */
+      readonly type: 'reverse';
+      readonly transactionId: string;
+      readonly amount: number | undefined;
+      readonly description: string | null;
+      readonly metadata: Readonly<Record<string, string>>;
+      readonly idempotencyKey: string | undefined;
+    }
+  | {
       readonly type: 'transfer';
       readonly fromWalletId: string;
       readonly toWalletId: string;
@@ -124,8 +136,11 @@ export type MovementFields = Readonly<Record<string, string>>;
  * the same, and so are no metadata and `{}`: the ledger stores them alike.
  */
 export function movementFields(movement: KeyedMovement): MovementFields {
-  const values: Record<string, unknown> = { type: movement.type, amount: movement.amount };
-  if (movement.type === 'transfer') {
+  // A reversal asked for all that is left has no amount: its fingerprint says so (null).
+  const values: Record<string, unknown> = { type: movement.type, amount: movement.amount ?? null };
+  if (movement.type === 'reverse') {
+    values['transaction_id'] = movement.transactionId;
+  } else if (movement.type === 'transfer') {
     values['from_wallet_id'] = movement.fromWalletId;
     values['to_wallet_id'] = movement.toWalletId;
   } else {
@@ -141,7 +156,8 @@ export function movementFields(movement: KeyedMovement): MovementFields {
   // Likewise the default category and no restriction; the order a restriction lists its
   // categories in changes nothing the movement does, so it is not part of the fingerprint.
   if (movement.type === 'credit' && movement.category !== CATEGORY_DEFAULT) values['category'] = movement.category;
-  if (movement.type !== 'credit' && movement.categories !== null) values['categories'] = [...movement.categories].sort();
+  if (movement.type !== 'credit' && movement.type !== 'reverse' && movement.categories !== null)
+    values['categories'] = [...movement.categories].sort();
   const fields: Record<string, string> = {};
   for (const [name, value] of Object.entries(values)) fields[name] = sha256Hex(canonicalJson(value));
   return fields;
@@ -152,20 +168,26 @@ export function fieldsHash(fields: MovementFields): string {
 }
 
 /** The movements that take a ledger idempotency key; captures and voids are keyed by their hold. */
-export type KeyedMovement = Extract<MovementRequest, { type: 'credit' | 'debit' | 'transfer' | 'hold' }>;
+export type KeyedMovement = Extract<MovementRequest, { type: 'credit' | 'debit' | 'transfer' | 'hold' | 'reverse' }>;
 
 export const GRANT_PRIORITY_DEFAULT = 50;
 
 export function isKeyed(movement: MovementRequest): movement is KeyedMovement {
-  return movement.type === 'credit' || movement.type === 'debit' || movement.type === 'transfer' || movement.type === 'hold';
+  return (
+    movement.type === 'credit' ||
+    movement.type === 'debit' ||
+    movement.type === 'transfer' ||
+    movement.type === 'hold' ||
+    movement.type === 'reverse'
+  );
 }
 
 /**
  * Where a ledger key is unique: per wallet for credits, debits and holds, per project for transfers
- * (docs/api.md section 1).
+ * and reversals (docs/api.md section 1).
  */
 export function keyScope(movement: KeyedMovement): string {
-  return movement.type === 'transfer' ? '' : movement.walletId;
+  return movement.type === 'transfer' || movement.type === 'reverse' ? '' : movement.walletId;
 }
 
 /** 422 `idempotency_key_reused`, naming the first differing field in sorted order (lib/idempotency.store.ts). */

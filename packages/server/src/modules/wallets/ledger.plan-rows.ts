@@ -167,6 +167,8 @@ export type TransactionColumns = Pick<
   | 'category'
   | 'categories'
   | 'repaid'
+  | 'reverses'
+  | 'asked_amount'
 >;
 
 /**
@@ -204,6 +206,8 @@ export function transactionRowOf(row: RowContext, columns: TransactionColumns): 
     category: columns.category,
     categories: columns.categories,
     repaid: columns.repaid,
+    reverses: columns.reverses,
+    asked_amount: columns.asked_amount,
   };
 }
 
@@ -235,6 +239,8 @@ export function transactionRow(
     category: movement.type === 'credit' ? movement.category : null,
     categories: movement.type === 'credit' ? null : categoriesColumn(movement.categories),
     repaid,
+    reverses: null,
+    asked_amount: null,
   });
 }
 

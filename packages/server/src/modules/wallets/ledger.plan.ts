@@ -18,7 +18,8 @@ import {
   type MovementRequest,
   movementFields,
 } from './ledger.movements.js';
-import { HoldPlanner, type HoldRow, type PlanCore, refuseUnavailable, refuseUnavailableIn } from './ledger.plan-holds.js';
+import { HoldPlanner, type HoldRow, refuseUnavailable, refuseUnavailableIn } from './ledger.plan-holds.js';
+import { type ReversalCore, ReversalPlanner, type ReversibleRow } from './ledger.plan-reversals.js';
 import type { BalanceWrite, LedgerKey, LedgerRefusalRow } from './ledger.statements.js';
 import { type KeyedAnswer, keyedAnswers, ledgerEntry, ledgerKeyText, transactionRowOf, transactionRow } from './ledger.plan-rows.js';
 import { issuanceAccountId, type LedgerTransactionRow, type NewLedgerEntry, type TransactionWithBalance } from './ledger.store.js';
@@ -39,6 +40,8 @@ export interface PlanInput {
   readonly holds: readonly HoldRow[];
   /** The grants the batch may draw on, reserve, release or expire (ledger.write.ts loads them). */
   readonly grants: readonly GrantRow[];
+  /** The transactions the batch reverses, with what earlier reversals gave back of each. */
+  readonly reversible: readonly ReversibleRow[];
   /** The time of every movement of the flush. */
   readonly now: string;
 }
@@ -60,7 +63,7 @@ export function movementKey(projectId: string, movement: MovementRequest): Ledge
  * records it after the answer), so nothing needs rolling back in the database; an atomic batch that
  * is refused is undone here, in memory.
  */
-export class LedgerPlan implements PlanCore {
+export class LedgerPlan implements ReversalCore {
   readonly transactions: LedgerTransactionRow[] = [];
   readonly entries: NewLedgerEntry[] = [];
   readonly events: NewEvent[] = [];
@@ -71,11 +74,13 @@ export class LedgerPlan implements PlanCore {
   readonly #now: string;
   readonly grants: GrantBook;
   readonly holds: HoldPlanner;
+  readonly reversals: ReversalPlanner;
 
   constructor(input: PlanInput) {
     this.#now = input.now;
     this.grants = new GrantBook(input.grants, (undo) => this.onChange(undo));
     this.holds = new HoldPlanner(this, input.holds);
+    this.reversals = new ReversalPlanner(this, input.reversible);
     for (const row of input.wallets) this.#wallets.set(walletKey(row.project_id, row.id), { ...row });
     for (const [key, answer] of keyedAnswers(input)) this.#keys.set(key, answer);
   }
@@ -112,7 +117,7 @@ export class LedgerPlan implements PlanCore {
     this.#changed.add(walletKey(projectId, wallet.id));
   }
 
-  takeFromWallet(input: Parameters<PlanCore['takeFromWallet']>[0]): Transaction {
+  takeFromWallet(input: Parameters<ReversalCore['takeFromWallet']>[0]): Transaction {
     const { projectId, transactionId: id, wallet, amount } = input;
     this.setBalance(projectId, wallet, wallet.balance - amount);
     const row = transactionRowOf(
@@ -134,6 +139,8 @@ export class LedgerPlan implements PlanCore {
         category: null,
         categories: null,
         repaid: 0,
+        reverses: null,
+        asked_amount: null,
       },
     );
     this.transactions.push(row);
@@ -213,8 +220,17 @@ export class LedgerPlan implements PlanCore {
     return sources;
   }
 
+  record(row: LedgerTransactionRow, entries: readonly NewLedgerEntry[]): void {
+    this.transactions.push(row);
+    this.entries.push(...entries);
+  }
+
+  addDebt(projectId: string, wallet: WalletRow, amount: number): void {
+    this.#setDebt(projectId, wallet, wallet.debt + amount);
+  }
+
   /** What a credit of `amount` to the wallet repays of its debt first (docs/adr/0023-credit-limits.md); the rest makes grants. */
-  #repay(projectId: string, wallet: WalletRow, amount: number): number {
+  repay(projectId: string, wallet: WalletRow, amount: number): number {
     const repaid = Math.min(amount, wallet.debt);
     if (repaid > 0) this.#setDebt(projectId, wallet, wallet.debt - repaid);
     return repaid;
@@ -280,6 +296,8 @@ export class LedgerPlan implements PlanCore {
         return this.holds.capture(projectId, context, movement);
       case 'void':
         return this.holds.void(projectId, context, movement);
+      case 'reverse':
+        return this.reversals.reverse(projectId, context, id, movement);
       case 'settle':
         // Settled when the plan was made; what is left is the wallet's grants.
         return { object: 'settlement' };
@@ -298,7 +316,7 @@ export class LedgerPlan implements PlanCore {
       if (categories !== null) refuseUnavailableIn(this.grants, { projectId, wallet, categories, amount, now: this.#now });
     }
     const before = wallet.balance;
-    const repaid = movement.type === 'credit' ? this.#repay(projectId, wallet, amount) : 0;
+    const repaid = movement.type === 'credit' ? this.repay(projectId, wallet, amount) : 0;
     let sources: Source[];
     if (movement.type === 'debit') sources = this.borrow(projectId, wallet, amount, movement.categories);
     else if (repaid === amount) sources = [];
@@ -348,7 +366,7 @@ export class LedgerPlan implements PlanCore {
     });
     const borrowed = amount - sources.reduce((sum, part) => sum + part.amount, 0);
     if (borrowed > 0) parts.push({ amount: borrowed, priority: GRANT_PRIORITY_DEFAULT, expiresAt: null, category: CATEGORY_DEFAULT });
-    const repaid = this.#repay(projectId, target, amount);
+    const repaid = this.repay(projectId, target, amount);
     let toRepay = repaid;
     for (const part of parts) {
       const kept = part.amount - Math.min(toRepay, part.amount);

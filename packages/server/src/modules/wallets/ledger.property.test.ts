@@ -19,8 +19,9 @@ import type { Transaction, Transfer } from './wallets.schemas.js';
 /**
  * Random batches of credits, debits and transfers, sent all at once, with keys that repeat (same
  * request twice) and conflict (same key, other request), on wallets with and without a credit limit
- * (docs/adr/0023-credit-limits.md), checked against a model built only from the responses, and then
- * against the ledger's invariants.
+ * (docs/adr/0023-credit-limits.md), then random reversals of what they made, whole or in part, all at
+ * once too (docs/adr/0024-reversals.md), checked against a model built only from the responses, and
+ * then against the ledger's invariants.
  */
 
 const WALLETS = 4; // wallets 0-2 hold USD, wallet 3 EUR (transfers to or from it are refused)
@@ -38,6 +39,18 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
   fc.record({ kind: fc.constant('transfer' as const), from: walletIndex, to: walletIndex, amount, key }),
 );
 
+/** A reversal of the `target`-th movement made (modulo their number); `amount` null: all that is left. */
+interface Reversal {
+  readonly target: number;
+  readonly amount: number | null;
+  readonly key: number | null;
+}
+const reversal: fc.Arbitrary<Reversal> = fc.record({
+  target: fc.nat({ max: 1000 }),
+  amount: fc.option(fc.integer({ min: 1, max: 40 }), { freq: 2 }),
+  key,
+});
+
 /** What a response may be; anything else (a 5xx above all) fails the property. */
 const ALLOWED_REFUSALS = new Set([
   'insufficient_credits',
@@ -45,6 +58,7 @@ const ALLOWED_REFUSALS = new Set([
   'currency_mismatch',
   'idempotency_key_reused',
   'idempotency_key_in_use',
+  'reversal_exceeds_original',
 ]);
 
 describeEachDialect('ledger property', (dialect) => {
@@ -56,13 +70,14 @@ describeEachDialect('ledger property', (dialect) => {
     client = await walletsClient(service, { projectId, secretKey });
   });
 
-  it('concurrent credits, debits and transfers with repeated and conflicting keys match the model and keep the ledger sound', async () => {
+  it('concurrent credits, debits, transfers and reversals with repeated and conflicting keys match the model and keep the ledger sound', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(operation, { minLength: 1, maxLength: 30 }),
         fc.array(fc.integer({ min: 0, max: 60 }), { minLength: WALLETS, maxLength: WALLETS }),
         fc.array(fc.constantFrom(0, 0, 30), { minLength: WALLETS, maxLength: WALLETS }),
-        async (operations, initial, creditLimits) => {
+        fc.array(reversal, { maxLength: 12 }),
+        async (operations, initial, creditLimits, reversals) => {
           const run = randomBase62(8);
           const wallets = await walletsWithBalances(client, initial, creditLimits);
           const send = (op: Operation): Promise<LightMyRequestResponse> => {
@@ -99,8 +114,51 @@ describeEachDialect('ledger property', (dialect) => {
               applied.set(movement.id, movement);
             }
           }
-          const model = modelBalances(wallets, initial, applied.values());
-          const balances = await Promise.all(wallets.map((wallet) => client.balance(wallet)));
+          let model = modelBalances(wallets, initial, applied.values());
+          let balances = await Promise.all(wallets.map((wallet) => client.balance(wallet)));
+          expect(balances).toEqual(model);
+          expect(balances.every((balance, index) => balance >= -(creditLimits[index] ?? 0))).toBe(true);
+
+          // 2b. Reversals of what was made, all at once: the model gives back what each reported.
+          const made = [...applied.values()];
+          const reversalResponses = await Promise.all(
+            reversals.map((one) => {
+              const target = made[one.target % Math.max(made.length, 1)];
+              if (target === undefined) return Promise.resolve(undefined);
+              const body = {
+                ...(one.amount === null ? {} : { amount: one.amount }),
+                ...(one.key === null ? {} : { idempotency_key: `${run}-reversal-${one.key}` }),
+              };
+              return client.request('POST', `/v1/transactions/${target.id}/reverse`, body);
+            }),
+          );
+          const reversedOf = new Map<string, number>();
+          const delta = new Map<string, number>();
+          const add = (walletId: string, credits: number) => delta.set(walletId, (delta.get(walletId) ?? 0) + credits);
+          for (const response of reversalResponses) {
+            if (response === undefined) continue;
+            if (response.statusCode !== 201) {
+              expect(ALLOWED_REFUSALS, response.body).toContain(errorCode(response));
+              continue;
+            }
+            const reversed = response.json<Transaction>();
+            expect(reversed.type).toBe('reversal');
+            if (applied.has(reversed.id)) continue; // a key's replay
+            applied.set(reversed.id, reversed);
+            const original = made.find((movement) => movement.id === reversed.reverses);
+            expect(original, reversed.reverses).toBeDefined();
+            if (original === undefined) continue;
+            reversedOf.set(original.id, (reversedOf.get(original.id) ?? 0) + reversed.amount);
+            if (original.object === 'transfer') {
+              add(original.from_wallet_id, reversed.amount);
+              add(original.to_wallet_id, -reversed.amount);
+            } else {
+              add(original.wallet_id, original.type === 'credit' ? -reversed.amount : reversed.amount);
+            }
+          }
+          for (const movement of made) expect(reversedOf.get(movement.id) ?? 0).toBeLessThanOrEqual(movement.amount);
+          model = model.map((balance, index) => balance + (delta.get(wallets[index] ?? '') ?? 0));
+          balances = await Promise.all(wallets.map((wallet) => client.balance(wallet)));
           expect(balances).toEqual(model);
           expect(balances.every((balance, index) => balance >= -(creditLimits[index] ?? 0))).toBe(true);
 

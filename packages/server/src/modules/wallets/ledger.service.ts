@@ -16,6 +16,7 @@ import type {
   CreditBody,
   ListTransactionsQuery,
   MovementBody,
+  ReverseBody,
   Transaction,
   Transfer,
   TransferBody,
@@ -127,6 +128,21 @@ export class LedgerService {
     return this.#one(projectId, options, { type: 'transfer', fromWalletId, toWalletId, ...movementOf(input, options), categories });
   }
 
+  /**
+   * Gives back `amount` (default: all that is left) of a credit, debit or transfer, as a transaction
+   * of type `reversal` (docs/adr/0024-reversals.md).
+   */
+  async reverse(projectId: string, transactionId: string, input: ReverseBody, options: LedgerRequestOptions): Promise<MovementOutcome> {
+    return this.#one(projectId, options, {
+      type: 'reverse',
+      transactionId,
+      amount: input.amount,
+      description: input.description ?? null,
+      metadata: input.metadata ?? {},
+      idempotencyKey: options.idempotencyKey,
+    });
+  }
+
   /** Up to 1,000 movements of one request, in order; `atomic`: all of them or none (`POST /v1/wallets/batch`). */
   async batch(
     projectId: string,
@@ -139,11 +155,13 @@ export class LedgerService {
     return this.#writer.apply({ projectId, context, movements, atomic, requestKey });
   }
 
-  /** A credit or debit as a transaction, or a transfer. */
+  /** A credit, debit, expiry or reversal as a transaction, or a transfer; what can be reversed with `reversed_amount`. */
   async getTransaction(projectId: string, transactionId: string): Promise<Transaction | Transfer> {
     const row = await ledger.findTransaction(this.#db.kysely, projectId, transactionId);
     if (row === undefined) throw new ApiError('resource_missing', `No transaction ${transactionId}.`);
-    return row.type === 'transfer' ? toTransfer(row) : toTransaction(row);
+    const view = row.type === 'transfer' ? toTransfer(row) : toTransaction(row);
+    if (row.type === 'expiry' || row.type === 'reversal') return view;
+    return { ...view, reversed_amount: await ledger.reversedAmount(this.#db.kysely, projectId, transactionId) };
   }
 
   /**
@@ -192,7 +210,7 @@ export class LedgerService {
 }
 
 function assertMovement(movement: MovementRequest): void {
-  if (movement.type === 'capture') {
+  if (movement.type === 'capture' || movement.type === 'reverse') {
     if (movement.amount !== undefined) assertAmount(movement.amount);
   } else if (movement.type !== 'void' && movement.type !== 'settle') {
     assertAmount(movement.amount);

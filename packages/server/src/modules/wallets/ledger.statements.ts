@@ -164,7 +164,8 @@ const postgresStatements: LedgerStatements = {
     const result = await sql<TransactionWithBalance>`${sql.raw(PREPARED_STATEMENT)}
       select t.id, t.project_id, t.type, t.currency, t.amount, t.description, t.metadata, t.idempotency_key, t.idempotency_scope,
              t.wallet_id, t.from_wallet_id, t.to_wallet_id, t.created_at, t.actor_type, t.actor_id, t.actor_user_id, t.request_id,
-             t.sources, t.priority, t.expires_at, t.category, t.categories, t.recurring_grant_id, t.repaid, e.balance_after
+             t.sources, t.priority, t.expires_at, t.category, t.categories, t.recurring_grant_id, t.repaid, t.reverses,
+             t.asked_amount, e.balance_after
       from unnest(${keys.map((key) => key.projectId)}::text[], ${keys.map((key) => key.scope)}::text[],
                   ${keys.map((key) => key.key)}::text[]) as k(project_id, scope, key)
       cross join lateral (
@@ -194,7 +195,7 @@ const postgresStatements: LedgerStatements = {
       insert into ledger_transactions (id, project_id, type, currency, amount, description, metadata, idempotency_key,
                                        idempotency_scope, wallet_id, from_wallet_id, to_wallet_id, created_at, actor_type,
                                        actor_id, actor_user_id, request_id, ip, user_agent, sources, priority, expires_at,
-                                       category, categories, recurring_grant_id, repaid)
+                                       category, categories, recurring_grant_id, repaid, reverses, asked_amount)
       select * from unnest(${column((r) => r.id)}::text[], ${column((r) => r.project_id)}::text[], ${column((r) => r.type)}::text[],
         ${column((r) => r.currency)}::text[], ${column((r) => String(r.amount))}::bigint[], ${column((r) => r.description)}::text[],
         ${column((r) => r.metadata)}::text[], ${column((r) => r.idempotency_key)}::text[], ${column((r) => r.idempotency_scope)}::text[],
@@ -204,7 +205,8 @@ const postgresStatements: LedgerStatements = {
         ${column((r) => r.user_agent)}::text[], ${column((r) => r.sources)}::text[],
         ${column((r) => r.priority)}::int[], ${column((r) => r.expires_at)}::text[], ${column((r) => r.category)}::text[],
         ${column((r) => r.categories)}::text[], ${column((r) => r.recurring_grant_id)}::text[],
-        ${column((r) => String(r.repaid))}::bigint[])`.execute(trx);
+        ${column((r) => String(r.repaid))}::bigint[], ${column((r) => r.reverses)}::text[],
+        ${column((r) => (r.asked_amount === null ? null : String(r.asked_amount)))}::bigint[])`.execute(trx);
   },
   async insertEntries(trx, rows) {
     if (rows.length === 0) return;

@@ -39,6 +39,17 @@ export async function findTransaction(db: Executor, projectId: string, transacti
     .executeTakeFirst();
 }
 
+/** What the reversals of a transaction gave back of it (docs/adr/0024-reversals.md; index `ledger_transactions_reverses_idx`). */
+export async function reversedAmount(db: Executor, projectId: string, transactionId: string): Promise<number> {
+  const row = await db
+    .selectFrom('ledger_transactions')
+    .select((eb) => eb.fn.sum<number | string | null>('amount').as('total'))
+    .where('project_id', '=', projectId)
+    .where('reverses', '=', transactionId)
+    .executeTakeFirst();
+  return Number(row?.total ?? 0);
+}
+
 /** Where one transaction sits in a wallet's history; the cursor of that history. */
 export async function findWalletEntrySeq(
   db: Executor,
@@ -76,6 +87,7 @@ const HISTORY_COLUMNS = [
   'category',
   'categories',
   'repaid',
+  'reverses',
 ] as const satisfies readonly (keyof LedgerTransactionRow)[];
 
 /** One entry of a wallet's history: the wallet's side and its transaction. */

@@ -87,11 +87,17 @@ describeEachDialect('ledger', (dialect) => {
         status: 'completed',
       });
       expect(transaction.id).toMatch(/^txn_[0-9a-z]{9}[0-9A-Za-z]{22}$/);
-      // `categories` only on a debit restricted to categories (modules/wallets/categories.test.ts).
-      expect(Object.keys(transaction)).toEqual(Object.keys(TransactionSchema.properties).filter((key) => key !== 'categories'));
+      // `categories` only on a debit restricted to categories (modules/wallets/categories.test.ts);
+      // `reverses` only on reversals, `reversed_amount` only when read one by one (reversals.test.ts).
+      const notOnACredit = new Set(['categories', 'reverses', 'reversed_amount']);
+      expect(Object.keys(transaction)).toEqual(Object.keys(TransactionSchema.properties).filter((key) => !notOnACredit.has(key)));
       expect(response.headers['idempotent-replayed']).toBeUndefined();
       expect(await client.balance(wallet.id)).toBe(150);
-      expect(expectStatus(await client.request('GET', `/v1/transactions/${transaction.id}`), 200)).toEqual(transaction);
+      // Read one by one, it also shows what reversals gave back of it (docs/adr/0024-reversals.md).
+      expect(expectStatus(await client.request('GET', `/v1/transactions/${transaction.id}`), 200)).toEqual({
+        ...transaction,
+        reversed_amount: 0,
+      });
       expect(await eventsOf(wallet.id)).toEqual([
         {
           type: 'wallet.credit.added',
@@ -236,9 +242,14 @@ describeEachDialect('ledger', (dialect) => {
         idempotency_key: null,
       });
       expect(transfer.id).toMatch(/^txn_/);
-      expect(Object.keys(transfer)).toEqual(Object.keys(TransferSchema.properties).filter((key) => key !== 'categories'));
+      expect(Object.keys(transfer)).toEqual(
+        Object.keys(TransferSchema.properties).filter((key) => key !== 'categories' && key !== 'reversed_amount'),
+      );
       expect([await client.balance(from.id), await client.balance(to.id)]).toEqual([40, 60]);
-      expect(expectStatus(await client.request('GET', `/v1/transactions/${transfer.id}`), 200)).toEqual(transfer);
+      expect(expectStatus(await client.request('GET', `/v1/transactions/${transfer.id}`), 200)).toEqual({
+        ...transfer,
+        reversed_amount: 0,
+      });
 
       const outgoing = expectStatus<WalletTransactionList>(await client.request('GET', `/v1/wallets/${from.id}/transactions`), 200);
       expect(schemaErrors(WalletTransactionListSchema, outgoing)).toEqual([]);

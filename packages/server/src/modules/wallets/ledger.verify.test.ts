@@ -151,4 +151,33 @@ describeEachDialect('svc ledger verify', (dialect) => {
       .execute();
     expect(await outside()).toEqual([credit.id]);
   });
+
+  it('names reversals beyond their original, and reversals of what cannot be reversed or of other wallets', async () => {
+    const k = current().service.db.kysely;
+    const wallet = (await client.createWallet()).id;
+    const other = (await client.createWallet()).id;
+    const credit = await client.credit(wallet, 40);
+    const reversed = await client.request('POST', `/v1/transactions/${credit.id}/reverse`, { amount: 30 });
+    expect(reversed.statusCode, reversed.body).toBe(201);
+    const row = await k
+      .selectFrom('ledger_transactions')
+      .selectAll()
+      .where('id', '=', reversed.json<{ id: string }>().id)
+      .executeTakeFirstOrThrow();
+    const report = async () => verifyLedger(current().service.db, { projectId: current().projectId });
+    expect((await report()).checks.reversals_exceeding_original.violations).toBe(0);
+    // Appended, as the ledger is append-only: a second reversal of 30 (60 of a credit of 40), and a
+    // reversal of that reversal on another wallet.
+    await k
+      .insertInto('ledger_transactions')
+      .values({ ...row, id: `${row.id}x`, idempotency_key: null })
+      .execute();
+    await k
+      .insertInto('ledger_transactions')
+      .values({ ...row, id: `${row.id}y`, idempotency_key: null, reverses: row.id, wallet_id: other, amount: 1 })
+      .execute();
+    const checks = (await report()).checks;
+    expect(checks.reversals_exceeding_original.examples).toEqual([credit.id]);
+    expect(checks.reversals_not_of_a_reversible_transaction.examples).toEqual([`${row.id}y`]);
+  });
 });

@@ -5,7 +5,7 @@ import { ISSUANCE_ACCOUNT_PREFIX } from './ledger.store.js';
 /**
  * The ledger's invariants (docs/api.md section 4, Wallets; holds and grants in
  * docs/adr/0018-holds-and-grants.md; recurring grants in docs/adr/0022-recurring-grants.md; credit limits in
- * docs/adr/0023-credit-limits.md), checked against what is stored. Each
+ * docs/adr/0023-credit-limits.md; reversals in docs/adr/0024-reversals.md), checked against what is stored. Each
  * check is one SQL statement that returns the offending rows (at most `EXAMPLES_MAX` of them, plus
  * their count), so a sound ledger returns nothing; comparisons stay in SQL, where sums above 2^53
  * are exact. Used by `svc ledger verify` and by the ledger's property tests.
@@ -26,6 +26,8 @@ export const LEDGER_CHECKS = [
   'debt_over_credit_limit',
   'recurring_grant_periods_not_once',
   'grants_not_of_their_credit_category',
+  'reversals_exceeding_original',
+  'reversals_not_of_a_reversible_transaction',
 ] as const;
 
 export type LedgerCheck = (typeof LEDGER_CHECKS)[number];
@@ -85,14 +87,14 @@ function checkStatement(check: LedgerCheck, projectId: string | null): RawBuilde
         where ${scoped('t')} and t.idempotency_key is not null
         group by t.project_id, t.idempotency_scope, t.idempotency_key having count(*) > 1`;
     case 'money_events_missing_or_extra':
-      // One event per credit, debit or expiry and two per transfer, in the same project (wallet.balance.low aside).
+      // One event per credit, debit, expiry or reversal and two per transfer, in the same project (wallet.balance.low aside).
       return sql`select p.project_id as id from (
           select t.project_id, sum(case when t.type = 'transfer' then 2 else 1 end) as expected, 0 as actual
           from ledger_transactions t where ${scoped('t')} group by t.project_id
           union all
           select v.project_id, 0 as expected, count(*) as actual from events v
           where ${scoped('v')} and v.type in ('wallet.credit.added', 'wallet.credit.deducted', 'wallet.transfer.sent',
-                                               'wallet.transfer.received', 'wallet.credit.expired')
+                                               'wallet.transfer.received', 'wallet.credit.expired', 'wallet.transaction.reversed')
           group by v.project_id) p
         group by p.project_id having sum(p.expected) <> sum(p.actual)`;
     case 'grants_not_summing_to_balance':
@@ -134,6 +136,25 @@ function checkStatement(check: LedgerCheck, projectId: string | null): RawBuilde
       return sql`select g.id as id from wallet_grants g
         join ledger_transactions t on t.id = g.transaction_id and t.type = 'credit'
         where ${scoped('g')} and g.category <> coalesce(t.category, 'default')`;
+    case 'reversals_exceeding_original':
+      // The reversals of a transaction give back at most what it moved.
+      return sql`select o.id as id from ledger_transactions o
+        join (select project_id, reverses, sum(amount) as total from ledger_transactions r
+              where ${scoped('r')} and r.reverses is not null group by project_id, reverses) s
+          on s.project_id = o.project_id and s.reverses = o.id
+        where ${scoped('o')} and s.total > o.amount`;
+    case 'reversals_not_of_a_reversible_transaction':
+      // A reversal names a credit, debit or transfer of its project, in its unit and on its wallets:
+      // the credit's or debit's wallet, or the transfer's two wallets the other way round. Only
+      // reversals name one.
+      return sql`select r.id as id from ledger_transactions r
+          left join ledger_transactions o on o.project_id = r.project_id and o.id = r.reverses
+        where ${scoped('r')} and (r.type = 'reversal') <> (r.reverses is not null)
+           or ${scoped('r')} and r.type = 'reversal' and (
+                o.id is null or o.type not in ('credit', 'debit', 'transfer') or o.currency <> r.currency
+                or (o.type = 'transfer' and (r.wallet_id <> o.from_wallet_id or r.from_wallet_id is null
+                                             or r.from_wallet_id <> o.to_wallet_id))
+                or (o.type <> 'transfer' and (r.wallet_id <> o.wallet_id or r.from_wallet_id is not null)))`;
   }
 }
 

@@ -40,6 +40,7 @@ export function toTransaction(
     repaid: row.repaid,
   };
   addCategories(transaction, row);
+  if (row.reverses !== null) transaction.reverses = row.reverses;
   return transaction;
 }
 
@@ -130,7 +131,9 @@ export function toWalletTransaction(row: WalletHistoryRow, walletId: string): Wa
   assert(row.balance_after !== null, `wallet entry of ${row.id} has a balance`);
   const outgoing = row.entry_amount < 0;
   const type = row.type !== 'transfer' ? row.type : outgoing ? 'transfer_out' : 'transfer_in';
-  const counterparty = row.type !== 'transfer' ? undefined : outgoing ? row.to_wallet_id : row.from_wallet_id;
+  // A transfer and a transfer's reversal name both wallets; the other movements neither.
+  const betweenWallets = row.from_wallet_id !== null && row.to_wallet_id !== null;
+  const counterparty = !betweenWallets ? undefined : outgoing ? row.to_wallet_id : row.from_wallet_id;
   assert(row.type !== 'transfer' || counterparty !== null, `transfer ${row.id} names both wallets`);
   const transaction: WalletTransaction = {
     id: row.id,
@@ -148,11 +151,12 @@ export function toWalletTransaction(row: WalletHistoryRow, walletId: string): Wa
     request_id: row.request_id,
     sources: sourcesOf(row),
     recurring_grant_id: row.recurring_grant_id,
-    // A transfer repays the receiving wallet's debt only.
+    // A transfer (or its reversal) repays the receiving wallet's debt only.
     repaid: outgoing ? 0 : row.repaid,
     ...(counterparty === undefined || counterparty === null ? {} : { counterparty_wallet_id: counterparty }),
   };
   addCategories(transaction, row);
+  if (row.reverses !== null) transaction.reverses = row.reverses;
   return transaction;
 }
 
@@ -180,6 +184,10 @@ export function movementOfRow(row: LedgerTransactionRow): KeyedMovement {
       ...common,
       categories: parseCategories(row.categories),
     };
+  }
+  if (row.type === 'reversal') {
+    assert(row.reverses !== null, `reversal ${row.id} names what it reverses`);
+    return { type: 'reverse', transactionId: row.reverses, ...common, amount: row.asked_amount ?? undefined };
   }
   assert(row.wallet_id !== null && row.type !== 'expiry', `${row.type} ${row.id} names its wallet and a key`);
   if (row.type === 'debit') return { type: 'debit', walletId: row.wallet_id, ...common, categories: parseCategories(row.categories) };

@@ -23,6 +23,7 @@ import {
   writeHolds,
 } from './ledger.statements-holds.js';
 import { parseSources } from './ledger.plan-holds.js';
+import { findReversible, reversedAmounts, type TransactionRef } from './ledger.statements-reversals.js';
 
 /** Movements per flush at the most (a batch of 1,000 always goes whole), so a flush never holds its locks for long. */
 const MOVEMENTS_PER_FLUSH_MAX = 1000;
@@ -102,7 +103,7 @@ export class LedgerWriter {
       if (batch.atomic ? index !== refusedAt : outcome.error.code === 'idempotency_key_reused') continue;
       const movement = batch.movements[index];
       // Money movements only: holds are the holds' own record (docs/adr/0018-holds-and-grants.md).
-      if (movement?.type === 'credit' || movement?.type === 'debit' || movement?.type === 'transfer') {
+      if (movement?.type === 'credit' || movement?.type === 'debit' || movement?.type === 'transfer' || movement?.type === 'reverse') {
         records.push(refusalRecord(batch.projectId, movement, outcome.error.code, createdAt));
       }
     }
@@ -124,6 +125,7 @@ export class LedgerWriter {
     const wallets = new Map<string, WalletRef>();
     const keys = new Map<string, LedgerKey>();
     const holds: HoldRef[] = [];
+    const reversals: TransactionRef[] = [];
     // The most each wallet's grants may be drawn on: what its debits, holds and outgoing transfers
     // ask, and the restrictions to categories they ask it under (each listed once).
     const needs = new Map<string, GrantNeed & { restrictions: (readonly string[] | null)[] }>();
@@ -145,6 +147,12 @@ export class LedgerWriter {
           holds.push({ projectId, holdId: movement.holdId });
           continue;
         }
+        if (movement.type === 'reverse') {
+          reversals.push({ projectId, transactionId: movement.transactionId });
+          const key = movementKey(projectId, movement);
+          if (key !== undefined) keys.set(`${key.projectId}\n${key.scope}\n${key.key}`, key);
+          continue;
+        }
         const named = movement.type === 'transfer' ? [movement.fromWalletId, movement.toWalletId] : [movement.walletId];
         for (const walletId of named) wallets.set(`${projectId} ${walletId}`, { projectId, walletId });
         if (movement.type === 'debit' || movement.type === 'hold') need(projectId, movement.walletId, movement.amount, movement.categories);
@@ -154,6 +162,18 @@ export class LedgerWriter {
       }
     }
     for (const wallet of await holdWallets(trx, holds)) wallets.set(`${wallet.projectId} ${wallet.walletId}`, wallet);
+    // A reversal locks the wallets of the transaction it reverses, may draw on the grants of a
+    // transfer's receiving wallet, and gives back to (or takes back from) the grants it names.
+    const originals = await findReversible(trx, reversals);
+    const reversedGrants: string[] = [];
+    for (const original of originals) {
+      const projectId = original.project_id;
+      for (const walletId of [original.wallet_id, original.from_wallet_id, original.to_wallet_id]) {
+        if (walletId !== null) wallets.set(`${projectId} ${walletId}`, { projectId, walletId });
+      }
+      if (original.type === 'transfer' && original.to_wallet_id !== null) need(projectId, original.to_wallet_id, original.amount, null);
+      reversedGrants.push(...parseSources(original.sources).map((source) => source.grant_id));
+    }
     const statements = this.#statements;
     const locked = await statements.lockWallets(trx, [...wallets.values()]);
     const lockedRefs = locked.map((row) => ({ projectId: row.project_id, walletId: row.id }));
@@ -168,16 +188,21 @@ export class LedgerWriter {
       const onLimit = hold.amount - parseSources(hold.sources).reduce((sum, source) => sum + source.amount, 0);
       if (onLimit > 0) need(hold.project_id, hold.wallet_id, onLimit, null);
     }
+    const reversed = await reversedAmounts(
+      trx,
+      originals.map((row) => ({ projectId: row.project_id, transactionId: row.id })),
+    );
     const plan = new LedgerPlan({
       wallets: locked,
       keyedTransactions: await statements.findKeyedTransactions(trx, keyList),
       keyedRefusals: await statements.findKeyedRefusals(trx, keyList),
       keyedHolds: await findKeyedHolds(trx, keyList),
       holds: holdRows,
+      reversible: originals.map((row) => ({ row, reversed: reversed.get(`${row.project_id} ${row.id}`) ?? 0 })),
       grants: await loadGrants(trx, {
         needs: [...needs.values()],
         wallets: lockedRefs,
-        grantIds: [...new Set(reserved.map((source) => source.grant_id))],
+        grantIds: [...new Set([...reserved.map((source) => source.grant_id), ...reversedGrants])],
         now,
       }),
       now,
@@ -244,12 +269,25 @@ export class LedgerWriter {
 /** A refused movement's audit entry: what was asked, and the refusal's code as the outcome. */
 function refusalRecord(
   projectId: string,
-  movement: MovementRequest & { type: 'credit' | 'debit' | 'transfer' },
+  movement: MovementRequest & { type: 'credit' | 'debit' | 'transfer' | 'reverse' },
   code: string,
   createdAt: string,
 ): AuditRecord {
   // The id the movement's transaction would have had; none was written.
   const transactionId = newId('txn');
+  if (movement.type === 'reverse') {
+    // The transaction asked to be reversed may not exist: the entry is about it, not a wallet.
+    const changes: Record<string, string | number> = { transaction_id: transactionId, reverses: movement.transactionId };
+    if (movement.amount !== undefined) changes['amount'] = movement.amount;
+    return {
+      projectId,
+      action: 'wallet.reversal',
+      resource: { type: 'transaction', id: movement.transactionId },
+      changes,
+      outcome: code,
+      createdAt,
+    };
+  }
   if (movement.type === 'transfer') {
     return {
       projectId,

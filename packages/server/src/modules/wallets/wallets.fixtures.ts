@@ -204,8 +204,9 @@ export async function ledgerViolations(db: Db, projectId: string): Promise<Ledge
   const lowEventsByWallet = new Map<string, number>();
   const transactionIds = new Set(transactions.map((row) => row.id));
   for (const event of events) {
-    const data = JSON.parse(event.data) as { transaction_id?: string; transfer_id?: string; wallet_id?: string };
-    const transactionId = data.transaction_id ?? data.transfer_id;
+    const data = JSON.parse(event.data) as { transaction_id?: string; transfer_id?: string; reversal_id?: string; wallet_id?: string };
+    // A reversal's event names the transaction reversed too; it is the reversal's event.
+    const transactionId = data.reversal_id ?? data.transaction_id ?? data.transfer_id;
     if (!event.type.startsWith('wallet.')) continue;
     if (event.type === 'wallet.balance.low') {
       lowEventsByWallet.set(data.wallet_id ?? '', (lowEventsByWallet.get(data.wallet_id ?? '') ?? 0) + 1);
@@ -224,7 +225,9 @@ export async function ledgerViolations(db: Db, projectId: string): Promise<Ledge
         ? ['wallet.credit.added']
         : transaction.type === 'debit'
           ? ['wallet.credit.deducted']
-          : ['wallet.transfer.received', 'wallet.transfer.sent'];
+          : transaction.type === 'reversal'
+            ? ['wallet.transaction.reversed']
+            : ['wallet.transfer.received', 'wallet.transfer.sent'];
     const actual = (eventsByTransaction.get(transaction.id) ?? []).sort();
     if (JSON.stringify(actual) !== JSON.stringify(expected)) eventMismatches.push(`${transaction.id}: ${actual.join(',')}`);
   }

@@ -19,6 +19,7 @@ import {
   ListTransactionsQuery,
   ListWalletsQuery,
   MovementBody,
+  ReverseBody,
   TransactionParams,
   TransactionSchema,
   TransferBody,
@@ -298,11 +299,17 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
         schema: {
           operationId: 'batchWalletOperations',
           description:
-            "Applies 1 to 1,000 credits, debits, transfers, holds, captures and voids in request order, each checked as on its own route. By default each stands alone and the answer is 200 with one result per operation; with `atomic: true` all are applied (201) or none, and the answer is then the refused operation's error, with `param` naming it.",
-          errors: [...TRANSFER_ERRORS, 'idempotency_key_reused', 'hold_not_pending'],
+            "Applies 1 to 1,000 credits, debits, transfers, holds, captures, voids and reversals in request order, each checked as on its own route. By default each stands alone and the answer is 200 with one result per operation; with `atomic: true` all are applied (201) or none, and the answer is then the refused operation's error, with `param` naming it.",
+          errors: [
+            ...TRANSFER_ERRORS,
+            'idempotency_key_reused',
+            'hold_not_pending',
+            'reversal_exceeds_original',
+            'transaction_not_reversible',
+          ],
           tags,
           security,
-          summary: 'Apply up to 1,000 credits, debits, transfers, holds, captures and voids, each on its own or all or nothing',
+          summary: 'Apply up to 1,000 credits, debits, transfers, holds, captures, voids and reversals, each on its own or all or nothing',
           body: BatchBody,
           response: { 200: BatchSchema, 201: BatchSchema },
         },
@@ -323,6 +330,40 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
       },
     );
 
+    app.post(
+      '/v1/transactions/:id/reverse',
+      {
+        config: { credential: 'secret', idempotency: ledgerKey },
+        schema: {
+          operationId: 'reverseTransaction',
+          description:
+            "Gives back all of a credit, debit, capture or transfer, or `amount` of what is left of it, as a new transaction of type `reversal` naming it in `reverses`. A credit's reversal takes back from the grant it made (422 `insufficient_credits` if spent); a debit's or capture's returns each source to its grant, or as a new grant without expiry where that grant has expired; a transfer's moves the credits back. Reversals of one transaction never exceed it (422 `reversal_exceeds_original`); expiries and reversals are not reversible (422 `transaction_not_reversible`). Emits `wallet.transaction.reversed`.",
+          errors: [
+            'resource_missing',
+            'wallet_frozen',
+            'wallet_closed',
+            'insufficient_credits',
+            'balance_limit_exceeded',
+            'reversal_exceeds_original',
+            'transaction_not_reversible',
+          ],
+          tags,
+          security,
+          summary: 'Reverse all or part of a credit, debit or transfer',
+          params: TransactionParams,
+          body: ReverseBody,
+          response: { 201: TransactionSchema },
+        },
+      },
+      async (request: WithParams, reply) => {
+        const outcome = await ledger.reverse(requireSecretKey(request).projectId, request.params.id, request.body ?? {}, {
+          idempotencyKey: request.idempotencyClaim?.key,
+          audit: auditContext(request),
+        });
+        return sendOutcome(reply, outcome);
+      },
+    );
+
     app.get(
       '/v1/transactions/:id',
       {
@@ -333,7 +374,7 @@ export function walletsRoutes(wallets: WalletsService, ledger: LedgerService): R
             'A credit, debit or expiry (`object: "transaction"`) or a transfer (`object: "transfer"`) of the project, by id, with its actor and the request that made it.',
           tags,
           security,
-          summary: 'Retrieve a credit, debit or transfer',
+          summary: 'Retrieve a credit, debit, expiry, reversal or transfer',
           params: TransactionParams,
           response: { 200: Type.Union([TransactionSchema, TransferSchema]) },
         },
@@ -398,7 +439,9 @@ function batchRefusal({ outcomes, refusedAt }: BatchOutcome, movements: readonly
       ? undefined
       : movement.type === 'capture' || movement.type === 'void'
         ? 'hold_id'
-        : 'wallet_id');
+        : movement.type === 'reverse'
+          ? 'transaction_id'
+          : 'wallet_id');
   return new ApiError(error.code, error.message, {
     param: field === undefined ? `operations[${refusedAt}]` : `operations[${refusedAt}].${field}`,
   });
@@ -426,13 +469,14 @@ function batchMovement(operation: BatchOperation, index: number, ledger: LedgerS
     hold: ['wallet_id', 'amount', 'description', 'metadata', 'idempotency_key', 'expires_in', 'categories'],
     capture: ['hold_id', 'amount'],
     void: ['hold_id'],
+    reverse: ['transaction_id', 'amount', 'description', 'metadata', 'idempotency_key'],
   };
   for (const field of Object.keys(operation)) {
     if (field !== 'type' && !allowed[operation.type].includes(field)) {
       throw new ApiError('parameter_unknown', `A ${operation.type} takes no ${field}.`, { param: at(field) });
     }
   }
-  const need = <K extends 'wallet_id' | 'from_wallet_id' | 'to_wallet_id' | 'hold_id' | 'amount'>(
+  const need = <K extends 'wallet_id' | 'from_wallet_id' | 'to_wallet_id' | 'hold_id' | 'transaction_id' | 'amount'>(
     field: K,
   ): NonNullable<BatchOperation[K]> => {
     const value = operation[field];
@@ -441,6 +485,16 @@ function batchMovement(operation: BatchOperation, index: number, ledger: LedgerS
   };
   if (operation.type === 'capture') return { type: 'capture', holdId: need('hold_id'), amount: operation.amount };
   if (operation.type === 'void') return { type: 'void', holdId: need('hold_id') };
+  if (operation.type === 'reverse') {
+    return {
+      type: 'reverse',
+      transactionId: need('transaction_id'),
+      amount: operation.amount,
+      description: operation.description ?? null,
+      metadata: operation.metadata ?? {},
+      idempotencyKey: operation.idempotency_key,
+    };
+  }
   const common = {
     amount: need('amount'),
     description: operation.description ?? null,

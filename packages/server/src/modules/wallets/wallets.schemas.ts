@@ -126,6 +126,17 @@ export const MovementBody = StrictObject({
 });
 export type MovementBody = Static<typeof MovementBody>;
 
+/** A reversal of a credit, debit or transfer (docs/adr/0024-reversals.md). */
+export const ReverseBody = StrictObject({
+  amount: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: AMOUNT_MAX, description: 'Credits to give back (default: all that is left to reverse).' }),
+  ),
+  description: Type.Optional(Description),
+  idempotency_key: Type.Optional(IdempotencyKey),
+  metadata: Type.Optional(Metadata),
+});
+export type ReverseBody = Static<typeof ReverseBody>;
+
 const Priority = Type.Integer({
   minimum: 0,
   maximum: 100,
@@ -253,6 +264,13 @@ const Sources = Type.Array(SourceSchema, {
     'Debits, transfers and expiries: the grants drawn on, in order (what they fall short of `amount` was taken on the credit limit, as debt); credits: the grant made (none when the credit only repaid debt); [] before grants existed.',
 });
 
+const ReversedAmount = Type.Integer({
+  minimum: 0,
+  maximum: AMOUNT_MAX,
+  description:
+    'Credits, debits and transfers read one by one (`GET /transactions/{id}`): what their reversals gave back so far (docs/adr/0024-reversals.md).',
+});
+
 /** Who made a transaction: the audit log's actor, and the request (docs/api.md section 4). */
 const madeBy = {
   actor: ActorSchema,
@@ -285,12 +303,14 @@ function movementFields<T extends TSchema>(type: T) {
     repaid: Repaid,
     category: Type.Optional(Type.String({ description: 'Credits only: the category of the grant made.' })),
     categories: Type.Optional(Type.Array(Type.String(), { description: 'Debits made with `categories`: the categories drawn on.' })),
+    reverses: Type.Optional(Type.String({ description: 'Reversals only: the transaction reversed, `txn_…`.' })),
+    reversed_amount: Type.Optional(ReversedAmount),
   };
 }
 
-/** A credit or a debit. */
+/** A credit, a debit, an expiry or a reversal. */
 export const TransactionSchema = Type.Object(
-  movementFields(Type.Union([Type.Literal('credit'), Type.Literal('debit'), Type.Literal('expiry')])),
+  movementFields(Type.Union([Type.Literal('credit'), Type.Literal('debit'), Type.Literal('expiry'), Type.Literal('reversal')])),
   {
     $id: 'Transaction',
   },
@@ -312,6 +332,7 @@ export const TransferSchema = Type.Object(
     sources: Sources,
     repaid: Repaid,
     categories: Type.Optional(Type.Array(Type.String(), { description: 'Transfers made with `categories`: the categories drawn on.' })),
+    reversed_amount: Type.Optional(ReversedAmount),
   },
   { $id: 'Transfer' },
 );
@@ -328,11 +349,14 @@ export const WalletTransactionSchema = Type.Object(
         Type.Literal('credit'),
         Type.Literal('debit'),
         Type.Literal('expiry'),
+        Type.Literal('reversal'),
         Type.Literal('transfer_out'),
         Type.Literal('transfer_in'),
       ]),
     ),
-    counterparty_wallet_id: Type.Optional(Type.String({ description: 'The other wallet of a transfer; transfers only.' })),
+    counterparty_wallet_id: Type.Optional(
+      Type.String({ description: "The other wallet of a transfer, or of a transfer's reversal; those only." }),
+    ),
   },
   { $id: 'WalletTransaction' },
 );
@@ -358,21 +382,27 @@ function batchWalletId(description: string) {
  */
 const BatchOperation = StrictObject({
   type: Type.Union(
-    ['credit', 'debit', 'transfer', 'hold', 'capture', 'void'].map((type) => Type.Literal(type)) as [
+    ['credit', 'debit', 'transfer', 'hold', 'capture', 'void', 'reverse'].map((type) => Type.Literal(type)) as [
       TLiteral<'credit'>,
       TLiteral<'debit'>,
       TLiteral<'transfer'>,
       TLiteral<'hold'>,
       TLiteral<'capture'>,
       TLiteral<'void'>,
+      TLiteral<'reverse'>,
     ],
   ),
   wallet_id: Type.Optional(batchWalletId('Credits, debits and holds: the wallet.')),
   from_wallet_id: Type.Optional(batchWalletId('Transfers: the wallet the credits leave.')),
   to_wallet_id: Type.Optional(batchWalletId('Transfers: the wallet the credits go to.')),
   hold_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Captures and voids: the hold, `hld_…`.' })),
+  transaction_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Reversals: the transaction reversed, `txn_…`.' })),
   amount: Type.Optional(
-    Type.Integer({ minimum: 1, maximum: AMOUNT_MAX, description: 'Credits; every type but `void` (optional on `capture`: default all).' }),
+    Type.Integer({
+      minimum: 1,
+      maximum: AMOUNT_MAX,
+      description: 'Credits; every type but `void` (optional on `capture` and `reverse`: default all, or all that is left).',
+    }),
   ),
   priority: Type.Optional(Priority),
   expires_at: Type.Optional(ExpiresAt),
