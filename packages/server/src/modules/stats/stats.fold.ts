@@ -23,10 +23,19 @@ export const FOLD_SOURCES: readonly StatsFoldSource[] = ['ledger', 'events', 'we
 /** The day of a row: its ISO time's first 10 characters, on both dialects. */
 const DAY = sql.raw('substr(created_at, 1, 10)');
 
+/**
+ * A ledger row's source: its type, except that a reversal is `reversal_<the type it reverses>`, so
+ * that the circulation knows which way it moved the credits (docs/adr/0024-reversals.md).
+ */
+export const LEDGER_SOURCE = sql.raw(
+  `case when type = 'reversal' then 'reversal_' || coalesce((select o.type from ledger_transactions o
+     where o.project_id = ledger_transactions.project_id and o.id = ledger_transactions.reverses), 'transfer') else type end`,
+);
+
 function foldSelect(source: StatsFoldSource): RawBuilder<unknown> {
   switch (source) {
     case 'ledger':
-      return sql`select project_id, type, ${DAY}, count(*), sum(amount / 67108864), sum(amount % 67108864), 0, 0, 0
+      return sql`select project_id, ${LEDGER_SOURCE}, ${DAY}, count(*), sum(amount / 67108864), sum(amount % 67108864), 0, 0, 0
         from ledger_transactions`;
     case 'events':
       return sql`select project_id, 'event', ${DAY}, count(*), 0, 0, 0, 0, 0 from events`;
@@ -38,7 +47,7 @@ function foldSelect(source: StatsFoldSource): RawBuilder<unknown> {
 }
 
 function groupBy(source: StatsFoldSource): RawBuilder<unknown> {
-  return source === 'ledger' ? sql`group by project_id, type, ${DAY}` : sql`group by project_id, ${DAY}`;
+  return source === 'ledger' ? sql`group by project_id, ${LEDGER_SOURCE}, ${DAY}` : sql`group by project_id, ${DAY}`;
 }
 
 function tableOf(source: StatsFoldSource): string {

@@ -50,15 +50,16 @@ export class StatsService {
     const now = this.#clock.now();
     const db = this.#db.kysely;
     const counts = await store.countsAndDays(db, projectId, [
-      { fold: 'ledger', sources: ['credit', 'debit', 'expiry'], since: '', whole: true },
+      { fold: 'ledger', sources: ['credit', 'debit', 'expiry', 'reversal_credit', 'reversal_debit'], since: '', whole: true },
       { fold: 'events', sources: ['event'], since: isoTime(startOfDay(now)), whole: true },
     ]);
     const events = counts.days.filter((row) => row.source === 'event');
     const ledger = counts.days.filter((row) => row.source !== 'event');
-    // Every balance is the sum of its wallet's credits less its debits and expiries (transfers move
-    // credits between wallets of one project), so their sum is the project's credits less the rest.
+    // Every balance is the sum of its wallet's credits less its debits and expiries (transfers, and
+    // their reversals, move credits between wallets of one project), so their sum is the project's
+    // credits less the rest; a credit's reversal takes credits back, a debit's gives them back.
     let circulation = 0n;
-    for (const row of ledger) circulation += row.source === 'credit' ? row.amount : -row.amount;
+    for (const row of ledger) circulation += row.source === 'credit' || row.source === 'reversal_debit' ? row.amount : -row.amount;
     return {
       object: 'stats.overview',
       users: counts.users,

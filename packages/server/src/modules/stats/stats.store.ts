@@ -2,6 +2,7 @@ import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { PREPARED_STATEMENT } from '../../db/database.js';
 import type { Database, StatsFoldSource, StatsSource } from '../../db/schema.js';
 import { BALANCE_MAX } from '../wallets/wallets.schemas.js';
+import { LEDGER_SOURCE } from './stats.fold.js';
 
 type Executor = Kysely<Database>;
 
@@ -55,7 +56,7 @@ function unfolded(source: StatsFoldSource, projectId: string, since: string, hin
     (select folded_until from stats_folds where project_id = ${projectId} and source = ${source}), '')`;
   switch (source) {
     case 'ledger':
-      return sql`select ${day} as day, type as source, 1 as n, amount / 67108864 as hi, amount % 67108864 as lo,
+      return sql`select ${day} as day, ${LEDGER_SOURCE} as source, 1 as n, amount / 67108864 as hi, amount % 67108864 as lo,
           0 as ok, 0 as lat_sum, 0 as lat_max from ledger_transactions ${after}`;
     case 'events':
       return sql`select ${day} as day, 'event' as source, 1 as n, 0 as hi, 0 as lo, 0 as ok, 0 as lat_sum, 0 as lat_max

@@ -63,6 +63,36 @@ describeEachDialect('stats', (dialect) => {
     expect((await app.inject({ method: 'GET', url: '/v1/stats/credits?days=91', headers })).statusCode).toBe(400);
   });
 
+  it('counts reversals in circulation by the way they move credits, before and after the fold', async () => {
+    const { app } = test().service;
+    const headers = test().auth;
+    const post = async (url: string, payload: Record<string, unknown>) => {
+      const response = await app.inject({ method: 'POST', url, headers, payload });
+      expect(response.statusCode, response.body).toBe(201);
+      return response.json<{ id: string }>();
+    };
+    const signup = await post('/v1/auth/signup', { email: 'reversals@example.com', password: 'correct horse battery staple' });
+    const userId = (signup as unknown as { user: { id: string } }).user.id;
+    const [from, to] = [
+      await post('/v1/wallets', { user_id: userId, currency: 'USD' }),
+      await post('/v1/wallets', { user_id: userId, currency: 'USD' }),
+    ];
+    const before = (await app.inject({ method: 'GET', url: '/v1/stats/overview', headers })).json<{ credits_in_circulation: number }>();
+    const credit = await post(`/v1/wallets/${from.id}/credits`, { amount: 500 });
+    const debit = await post(`/v1/wallets/${from.id}/debits`, { amount: 100 });
+    const transfer = await post('/v1/wallets/transfer', { from_wallet_id: from.id, to_wallet_id: to.id, amount: 50 });
+    await post(`/v1/transactions/${credit.id}/reverse`, { amount: 20 });
+    await post(`/v1/transactions/${debit.id}/reverse`, { amount: 30 });
+    await post(`/v1/transactions/${transfer.id}/reverse`, { amount: 10 });
+    // The sum of the balances: 500 - 100 - 20 + 30; the transfer and its reversal stay within the project.
+    const circulation = async () =>
+      (await app.inject({ method: 'GET', url: '/v1/stats/overview', headers })).json<{ credits_in_circulation: number }>()
+        .credits_in_circulation - before.credits_in_circulation;
+    expect(await circulation()).toBe(410);
+    await foldStats(test().service.db, { now: () => new Date(Date.now() + 24 * 60 * 60 * 1000) });
+    expect(await circulation()).toBe(410);
+  });
+
   it('counts only the own project', async () => {
     const other = await test().service.projects.createProject({ name: 'Other' });
     const response = await test().service.app.inject({
