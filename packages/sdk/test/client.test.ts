@@ -185,8 +185,9 @@ describe('SvcClient against the real server', () => {
       to_wallet_id: other.id,
       amount: 20,
     });
-    expect(await svc.wallets.getTransaction(transfer.id)).toEqual(transfer);
-    expect(await svc.wallets.getTransaction(credit.id)).toEqual(credit);
+    // A read shows how much of a transaction was reversed; the answer to the movement does not.
+    expect(await svc.wallets.getTransaction(transfer.id)).toEqual({ ...transfer, reversed_amount: 0 });
+    expect(await svc.wallets.getTransaction(credit.id)).toEqual({ ...credit, reversed_amount: 0 });
     const ledger = await svc.wallets.transactions(wallet.id);
     expect(ledger.data.map((item) => [item.type, item.amount, item.balance_after])).toEqual([
       ['transfer_out', 20, 50],
@@ -201,6 +202,21 @@ describe('SvcClient against the real server', () => {
     await expect(svc.wallets.close(wallet.id)).rejects.toMatchObject({ status: 409, code: 'wallet_not_empty' });
     await svc.wallets.deductCredits(wallet.id, { amount: 50 });
     expect(await svc.wallets.close(wallet.id)).toMatchObject({ status: 'closed', balance: 0 });
+  });
+
+  it('wallets: reverseTransaction gives back part of a debit, then refuses more than is left', async () => {
+    const svc = client();
+    const { user } = await newUser();
+    const wallet = await svc.wallets.create({ user_id: user.id, currency: 'USD' });
+    await svc.wallets.addCredits(wallet.id, { amount: 100 });
+    const debit = await svc.wallets.deductCredits(wallet.id, { amount: 40 });
+    const reversal = await svc.wallets.reverseTransaction(debit.id, { amount: 15 });
+    expect(reversal).toMatchObject({ type: 'reversal', reverses: debit.id, amount: 15, balance_after: 75 });
+    expect(await svc.wallets.getTransaction(debit.id)).toMatchObject({ reversed_amount: 15 });
+    await expect(svc.wallets.reverseTransaction(debit.id, { amount: 26 })).rejects.toMatchObject({
+      status: 422,
+      code: 'reversal_exceeds_original',
+    });
   });
 
   it('wallets: a credit limit at creation and in update, debt, repaid, and credit_limit_below_debt', async () => {
@@ -470,7 +486,14 @@ describe('SvcClient against the real server', () => {
 
     const me = new SvcSessionClient({ sessionToken: login.session, baseUrl: ctx().baseUrl, onResponse: record });
     const balance = await me.wallet.getBalance();
-    expect(balance.balance).toEqual({ credits: 70, currency: 'USD', available: 70, categories: [{ category: 'default', remaining: 70 }], debt: 0, credit_limit: 0 });
+    expect(balance.balance).toEqual({
+      credits: 70,
+      currency: 'USD',
+      available: 70,
+      categories: [{ category: 'default', remaining: 70 }],
+      debt: 0,
+      credit_limit: 0,
+    });
     expect(balance.transactions.map((item) => item.amount)).toEqual([70]);
     expect((await me.wallet.getBalance({ wallet_id: wallet.id })).balance.credits).toBe(70);
     expect(await me.users.me()).toMatchObject({ id: user.id, email });
