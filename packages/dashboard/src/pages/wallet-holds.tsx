@@ -33,9 +33,7 @@ export function CategoriesPanel(props: { walletId: string; currency: string }) {
                       <td>
                         <code>{row.category}</code>
                       </td>
-                      <td className="number">
-                        {formatAmount(row.remaining, props.currency)}
-                      </td>
+                      <td className="number">{formatAmount(row.remaining, props.currency)}</td>
                     </tr>
                   ))}
                 </tbody>

@@ -907,7 +907,8 @@ export interface ProjectCountsTable {
 
 /** What `stats_days` sums per day: a ledger transaction type, `event` or `webhook_attempt`. */
 /** A ledger transaction's type (a reversal's: `reversal_` and the type it reverses), an event, or a webhook attempt. */
-export type StatsSource = Exclude<LedgerTransactionType, 'reversal'> | 'reversal_credit' | 'reversal_debit' | 'reversal_transfer' | 'event' | 'webhook_attempt';
+export type StatsSource =
+  Exclude<LedgerTransactionType, 'reversal'> | 'reversal_credit' | 'reversal_debit' | 'reversal_transfer' | 'event' | 'webhook_attempt';
 
 /**
  * Per-day counts and sums folded from ledger transactions, events and webhook attempts by the stats

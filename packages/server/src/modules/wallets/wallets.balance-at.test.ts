@@ -112,7 +112,14 @@ describeEachDialect('wallet balance at a time', (dialect) => {
     expect(await balanceAt(wallet.id, local)).toEqual({ credits: 42, currency: 'USD', at: iso(at.getTime()) });
     // Without `at` the answer is today's balance, as before.
     const now = expectStatus<Balance>(await client.request('GET', `/v1/wallets/${wallet.id}/balance`), 200);
-    expect(now).toEqual({ credits: 42, currency: 'USD', available: 42, categories: [{ category: 'default', remaining: 42 }], debt: 0, credit_limit: 0 });
+    expect(now).toEqual({
+      credits: 42,
+      currency: 'USD',
+      available: 42,
+      categories: [{ category: 'default', remaining: 42 }],
+      debt: 0,
+      credit_limit: 0,
+    });
   });
 
   describe('refusals', () => {
