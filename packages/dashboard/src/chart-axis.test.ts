@@ -106,6 +106,11 @@ describe('instant axis ticks and labels', () => {
       }
   });
 
+  it('labels the start of a span that holds no whole second, so a chart of close points has a label', () => {
+    const within = timeTicks(at('2026-11-25T14:29:58.100Z'), at('2026-11-25T14:29:58.900Z'), 375);
+    expect(formatTimeTicks(within.ticks, within.unit)).toEqual(['14:29:58']);
+  });
+
   it('puts ticks on round UTC times and labels them in the unit', () => {
     const seconds = timeTicks(at('2026-11-25T14:29:58.500Z'), at('2026-11-25T14:30:04.000Z'), 375);
     expect(formatTimeTicks(seconds.ticks, seconds.unit)).toEqual(['14:30:00', '14:30:02', '14:30:04']);

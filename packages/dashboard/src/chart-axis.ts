@@ -139,7 +139,10 @@ export function timeTicks(min: number, max: number, widthPx: number): { ticks: n
     if ((step.unit === 'time' || step.unit === 'second') && max - min > TIME_OF_DAY_SPAN_MAX_SECONDS) continue;
     const limit = Math.min(TIME_TICKS_MAX, Math.max(1, Math.floor(widthPx / TIME_LABEL_SPACE_PX[step.unit])));
     const ticks = stepTicks(min, max, step, limit);
-    if (ticks !== undefined) return { ticks, unit: step.unit };
+    if (ticks === undefined) continue;
+    // A span inside one second holds no whole second: its start is labelled, so the axis of a chart
+    // with points is never bare; an empty range has none.
+    return ticks.length > 0 || min > max ? { ticks, unit: step.unit } : { ticks: [min], unit: 'second' };
   }
   return { ticks: [], unit: 'year' };
 }

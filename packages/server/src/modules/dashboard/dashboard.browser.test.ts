@@ -266,7 +266,10 @@ describe.skipIf(chromiumMissing && !required)('the operator dashboard in headles
     // The balance chart's time axis: round times in a unit that fits the span (seconds apart here),
     // distinct labels, no more than its width has room for (packages/dashboard/src/chart-axis.ts).
     const balanceChart = page.getByTestId('chart-balance');
-    await expect.poll(async () => ((await balanceChart.getAttribute('data-x-labels')) ?? '').length).toBeGreaterThan(0);
+    // The labels are written when the chart draws, a frame after its data: slow under a loaded CI.
+    await expect
+      .poll(async () => ((await balanceChart.getAttribute('data-x-labels')) ?? '').length, { timeout: 10_000 })
+      .toBeGreaterThan(0);
     const timeLabels = ((await balanceChart.getAttribute('data-x-labels')) ?? '').split('|');
     expect(new Set(timeLabels).size).toBe(timeLabels.length);
     for (const label of timeLabels) expect(label).toMatch(/^\d\d:\d\d(:\d\d)?$|^[A-Z][a-z]{2} \d{1,2}$/);
