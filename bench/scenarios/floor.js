@@ -33,35 +33,21 @@ import { probePostgres } from '../lib/postgres.js';
  * both with a debit (`writer_debit`, `service_debit`) and a hold (`writer_hold`, `service_hold`)
  * instead of the credit, without a key.
  */
-const VARIANTS = {
-  sqlite: [
-    'none',
-    'entry',
-    'chained',
-    'writer',
-    'service',
-    'writer_key',
-    'service_key',
-    'writer_batch',
-    'service_batch',
-    'writer_debit',
-    'service_debit',
-    'writer_hold',
-    'service_hold',
-  ],
-  postgres: [
-    'writer',
-    'service',
-    'writer_key',
-    'service_key',
-    'writer_batch',
-    'service_batch',
-    'writer_debit',
-    'service_debit',
-    'writer_hold',
-    'service_hold',
-  ],
-};
+/** The statements-alone variants (no audit entry, the entry, the chained entry) exist on SQLite only. */
+const SQLITE_ONLY = ['none', 'entry', 'chained'];
+const SHARED_VARIANTS = [
+  'writer',
+  'service',
+  'writer_key',
+  'service_key',
+  'writer_batch',
+  'service_batch',
+  'writer_debit',
+  'service_debit',
+  'writer_hold',
+  'service_hold',
+];
+const VARIANTS = { sqlite: [...SQLITE_ONLY, ...SHARED_VARIANTS], postgres: SHARED_VARIANTS };
 const SQLITE_CREDIT_TARGET_PER_S = 10_000;
 const AUDIT_COST_RATIO_MAX = 1.1;
 /** The service's single credit, debit or hold against the floor of the same movement through its own write path. */
