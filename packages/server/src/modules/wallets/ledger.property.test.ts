@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { beforeAll, expect, it } from 'vitest';
 import { randomBase62 } from '../../lib/ids.js';
+import { systemClock } from '../../lib/clock.js';
 import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
 import {
@@ -14,29 +15,66 @@ import {
   walletsWithBalances,
 } from './wallets.fixtures.js';
 import { LEDGER_CHECKS, verifyLedger } from './ledger.verify.js';
+import {
+  catchUp,
+  category,
+  categoryFields,
+  expectCategoriesModel,
+  expectPeriodsCreditedOnce,
+  expectRestrictedDrawsKept,
+  makeRecurringGrants,
+  modelCategories,
+  recurringCredits,
+  recurringSpec,
+  restriction,
+} from './ledger.property.fixtures.js';
+import { grantDuePeriods } from './recurring-grants.service.js';
 import type { Transaction, Transfer } from './wallets.schemas.js';
 
 /**
  * Random batches of credits, debits and transfers, sent all at once, with keys that repeat (same
- * request twice) and conflict (same key, other request), on wallets with and without a credit limit
- * (docs/adr/0023-credit-limits.md), then random reversals of what they made, whole or in part, all at
- * once too (docs/adr/0024-reversals.md), checked against a model built only from the responses, and
- * then against the ledger's invariants.
+ * request twice) and conflict (same key, other request), credits of random categories and draws
+ * restricted to random categories (docs/adr/0021-categories.md), on wallets with and without a
+ * credit limit (docs/adr/0023-credit-limits.md) and with recurring grants whose past periods the
+ * recurring-grants job credits meanwhile (docs/adr/0022-recurring-grants.md); then random reversals
+ * of what they made, whole or in part, all at once too (docs/adr/0024-reversals.md). Checked against
+ * a model built only from the responses, and then against the ledger's invariants.
  */
 
 const WALLETS = 4; // wallets 0-2 hold USD, wallet 3 EUR (transfers to or from it are refused)
 const KEYS = 6;
 
 type Operation =
-  | { readonly kind: 'credits' | 'debits'; readonly wallet: number; readonly amount: number; readonly key: number | null }
-  | { readonly kind: 'transfer'; readonly from: number; readonly to: number; readonly amount: number; readonly key: number | null };
+  | {
+      readonly kind: 'credits';
+      readonly wallet: number;
+      readonly amount: number;
+      readonly key: number | null;
+      readonly category: string | null;
+    }
+  | {
+      readonly kind: 'debits';
+      readonly wallet: number;
+      readonly amount: number;
+      readonly key: number | null;
+      readonly categories: readonly string[] | null;
+    }
+  | {
+      readonly kind: 'transfer';
+      readonly from: number;
+      readonly to: number;
+      readonly amount: number;
+      readonly key: number | null;
+      readonly categories: readonly string[] | null;
+    };
 
 const key = fc.option(fc.integer({ min: 0, max: KEYS - 1 }), { freq: 2 });
 const amount = fc.integer({ min: 1, max: 40 });
 const walletIndex = fc.integer({ min: 0, max: WALLETS - 1 });
 const operation: fc.Arbitrary<Operation> = fc.oneof(
-  fc.record({ kind: fc.constantFrom('credits' as const, 'debits' as const), wallet: walletIndex, amount, key }),
-  fc.record({ kind: fc.constant('transfer' as const), from: walletIndex, to: walletIndex, amount, key }),
+  fc.record({ kind: fc.constant('credits' as const), wallet: walletIndex, amount, key, category }),
+  fc.record({ kind: fc.constant('debits' as const), wallet: walletIndex, amount, key, categories: restriction }),
+  fc.record({ kind: fc.constant('transfer' as const), from: walletIndex, to: walletIndex, amount, key, categories: restriction }),
 );
 
 /** A reversal of the `target`-th movement made (modulo their number); `amount` null: all that is left. */
@@ -70,18 +108,24 @@ describeEachDialect('ledger property', (dialect) => {
     client = await walletsClient(service, { projectId, secretKey });
   });
 
-  it('concurrent credits, debits, transfers and reversals with repeated and conflicting keys match the model and keep the ledger sound', async () => {
+  it('concurrent credits, debits, transfers, reversals and recurring grants, with categories and repeated and conflicting keys, match the model and keep the ledger sound', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(operation, { minLength: 1, maxLength: 30 }),
         fc.array(fc.integer({ min: 0, max: 60 }), { minLength: WALLETS, maxLength: WALLETS }),
         fc.array(fc.constantFrom(0, 0, 30), { minLength: WALLETS, maxLength: WALLETS }),
         fc.array(reversal, { maxLength: 12 }),
-        async (operations, initial, creditLimits, reversals) => {
+        fc.array(recurringSpec(WALLETS), { maxLength: 3 }),
+        async (operations, initial, creditLimits, reversals, recurring) => {
           const run = randomBase62(8);
+          const { service, projectId } = current();
           const wallets = await walletsWithBalances(client, initial, creditLimits);
+          const recurringGrants = await makeRecurringGrants(client, wallets, recurring);
           const send = (op: Operation): Promise<LightMyRequestResponse> => {
-            const body = op.key === null ? {} : { idempotency_key: `${run}-${op.key}` };
+            const body = {
+              ...(op.key === null ? {} : { idempotency_key: `${run}-${op.key}` }),
+              ...(op.kind === 'credits' ? categoryFields(op.category, null) : categoryFields(null, op.categories)),
+            };
             if (op.kind === 'transfer') {
               return client.request('POST', '/v1/wallets/transfer', {
                 from_wallet_id: wallets[op.from],
@@ -93,7 +137,9 @@ describeEachDialect('ledger property', (dialect) => {
             return client.request('POST', `/v1/wallets/${wallets[op.wallet] ?? ''}/${op.kind}`, { amount: op.amount, ...body });
           };
 
-          const responses = await Promise.all(operations.map(send));
+          // The recurring-grants job credits the grants' begun periods while the requests run.
+          const job = () => grantDuePeriods({ db: service.db, clock: systemClock, ledger: service.ledger });
+          const [responses] = await Promise.all([Promise.all(operations.map(send)), catchUp(job)]);
           // Then every keyed request once more, one at a time: each must replay what its key stored.
           const retries = await operations.reduce<Promise<(LightMyRequestResponse | undefined)[]>>(
             async (done, op) => [...(await done), op.key === null ? undefined : await send(op)],
@@ -106,7 +152,8 @@ describeEachDialect('ledger property', (dialect) => {
             expect(ALLOWED_REFUSALS, response.body).toContain(errorCode(response));
           }
 
-          // 2. The model: start balances plus every distinct applied movement, taken from the responses.
+          // 2. The model: start balances plus every distinct applied movement, taken from the responses,
+          //    and the recurring grants' credits, as the wallets' histories list them: one per begun period.
           const applied = new Map<string, Transaction | Transfer>();
           for (const response of [...responses, ...retries]) {
             if (response?.statusCode === 201) {
@@ -114,10 +161,16 @@ describeEachDialect('ledger property', (dialect) => {
               applied.set(movement.id, movement);
             }
           }
+          const periodCredits = await recurringCredits(client, wallets);
+          await expectPeriodsCreditedOnce(service.db, projectId, recurringGrants, periodCredits);
+          for (const credit of periodCredits) applied.set(credit.id, credit);
           let model = modelBalances(wallets, initial, applied.values());
           let balances = await Promise.all(wallets.map((wallet) => client.balance(wallet)));
           expect(balances).toEqual(model);
           expect(balances.every((balance, index) => balance >= -(creditLimits[index] ?? 0))).toBe(true);
+          // ... and by category: restricted draws took only their categories' grants, never debt.
+          expectRestrictedDrawsKept(applied.values());
+          await expectCategoriesModel(client, wallets, modelCategories(wallets, initial, applied.values()));
 
           // 2b. Reversals of what was made, all at once: the model gives back what each reported.
           const made = [...applied.values()];
