@@ -6,11 +6,27 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Db } from '../../db/database.js';
 import { createService, type Service } from '../../main.js';
+import { systemClock } from '../../lib/clock.js';
 import { randomBase62 } from '../../lib/ids.js';
 import { createTestDatabase, describeEachDialect, testConfig, type TestDatabase } from '../../test/database.js';
 import { SVC, startServeProcess } from '../../test/serve-process.js';
 import { useTestService } from '../../test/service.js';
 import { verifyLedger } from './ledger.verify.js';
+import {
+  catchUp,
+  category,
+  categoryFields,
+  expectCategoriesModel,
+  expectPeriodsCreditedOnce,
+  expectRestrictedDrawsKept,
+  makeRecurringGrants,
+  modelCategories,
+  type Movement,
+  recurringCredits,
+  recurringSpec,
+  restriction,
+} from './ledger.property.fixtures.js';
+import { grantDuePeriods } from './recurring-grants.service.js';
 import {
   createUser,
   errorCode,
@@ -27,25 +43,49 @@ import type { Batch, Transaction, Transfer, Wallet } from './wallets.schemas.js'
 /**
  * Random requests sent all at once: single credits, debits and transfers mixed with batches,
  * atomic and not, with keys that repeat (same movement) and conflict (same key, another movement)
- * within a batch, across batches and between batches and single routes; then every keyed movement
- * once more on its single route. Checked against a model built only from the answers, and then by
- * `svc ledger verify`'s checks. On PostgreSQL also across two service instances on one database.
+ * within a batch, across batches and between batches and single routes, credits of random
+ * categories and draws restricted to random categories (docs/adr/0021-categories.md), while the
+ * recurring-grants job credits the begun periods of random recurring grants
+ * (docs/adr/0022-recurring-grants.md); then every keyed movement once more on its single route.
+ * Checked against a model built only from the answers, and then by `svc ledger verify`'s checks. On
+ * PostgreSQL also across two service instances, and two `svc serve` processes, on one database.
  */
 
 const WALLETS = 4; // wallets 0-2 hold USD, wallet 3 EUR
 const KEYS = 5;
 
 type Op =
-  | { readonly type: 'credit' | 'debit'; readonly wallet: number; readonly amount: number; readonly key: number | null }
-  | { readonly type: 'transfer'; readonly from: number; readonly to: number; readonly amount: number; readonly key: number | null };
+  | {
+      readonly type: 'credit';
+      readonly wallet: number;
+      readonly amount: number;
+      readonly key: number | null;
+      readonly category: string | null;
+    }
+  | {
+      readonly type: 'debit';
+      readonly wallet: number;
+      readonly amount: number;
+      readonly key: number | null;
+      readonly categories: readonly string[] | null;
+    }
+  | {
+      readonly type: 'transfer';
+      readonly from: number;
+      readonly to: number;
+      readonly amount: number;
+      readonly key: number | null;
+      readonly categories: readonly string[] | null;
+    };
 type Request = { readonly single: Op } | { readonly batch: readonly Op[]; readonly atomic: boolean };
 
 const key = fc.option(fc.integer({ min: 0, max: KEYS - 1 }), { freq: 2 });
 const amount = fc.integer({ min: 1, max: 40 });
 const wallet = fc.integer({ min: 0, max: WALLETS - 1 });
 const op: fc.Arbitrary<Op> = fc.oneof(
-  fc.record({ type: fc.constantFrom('credit' as const, 'debit' as const), wallet, amount, key }),
-  fc.record({ type: fc.constant('transfer' as const), from: wallet, to: wallet, amount, key }),
+  fc.record({ type: fc.constant('credit' as const), wallet, amount, key, category }),
+  fc.record({ type: fc.constant('debit' as const), wallet, amount, key, categories: restriction }),
+  fc.record({ type: fc.constant('transfer' as const), from: wallet, to: wallet, amount, key, categories: restriction }),
 );
 const request: fc.Arbitrary<Request> = fc.oneof(
   fc.record({ single: op }),
@@ -54,12 +94,15 @@ const request: fc.Arbitrary<Request> = fc.oneof(
 
 const REFUSALS = new Set(['insufficient_credits', 'same_wallet', 'currency_mismatch', 'idempotency_key_reused']);
 
-type Movement = Transaction | Transfer;
-
+/**
+ * The property, with requests spread over `clients`, while each of `jobs` (a service's
+ * recurring-grants job, `grantDuePeriods`) runs until nothing is due.
+ */
 async function checkProperty(
   clients: readonly WalletsClient[],
   db: Db,
   projectId: string,
+  jobs: readonly (() => Promise<number>)[],
   afterRun: () => Promise<void> = async () => undefined,
 ): Promise<void> {
   const [client] = clients as [WalletsClient];
@@ -69,11 +112,16 @@ async function checkProperty(
       fc.array(fc.integer({ min: 0, max: 60 }), { minLength: WALLETS, maxLength: WALLETS }),
       // Some wallets may go below 0 (docs/adr/0023-credit-limits.md): atomic batches must undo debt too.
       fc.array(fc.constantFrom(0, 0, 30), { minLength: WALLETS, maxLength: WALLETS }),
-      async (requests, initial, creditLimits) => {
+      fc.array(recurringSpec(WALLETS), { maxLength: 3 }),
+      async (requests, initial, creditLimits, recurring) => {
         const run = randomBase62(8);
         const wallets = await walletsWithBalances(client, initial, creditLimits);
+        const recurringGrants = await makeRecurringGrants(client, wallets, recurring);
         const operation = (o: Op) => {
-          const keyed = o.key === null ? {} : { idempotency_key: `${run}-${o.key}` };
+          const keyed = {
+            ...(o.key === null ? {} : { idempotency_key: `${run}-${o.key}` }),
+            ...(o.type === 'credit' ? categoryFields(o.category, null) : categoryFields(null, o.categories)),
+          };
           return o.type === 'transfer'
             ? { type: o.type, from_wallet_id: wallets[o.from], to_wallet_id: wallets[o.to], amount: o.amount, ...keyed }
             : { type: o.type, wallet_id: wallets[o.wallet], amount: o.amount, ...keyed };
@@ -84,13 +132,16 @@ async function checkProperty(
           const { wallet_id: walletId, ...movement } = body as { wallet_id: string };
           return via.request('POST', `/v1/wallets/${walletId}/${type === 'credit' ? 'credits' : 'debits'}`, movement);
         };
-        const responses = await Promise.all(
-          requests.map((item, index) => {
-            const via = clients[index % clients.length] ?? client;
-            if ('single' in item) return single(via, item.single);
-            return via.request('POST', '/v1/wallets/batch', { operations: item.batch.map(operation), atomic: item.atomic });
-          }),
-        );
+        const [responses] = await Promise.all([
+          Promise.all(
+            requests.map((item, index) => {
+              const via = clients[index % clients.length] ?? client;
+              if ('single' in item) return single(via, item.single);
+              return via.request('POST', '/v1/wallets/batch', { operations: item.batch.map(operation), atomic: item.atomic });
+            }),
+          ),
+          ...jobs.map(catchUp),
+        ]);
         const keyedOps = requests.flatMap((item) => ('single' in item ? [item.single] : item.batch)).filter((o) => o.key !== null);
         const retries: LightMyRequestResponse[] = [];
         for (const o of keyedOps) retries.push(await single(client, o));
@@ -116,9 +167,15 @@ async function checkProperty(
           expect(perKey.get(name) ?? movement.id).toBe(movement.id);
           perKey.set(name, movement.id);
         }
-        // The model: the start balances plus every distinct movement the answers reported.
+        // Each begun period of each recurring grant credited once, as the wallets' histories list them.
+        const periodCredits = await recurringCredits(client, wallets);
+        await expectPeriodsCreditedOnce(db, projectId, recurringGrants, periodCredits);
+        for (const credit of periodCredits) keep(credit);
+        // The model: the start balances plus every distinct movement the answers reported, by category too.
         const model = modelBalances(wallets, initial, applied.values());
         expect(await Promise.all(wallets.map((id) => client.balance(id)))).toEqual(model);
+        expectRestrictedDrawsKept(applied.values());
+        await expectCategoriesModel(client, wallets, modelCategories(wallets, initial, applied.values()));
         expect(await ledgerViolations(db, projectId)).toEqual(SOUND_LEDGER);
         expect((await verifyLedger(db, { projectId })).sound).toBe(true);
         await afterRun();
@@ -137,8 +194,10 @@ describeEachDialect('ledger batches property', (dialect) => {
     client = await walletsClient(service, { projectId, secretKey });
   });
 
-  it('random batches, atomic and not, mixed with single requests and repeated or conflicting keys, match the model', async () => {
-    await checkProperty([client], current().service.db, current().projectId);
+  it('random batches, atomic and not, mixed with single requests, categories, recurring grants and repeated or conflicting keys, match the model', async () => {
+    const { service, projectId } = current();
+    const job = () => grantDuePeriods({ db: service.db, clock: systemClock, ledger: service.ledger });
+    await checkProperty([client], service.db, projectId, [job]);
   }, 120_000);
 });
 
@@ -164,7 +223,9 @@ describe.skipIf(inject('postgresAdminUrl') === '')('ledger batches property acro
   });
 
   it('the same property with requests spread over both instances', async () => {
-    await checkProperty(clients, services[0]!.db, projectId);
+    // Both instances run the recurring-grants job at once, as two processes running jobs would.
+    const jobs = services.map((service) => () => grantDuePeriods({ db: service.db, clock: systemClock, ledger: service.ledger }));
+    await checkProperty(clients, services[0]!.db, projectId, jobs);
   }, 120_000);
 });
 
@@ -270,6 +331,9 @@ describe.skipIf(inject('postgresAdminUrl') === '')('ledger batches property acro
       });
       expect(JSON.parse(stdout)).toMatchObject({ sound: true });
     };
-    await checkProperty(clients, setup!.db, projectId, verify);
+    // The two servers run the recurring-grants job every second; this process runs it too, until
+    // nothing is due, so every begun period is credited when the checks read them.
+    const job = () => grantDuePeriods({ db: setup!.db, clock: systemClock, ledger: setup!.ledger });
+    await checkProperty(clients, setup!.db, projectId, [job], verify);
   }, 300_000);
 });
