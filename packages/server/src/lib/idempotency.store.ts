@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../db/database.js';
+import { selectByKeys } from '../db/list-statements.js';
 import type { Database, IdempotencyKeysTable } from '../db/schema.js';
 import { addMilliseconds, isoTime } from './clock.js';
 import { ApiError } from './errors.js';
@@ -120,21 +121,12 @@ export async function storedAnswer(
 
 /** The stored rows of these keys, in no particular order. */
 export async function findKeys(db: Executor, names: readonly IdempotencyKeyName[]): Promise<IdempotencyKeysTable[]> {
-  if (names.length === 0) return [];
-  return (
-    db
-      .selectFrom('idempotency_keys')
-      .selectAll()
-      // A row-value IN list: both databases find each key through the primary key (an OR of ANDs
-      // made SQLite scan the table).
-      .where((eb) =>
-        eb(
-          eb.refTuple('project_id', 'scope', 'key'),
-          'in',
-          names.map((name) => eb.tuple(name.projectId, name.scope, name.key)),
-        ),
-      )
-      .execute()
+  // A row-value IN list: both databases find each key through the primary key (an OR of ANDs
+  // made SQLite scan the table).
+  return selectByKeys(
+    db.selectFrom('idempotency_keys').selectAll(),
+    ['project_id', 'scope', 'key'],
+    names.map((name) => [name.projectId, name.scope, name.key]),
   );
 }
 
