@@ -3,8 +3,9 @@ import { ApiError } from '../lib/errors.js';
 
 /**
  * Keyset pagination, the one way the API pages a list. A list is ordered by its rows' creation time
- * and a unique key that breaks ties, so the order is total and `starting_after` (the last row the
- * client saw) marks an exact place in it, however many rows are written meanwhile. A page reads one
+ * and a unique key that breaks ties (a wallet's history by its entries' `seq`), so the order is total
+ * and `starting_after` (the last row the client saw) marks an exact place in it, however many rows
+ * are written meanwhile. A page reads one
  * row more than it shows: that row says whether another page follows (`has_more`) without a count.
  *
  * A service asks `startPage` for the page (404 `resource_missing`, `param: "starting_after"`, when the
