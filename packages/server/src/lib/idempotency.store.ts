@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../db/database.js';
+import { selectByKeys } from '../db/list-statements.js';
 import type { Database, IdempotencyKeysTable } from '../db/schema.js';
 import { addMilliseconds, isoTime } from './clock.js';
 import { ApiError } from './errors.js';
@@ -120,21 +121,12 @@ export async function storedAnswer(
 
 /** The stored rows of these keys, in no particular order. */
 export async function findKeys(db: Executor, names: readonly IdempotencyKeyName[]): Promise<IdempotencyKeysTable[]> {
-  if (names.length === 0) return [];
-  return (
-    db
-      .selectFrom('idempotency_keys')
-      .selectAll()
-      // A row-value IN list: both databases find each key through the primary key (an OR of ANDs
-      // made SQLite scan the table).
-      .where((eb) =>
-        eb(
-          eb.refTuple('project_id', 'scope', 'key'),
-          'in',
-          names.map((name) => eb.tuple(name.projectId, name.scope, name.key)),
-        ),
-      )
-      .execute()
+  // A row-value IN list: both databases find each key through the primary key (an OR of ANDs
+  // made SQLite scan the table).
+  return selectByKeys(
+    db.selectFrom('idempotency_keys').selectAll(),
+    ['project_id', 'scope', 'key'],
+    names.map((name) => [name.projectId, name.scope, name.key]),
   );
 }
 
@@ -211,18 +203,25 @@ export function reusedError(
   stored: Readonly<Record<string, string>>,
   kind: { readonly field: string; readonly message: string } = { field: '$route', message: 'for a request to another route' },
 ): ApiError {
-  if (stored[kind.field] !== fields[kind.field]) {
-    return new ApiError('idempotency_key_reused', `Idempotency key "${key}" was already used ${kind.message}.`);
-  }
-  const names = [...new Set([...Object.keys(stored), ...Object.keys(fields)])].sort();
-  const differing = names.find((name) => stored[name] !== fields[name]);
+  const differing = firstDifference(fields, stored, kind.field);
+  const usage =
+    differing === kind.field ? kind.message : `with a different request${differing === undefined ? '' : `: "${differing}" differs`}`;
   return new ApiError(
     'idempotency_key_reused',
-    differing === undefined
-      ? `Idempotency key "${key}" was already used with a different request.`
-      : `Idempotency key "${key}" was already used with a different request: "${differing}" differs.`,
-    differing === undefined ? {} : { param: differing },
+    `Idempotency key "${key}" was already used ${usage}.`,
+    differing === undefined || differing === kind.field ? {} : { param: differing },
   );
+}
+
+/** The field that makes two requests differ: `kindField` when they are of different kinds, else the first differing field in sorted order. */
+function firstDifference(
+  fields: Readonly<Record<string, string>>,
+  stored: Readonly<Record<string, string>>,
+  kindField: string,
+): string | undefined {
+  if (stored[kindField] !== fields[kindField]) return kindField;
+  const names = [...new Set([...Object.keys(stored), ...Object.keys(fields)])].sort();
+  return names.find((name) => stored[name] !== fields[name]);
 }
 
 /**

@@ -1,12 +1,16 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import { type Dialect, PREPARED_STATEMENT } from '../../db/database.js';
 import { executePrepared } from '../../db/fixed-query.js';
+import { type KeysetCursor, keysetPage } from '../../db/pagination.js';
 import type { Database } from '../../db/schema.js';
-import { type AuditRow, type AuditRowWithLink, type ChainLink, ENTRY_COLUMNS } from './audit.store.js';
+import { type AuditRowWithLink, type ChainLink, ENTRY_COLUMNS } from './audit.store.js';
 
 type Executor = Kysely<Database>;
 
 /** The audit log's reads for its list, one entry and the export; the writes and the chain's reads are in audit.store.ts. */
+
+/** The order of entries in the list and the export, and their cursor's columns. */
+const ENTRY_KEYSET = ['a.created_at', 'a.id'] as const;
 
 /** A project's entries with their links of the chain, from `since` (inclusive) until `until` (exclusive). */
 function entriesOf(db: Executor, projectId: string, range: { readonly since?: string | undefined; readonly until?: string | undefined }) {
@@ -29,7 +33,7 @@ export interface ListFilter {
   /** Exclusive. */
   readonly until: string | undefined;
   /** Rows after this one in newest-first order. */
-  readonly after: Pick<AuditRow, 'created_at' | 'id'> | undefined;
+  readonly after: KeysetCursor | undefined;
   readonly limit: number;
 }
 
@@ -39,11 +43,7 @@ export async function listEntries(db: Executor, projectId: string, filter: ListF
   if (filter.resourceId !== undefined) query = query.where('a.resource_id', '=', filter.resourceId);
   if (filter.action !== undefined) query = query.where('a.action', '=', filter.action);
   if (filter.actorId !== undefined) query = query.where('a.actor_id', '=', filter.actorId);
-  const after = filter.after;
-  if (after !== undefined) {
-    query = query.where((eb) => eb(eb.refTuple('a.created_at', 'a.id'), '<', eb.tuple(after.created_at, after.id)));
-  }
-  const page = query.orderBy('a.created_at', 'desc').orderBy('a.id', 'desc').limit(filter.limit);
+  const page = keysetPage(query, { after: filter.after, limit: filter.limit, columns: ENTRY_KEYSET });
   // Prepared only where PostgreSQL's generic plan was measured as good as a custom one: by
   // resource. Without that filter the generic plan took ten times as long at the scale bench's
   // size (docs/performance.md, "The audit log's reads prepared").
@@ -58,18 +58,18 @@ export interface ExportFilter {
   readonly since: string | undefined;
   readonly until: string | undefined;
   /** Rows after this one in oldest-first order. */
-  readonly after: Pick<AuditRow, 'created_at' | 'id'> | undefined;
+  readonly after: KeysetCursor | undefined;
   readonly limit: number;
 }
 
 /** A page of the export: oldest first, after the cursor. */
 export async function exportPage(db: Executor, projectId: string, filter: ExportFilter): Promise<AuditRowWithLink[]> {
-  let query = entriesOf(db, projectId, filter);
-  const after = filter.after;
-  if (after !== undefined) {
-    query = query.where((eb) => eb(eb.refTuple('a.created_at', 'a.id'), '>', eb.tuple(after.created_at, after.id)));
-  }
-  return query.orderBy('a.created_at', 'asc').orderBy('a.id', 'asc').limit(filter.limit).execute();
+  return keysetPage(entriesOf(db, projectId, filter), {
+    after: filter.after,
+    limit: filter.limit,
+    order: 'oldest first',
+    columns: ENTRY_KEYSET,
+  }).execute();
 }
 
 const PG_LINKS_OF_SQL = `${PREPARED_STATEMENT} select entry_id, hash, prev_hash from audit_chain where project_id = $1 and entry_id = any($2::text[])`;

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js';
+import { listOf, startPage } from '../../db/pagination.js';
 import { outsideRequestTransaction } from '../../db/request-transaction.js';
 import { inTransaction, type Transaction } from '../../db/transaction.js';
 import { type Clock, isoTime, parseTimeParam } from '../../lib/clock.js';
@@ -56,7 +57,6 @@ export interface AuditServiceOptions {
   readonly recording?: boolean;
 }
 
-const LIST_LIMIT_DEFAULT = 20;
 const EXPORT_PAGE_SIZE = 500;
 
 /** A refusal: a 4xx from the catalog, which the audit log records with its code. */
@@ -219,29 +219,24 @@ export class AuditService {
       throw new ApiError('parameter_invalid', `Unknown audit action "${query.action}".`, { param: 'action' });
     }
     await this.settled();
-    let after: store.AuditRow | undefined;
-    if (query.starting_after !== undefined) {
-      after = await this.#find(projectId, query.starting_after);
-      if (after === undefined) {
-        throw new ApiError('resource_missing', `No audit log entry ${query.starting_after} to start after.`, { param: 'starting_after' });
-      }
-    }
-    const limit = query.limit ?? LIST_LIMIT_DEFAULT;
+    const page = await startPage(query, {
+      find: (id) => this.#find(projectId, id),
+      missing: (id) => `No audit log entry ${id} to start after.`,
+    });
     const filter: reads.ListFilter = {
       action: query.action,
       actorId: query.actor_id,
       resourceId: query.resource_id,
       since: normalizedTime(query.since, 'since'),
       until: normalizedTime(query.until, 'until'),
-      after,
-      limit: limit + 1,
+      after: page.after,
+      limit: page.rowsToRead,
     };
     const [entries, movements] = await Promise.all([
       reads.listEntries(this.#db.kysely, projectId, filter),
       this.#ledger.list(projectId, filter).then((rows) => this.#withLinks(projectId, rows)),
     ]);
-    const rows = mergeNewestFirst(entries, movements, limit + 1);
-    return { object: 'list', data: rows.slice(0, limit).map(toAuditEntry), has_more: rows.length > limit };
+    return listOf(mergeNewestFirst(entries, movements, page.rowsToRead), page.limit, toAuditEntry);
   }
 
   async get(projectId: string, entryId: string): Promise<AuditEntry> {

@@ -1,4 +1,5 @@
 import type { Db, Dialect } from '../../db/database.js';
+import { listOf, startPage } from '../../db/pagination.js';
 import type { Transaction } from '../../db/transaction.js';
 import { ApiError } from '../../lib/errors.js';
 import * as store from './event-log.store.js';
@@ -23,8 +24,6 @@ export interface EventList {
   readonly has_more: boolean;
 }
 
-const LIMIT_DEFAULT = 20;
-
 export function isEventType(value: string): value is EventType {
   return (EVENT_TYPES as readonly string[]).includes(value);
 }
@@ -41,16 +40,12 @@ export class EventLogService {
     if (query.type !== undefined && !isEventType(query.type)) {
       throw new ApiError('event_type_unknown', `Unknown event type "${query.type}"; see the event catalog.`, { param: 'type' });
     }
-    let after: store.EventRow | undefined;
-    if (query.starting_after !== undefined) {
-      after = await store.findEvent(this.#db.kysely, projectId, query.starting_after);
-      if (after === undefined) {
-        throw new ApiError('resource_missing', `No event ${query.starting_after} to start after.`, { param: 'starting_after' });
-      }
-    }
-    const limit = query.limit ?? LIMIT_DEFAULT;
-    const rows = await store.listEvents(this.#db.kysely, projectId, { type: query.type, after, limit: limit + 1 });
-    return { object: 'list', data: rows.slice(0, limit).map(toEventObject), has_more: rows.length > limit };
+    const page = await startPage(query, {
+      find: (id) => store.findEvent(this.#db.kysely, projectId, id),
+      missing: (id) => `No event ${id} to start after.`,
+    });
+    const rows = await store.listEvents(this.#db.kysely, projectId, { type: query.type, after: page.after, limit: page.rowsToRead });
+    return listOf(rows, page.limit, toEventObject);
   }
 
   async get(projectId: string, eventId: string): Promise<EventObject> {

@@ -1,5 +1,6 @@
 import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { type Dialect, PREPARED_STATEMENT } from '../../db/database.js';
+import { type KeysetCursor, keysetPage } from '../../db/pagination.js';
 import type { Database, EventsTable } from '../../db/schema.js';
 
 type Executor = Kysely<Database>;
@@ -11,19 +12,15 @@ const EVENT_COLUMNS = ['id', 'project_id', 'type', 'data', 'idempotency_key', 'c
 export interface ListEventsFilter {
   readonly type: string | undefined;
   /** Rows after this one in newest-first order. */
-  readonly after: Pick<EventRow, 'created_at' | 'id'> | undefined;
+  readonly after: KeysetCursor | undefined;
   readonly limit: number;
 }
 
 /** Newest first; ties in `created_at` broken by id, so the order is total and the cursor exact. */
 export async function listEvents(db: Executor, projectId: string, filter: ListEventsFilter): Promise<EventRow[]> {
-  const { type, after } = filter;
   let query = db.selectFrom('events').select(EVENT_COLUMNS).where('project_id', '=', projectId);
-  if (type !== undefined) query = query.where('type', '=', type);
-  if (after !== undefined) {
-    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.created_at, after.id)));
-  }
-  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
+  if (filter.type !== undefined) query = query.where('type', '=', filter.type);
+  return keysetPage(query, filter).execute();
 }
 
 export async function findEvent(db: Executor, projectId: string, eventId: string): Promise<EventRow | undefined> {
@@ -119,20 +116,16 @@ export async function findEventsSince(
   filter: {
     readonly types: readonly string[];
     readonly since: string;
-    readonly after: Pick<EventRow, 'created_at' | 'id'> | undefined;
+    readonly after: KeysetCursor | undefined;
     readonly limit: number;
   },
 ): Promise<EventRow[]> {
   if (filter.types.length === 0) return [];
-  const { after } = filter;
-  let query = db
+  const query = db
     .selectFrom('events')
     .select(EVENT_COLUMNS)
     .where('project_id', '=', projectId)
     .where('type', 'in', filter.types)
     .where('created_at', '>=', filter.since);
-  if (after !== undefined) {
-    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(after.created_at, after.id)));
-  }
-  return query.orderBy('created_at').orderBy('id').limit(filter.limit).execute();
+  return keysetPage(query, { ...filter, order: 'oldest first' }).execute();
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { domainToASCII } from 'node:url';
 import type { Db } from '../../db/database.js';
+import { listOf, startPage } from '../../db/pagination.js';
 import { inTransaction, isUniqueViolation, rowLockFor, type Transaction } from '../../db/transaction.js';
 import { type Clock, isoTime } from '../../lib/clock.js';
 import { ApiError } from '../../lib/errors.js';
@@ -23,7 +24,6 @@ export type { TxtLookup } from './domains.dns.js';
 /** Where the TXT record of a domain is looked up: a name of its own, so it never clashes with the domain's other records. */
 export const TXT_RECORD_PREFIX = '_svc-verification.';
 const TXT_VALUE_PREFIX = 'svc-verification=';
-const LIST_LIMIT_DEFAULT = 20;
 const DOMAIN_LENGTH_MAX = 253;
 const LABEL_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 // eslint-disable-next-line no-control-regex -- control characters are among those refused
@@ -113,22 +113,12 @@ export class OrganizationDomainsService {
 
   async list(projectId: string, organizationId: string, query: DomainsPageQuery): Promise<OrganizationDomainList> {
     await this.#requireOrganization(this.#db.kysely, projectId, organizationId);
-    const limit = query.limit ?? LIST_LIMIT_DEFAULT;
-    let before: { createdAt: string; domain: string } | undefined;
-    if (query.starting_after !== undefined) {
-      const cursor = await store.findDomain(
-        this.#db.kysely,
-        projectId,
-        organizationId,
-        normalizeDomain(query.starting_after, 'starting_after'),
-      );
-      if (cursor === undefined) {
-        throw new ApiError('resource_missing', `No domain ${query.starting_after} to start after.`, { param: 'starting_after' });
-      }
-      before = { createdAt: cursor.created_at, domain: cursor.domain };
-    }
-    const rows = await store.listDomains(this.#db.kysely, projectId, organizationId, { before, limit: limit + 1 });
-    return { object: 'list', data: rows.slice(0, limit).map(toOrganizationDomain), has_more: rows.length > limit };
+    const page = await startPage(query, {
+      find: (domain) => store.findDomain(this.#db.kysely, projectId, organizationId, normalizeDomain(domain, 'starting_after')),
+      missing: (domain) => `No domain ${domain} to start after.`,
+    });
+    const rows = await store.listDomains(this.#db.kysely, projectId, organizationId, { after: page.after, limit: page.rowsToRead });
+    return listOf(rows, page.limit, toOrganizationDomain);
   }
 
   /**

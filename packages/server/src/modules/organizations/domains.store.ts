@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { keysetPage } from '../../db/pagination.js';
 import type { Database, OrganizationDomainsTable } from '../../db/schema.js';
 
 type Executor = Kysely<Database>;
@@ -36,18 +37,19 @@ export async function listDomains(
   db: Executor,
   projectId: string,
   organizationId: string,
-  filter: { before: { createdAt: string; domain: string } | undefined; limit: number },
+  filter: { after: DomainRow | undefined; limit: number },
 ): Promise<DomainRow[]> {
-  let query = db
+  const { after } = filter;
+  const query = db
     .selectFrom('organization_domains')
     .selectAll()
     .where('project_id', '=', projectId)
     .where('organization_id', '=', organizationId);
-  const before = filter.before;
-  if (before !== undefined) {
-    query = query.where((eb) => eb(eb.refTuple('created_at', 'domain'), '<', eb.tuple(before.createdAt, before.domain)));
-  }
-  return query.orderBy('created_at', 'desc').orderBy('domain', 'desc').limit(filter.limit).execute();
+  return keysetPage(query, {
+    after: after && { created_at: after.created_at, id: after.domain },
+    limit: filter.limit,
+    columns: ['created_at', 'domain'],
+  }).execute();
 }
 
 /** The organization's verified domains, sorted. */

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js';
+import { listOf, startPage } from '../../db/pagination.js';
 import { inTransaction, type Transaction } from '../../db/transaction.js';
 import { addMilliseconds, type Clock, isoTime } from '../../lib/clock.js';
 import { sha256Hex } from '../../lib/crypto.js';
@@ -16,7 +17,6 @@ import * as store from './organizations.store.js';
 
 /** An invitation can be accepted for 7 days. */
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
-const LIST_LIMIT_DEFAULT = 20;
 
 export interface InvitationsServiceOptions {
   readonly db: Db;
@@ -103,17 +103,12 @@ export class InvitationsService {
 
   async list(projectId: string, organizationId: string, query: PageQuery): Promise<InvitationList> {
     await this.#requireOrganization(this.#db.kysely, projectId, organizationId, 'none');
-    const limit = query.limit ?? LIST_LIMIT_DEFAULT;
-    let before: store.Cursor | undefined;
-    if (query.starting_after !== undefined) {
-      const cursor = await store.findInvitation(this.#db.kysely, projectId, organizationId, query.starting_after);
-      if (cursor === undefined) {
-        throw new ApiError('resource_missing', `No invitation ${query.starting_after} to start after.`, { param: 'starting_after' });
-      }
-      before = { createdAt: cursor.created_at, id: cursor.id };
-    }
-    const rows = await store.listInvitations(this.#db.kysely, projectId, organizationId, { before, limit: limit + 1 });
-    return { object: 'list', data: rows.slice(0, limit).map((row) => this.#toInvitation(row)), has_more: rows.length > limit };
+    const page = await startPage(query, {
+      find: (id) => store.findInvitation(this.#db.kysely, projectId, organizationId, id),
+      missing: (id) => `No invitation ${id} to start after.`,
+    });
+    const rows = await store.listInvitations(this.#db.kysely, projectId, organizationId, { after: page.after, limit: page.rowsToRead });
+    return listOf(rows, page.limit, (row) => this.#toInvitation(row));
   }
 
   /** Revokes a pending invitation: its token stops working. Anything else → 409 `invitation_not_pending`. */

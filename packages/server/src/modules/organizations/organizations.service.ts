@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js';
+import { listOf, pageOf, startPage } from '../../db/pagination.js';
 import { inTransaction, rowLockFor, isUniqueViolation, type Transaction } from '../../db/transaction.js';
 import { type Clock, isoTime } from '../../lib/clock.js';
 import { ApiError, isApiError } from '../../lib/errors.js';
@@ -37,7 +38,6 @@ export async function lockOrganization(trx: Transaction, db: Db, projectId: stri
   return (await store.findOrganization(trx, projectId, organizationId, rowLockFor(db.dialect))) !== undefined;
 }
 
-const LIST_LIMIT_DEFAULT = 20;
 export const DEFAULT_MEMBER_ROLE = 'member';
 
 export interface OrganizationsServiceOptions {
@@ -113,17 +113,12 @@ export class OrganizationsService {
   }
 
   async list(projectId: string, query: PageQuery): Promise<OrganizationList> {
-    const limit = query.limit ?? LIST_LIMIT_DEFAULT;
-    let before: store.Cursor | undefined;
-    if (query.starting_after !== undefined) {
-      const cursor = await store.findOrganization(this.#db.kysely, projectId, query.starting_after);
-      if (cursor === undefined) {
-        throw new ApiError('resource_missing', `No organization ${query.starting_after} to start after.`, { param: 'starting_after' });
-      }
-      before = { createdAt: cursor.created_at, id: cursor.id };
-    }
-    const rows = await store.listOrganizations(this.#db.kysely, projectId, { before, limit: limit + 1 });
-    return { object: 'list', data: rows.slice(0, limit).map(toOrganization), has_more: rows.length > limit };
+    const page = await startPage(query, {
+      find: (id) => store.findOrganization(this.#db.kysely, projectId, id),
+      missing: (id) => `No organization ${id} to start after.`,
+    });
+    const rows = await store.listOrganizations(this.#db.kysely, projectId, { after: page.after, limit: page.rowsToRead });
+    return listOf(rows, page.limit, toOrganization);
   }
 
   /** Changes the name, slug or metadata (replaced whole). No event: the catalog has no `organization.updated`. */
@@ -182,17 +177,12 @@ export class OrganizationsService {
 
   async listMembers(projectId: string, organizationId: string, query: PageQuery): Promise<MembershipList> {
     await this.#require(this.#db.kysely, projectId, organizationId);
-    const limit = query.limit ?? LIST_LIMIT_DEFAULT;
-    let before: store.Cursor | undefined;
-    if (query.starting_after !== undefined) {
-      const cursor = await store.findMember(this.#db.kysely, projectId, organizationId, query.starting_after);
-      if (cursor === undefined) {
-        throw new ApiError('resource_missing', `No member ${query.starting_after} to start after.`, { param: 'starting_after' });
-      }
-      before = { createdAt: cursor.created_at, id: cursor.user_id };
-    }
-    const rows = await store.listMembers(this.#db.kysely, projectId, organizationId, { before, limit: limit + 1 });
-    return { object: 'list', data: rows.slice(0, limit).map(toMembership), has_more: rows.length > limit };
+    const page = await startPage(query, {
+      find: (userId) => store.findMember(this.#db.kysely, projectId, organizationId, userId),
+      missing: (userId) => `No member ${userId} to start after.`,
+    });
+    const rows = await store.listMembers(this.#db.kysely, projectId, organizationId, { after: page.after, limit: page.rowsToRead });
+    return listOf(rows, page.limit, toMembership);
   }
 
   /** Adds a user of the project with a role (default `member`); event `organization.member.added`. */
@@ -280,34 +270,27 @@ export class OrganizationsService {
 
   /** `GET /users/me/organizations`: the user's memberships, newest first, each with its organization. */
   async listUserMemberships(projectId: string, userId: string, query: PageQuery): Promise<UserMembershipList> {
-    const limit = query.limit ?? LIST_LIMIT_DEFAULT;
-    let before: store.Cursor | undefined;
-    if (query.starting_after !== undefined) {
-      const cursor = await store.findMember(this.#db.kysely, projectId, query.starting_after, userId);
-      if (cursor === undefined) {
-        throw new ApiError('resource_missing', `No membership of organization ${query.starting_after} to start after.`, {
-          param: 'starting_after',
-        });
-      }
-      before = { createdAt: cursor.created_at, id: cursor.organization_id };
-    }
-    const rows = await store.listUserMemberships(this.#db.kysely, projectId, userId, { before, limit: limit + 1 });
-    const page = rows.slice(0, limit);
+    const start = await startPage(query, {
+      find: (organizationId) => store.findMember(this.#db.kysely, projectId, organizationId, userId),
+      missing: (organizationId) => `No membership of organization ${organizationId} to start after.`,
+    });
+    const rows = await store.listUserMemberships(this.#db.kysely, projectId, userId, { after: start.after, limit: start.rowsToRead });
+    const page = pageOf(rows, start.limit);
     const organizations = new Map(
       (
         await store.findOrganizationsByIds(
           this.#db.kysely,
           projectId,
-          page.map((row) => row.organization_id),
+          page.rows.map((row) => row.organization_id),
         )
       ).map((row) => [row.id, row]),
     );
-    const data = page.flatMap((row) => {
+    const data = page.rows.flatMap((row) => {
       const organization = organizations.get(row.organization_id);
       // Deleted in between the two reads: its memberships went with it.
       return organization === undefined ? [] : [{ ...toMembership(row), organization: toOrganization(organization) }];
     });
-    return { object: 'list', data, has_more: rows.length > limit };
+    return { object: 'list', data, has_more: page.has_more };
   }
 
   /** The organization's verified domains, sorted (domains.service.ts); in the caller's transaction when given. */

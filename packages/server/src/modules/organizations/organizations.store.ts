@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { type KeysetCursor, keysetPage } from '../../db/pagination.js';
 import type { Database, OrganizationInvitationsTable, OrganizationMembersTable, OrganizationsTable } from '../../db/schema.js';
 import type { RowLock } from '../../db/transaction.js';
 
@@ -9,12 +10,6 @@ type Executor = Kysely<Database>;
 export type OrganizationRow = OrganizationsTable;
 export type MemberRow = OrganizationMembersTable;
 export type InvitationRow = OrganizationInvitationsTable;
-
-/** A (created_at, id) cursor: only rows older than this one, in list order (newest first). */
-export interface Cursor {
-  readonly createdAt: string;
-  readonly id: string;
-}
 
 // ---- Organizations ---------------------------------------------------------------------------
 
@@ -50,14 +45,9 @@ export async function findOrganizationsByIds(db: Executor, projectId: string, id
 export async function listOrganizations(
   db: Executor,
   projectId: string,
-  filter: { before: Cursor | undefined; limit: number },
+  filter: { after: KeysetCursor | undefined; limit: number },
 ): Promise<OrganizationRow[]> {
-  let query = db.selectFrom('organizations').selectAll().where('project_id', '=', projectId);
-  const before = filter.before;
-  if (before !== undefined) {
-    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(before.createdAt, before.id)));
-  }
-  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
+  return keysetPage(db.selectFrom('organizations').selectAll().where('project_id', '=', projectId), filter).execute();
 }
 
 export async function updateOrganization(
@@ -107,18 +97,19 @@ export async function listMembers(
   db: Executor,
   projectId: string,
   organizationId: string,
-  filter: { before: Cursor | undefined; limit: number },
+  filter: { after: MemberRow | undefined; limit: number },
 ): Promise<MemberRow[]> {
-  let query = db
+  const { after } = filter;
+  const query = db
     .selectFrom('organization_members')
     .selectAll()
     .where('project_id', '=', projectId)
     .where('organization_id', '=', organizationId);
-  const before = filter.before;
-  if (before !== undefined) {
-    query = query.where((eb) => eb(eb.refTuple('created_at', 'user_id'), '<', eb.tuple(before.createdAt, before.id)));
-  }
-  return query.orderBy('created_at', 'desc').orderBy('user_id', 'desc').limit(filter.limit).execute();
+  return keysetPage(query, {
+    after: after && { created_at: after.created_at, id: after.user_id },
+    limit: filter.limit,
+    columns: ['created_at', 'user_id'],
+  }).execute();
 }
 
 /** Every member of an organization; for its deletion, which emits one event per member. */
@@ -137,14 +128,15 @@ export async function listUserMemberships(
   db: Executor,
   projectId: string,
   userId: string,
-  filter: { before: Cursor | undefined; limit: number },
+  filter: { after: MemberRow | undefined; limit: number },
 ): Promise<MemberRow[]> {
-  let query = db.selectFrom('organization_members').selectAll().where('project_id', '=', projectId).where('user_id', '=', userId);
-  const before = filter.before;
-  if (before !== undefined) {
-    query = query.where((eb) => eb(eb.refTuple('created_at', 'organization_id'), '<', eb.tuple(before.createdAt, before.id)));
-  }
-  return query.orderBy('created_at', 'desc').orderBy('organization_id', 'desc').limit(filter.limit).execute();
+  const { after } = filter;
+  const query = db.selectFrom('organization_members').selectAll().where('project_id', '=', projectId).where('user_id', '=', userId);
+  return keysetPage(query, {
+    after: after && { created_at: after.created_at, id: after.organization_id },
+    limit: filter.limit,
+    columns: ['created_at', 'organization_id'],
+  }).execute();
 }
 
 /** Every membership of a user, in organization id order (the order their locks are taken in). */
@@ -257,18 +249,14 @@ export async function listInvitations(
   db: Executor,
   projectId: string,
   organizationId: string,
-  filter: { before: Cursor | undefined; limit: number },
+  filter: { after: KeysetCursor | undefined; limit: number },
 ): Promise<InvitationRow[]> {
-  let query = db
+  const query = db
     .selectFrom('organization_invitations')
     .selectAll()
     .where('project_id', '=', projectId)
     .where('organization_id', '=', organizationId);
-  const before = filter.before;
-  if (before !== undefined) {
-    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(before.createdAt, before.id)));
-  }
-  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
+  return keysetPage(query, filter).execute();
 }
 
 /**

@@ -1,5 +1,6 @@
 import { generateRegistrationOptions, type RegistrationResponseJSON, verifyRegistrationResponse } from '@simplewebauthn/server';
 import type { Db } from '../../db/database.js';
+import { listOf, startPage } from '../../db/pagination.js';
 import { inTransaction, isUniqueViolation, type Transaction } from '../../db/transaction.js';
 import { type Clock, isoTime } from '../../lib/clock.js';
 import { ApiError } from '../../lib/errors.js';
@@ -161,14 +162,12 @@ export class PasskeysService {
     page: { limit?: number | undefined; starting_after?: string | undefined },
   ): Promise<{ object: 'list'; data: Passkey[]; has_more: boolean }> {
     await this.#users.getRecord(projectId, userId);
-    const limit = page.limit ?? 20;
-    let after: store.PasskeyRow | undefined;
-    if (page.starting_after !== undefined) {
-      after = await store.findUserPasskey(this.#db.kysely, projectId, userId, page.starting_after);
-      if (after === undefined) throw new ApiError('resource_missing', `No passkey ${page.starting_after}.`, { param: 'starting_after' });
-    }
-    const rows = await store.listUserPasskeys(this.#db.kysely, projectId, userId, { limit: limit + 1, after });
-    return { object: 'list', data: rows.slice(0, limit).map(toPasskey), has_more: rows.length > limit };
+    const start = await startPage(page, {
+      find: (id) => store.findUserPasskey(this.#db.kysely, projectId, userId, id),
+      missing: (id) => `No passkey ${id}.`,
+    });
+    const rows = await store.listUserPasskeys(this.#db.kysely, projectId, userId, { limit: start.rowsToRead, after: start.after });
+    return listOf(rows, start.limit, toPasskey);
   }
 
   /** Removes one of a user's passkeys; another user's or project's answers 404 as if it did not exist. */

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { type KeysetCursor, keysetPage } from '../../db/pagination.js';
 import type { Database, PasskeyChallengePurpose, PasskeyChallengesTable, PasskeysTable } from '../../db/schema.js';
 
 type Executor = Kysely<Database>;
@@ -36,14 +37,12 @@ export async function listUserPasskeys(
   db: Executor,
   projectId: string,
   userId: string,
-  page: { limit: number; after?: { created_at: string; id: string } | undefined },
+  page: { limit: number; after: KeysetCursor | undefined },
 ): Promise<PasskeyRow[]> {
-  let query = db.selectFrom('passkeys').selectAll().where('project_id', '=', projectId).where('user_id', '=', userId);
-  const after = page.after;
-  if (after !== undefined) {
-    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.created_at, after.id)));
-  }
-  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
+  return keysetPage(
+    db.selectFrom('passkeys').selectAll().where('project_id', '=', projectId).where('user_id', '=', userId),
+    page,
+  ).execute();
 }
 
 /** Every credential id of a user, for `excludeCredentials` and `allowCredentials`; a user has few. */

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js';
+import { findCursor, pageOf } from '../../db/pagination.js';
 import { inTransaction, isUniqueViolation } from '../../db/transaction.js';
 import { type Clock, isoTime } from '../../lib/clock.js';
 import { sha256Hex } from '../../lib/crypto.js';
@@ -191,13 +192,13 @@ export class ProjectsService {
     projectId: string,
     page: { limit: number; startingAfter?: string | undefined },
   ): Promise<{ data: ApiKey[]; hasMore: boolean }> {
-    let after: { created_at: string; id: string } | undefined;
-    if (page.startingAfter !== undefined) {
-      after = await store.findApiKey(this.#db.kysely, projectId, page.startingAfter);
-      if (after === undefined) throw new ApiError('resource_missing', `No API key ${page.startingAfter}.`, { param: 'starting_after' });
-    }
+    const after = await findCursor(page.startingAfter, {
+      find: (id) => store.findApiKey(this.#db.kysely, projectId, id),
+      missing: (id) => `No API key ${id}.`,
+    });
     const rows = await store.listApiKeysPage(this.#db.kysely, projectId, { limit: page.limit + 1, after });
-    return { data: rows.slice(0, page.limit).map(toApiKey), hasMore: rows.length > page.limit };
+    const { rows: shown, has_more } = pageOf(rows, page.limit);
+    return { data: shown.map(toApiKey), hasMore: has_more };
   }
 
   /** Revokes a key (the CLI's `svc key revoke`, recorded with the system actor). Revoking it again changes nothing. */

@@ -1,4 +1,5 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
+import { type KeysetCursor, keysetPage } from '../../db/pagination.js';
 import type { ApiKeysTable, Database, ProjectsTable } from '../../db/schema.js';
 
 type Executor = Kysely<Database>;
@@ -92,12 +93,7 @@ export async function revokeApiKey(db: Executor, projectId: string, keyId: strin
 export async function listApiKeysPage(
   db: Executor,
   projectId: string,
-  page: { limit: number; after: { created_at: string; id: string } | undefined },
+  page: { limit: number; after: KeysetCursor | undefined },
 ): Promise<ApiKeyRow[]> {
-  let query = db.selectFrom('api_keys').selectAll().where('project_id', '=', projectId);
-  const after = page.after;
-  if (after !== undefined) {
-    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.created_at, after.id)));
-  }
-  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
+  return keysetPage(db.selectFrom('api_keys').selectAll().where('project_id', '=', projectId), page).execute();
 }

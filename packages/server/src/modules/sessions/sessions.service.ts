@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js';
+import { listOf, startPage } from '../../db/pagination.js';
 import type { SessionRevokedReason, UsersTable } from '../../db/schema.js';
 import { inTransaction, type Transaction } from '../../db/transaction.js';
 import type { Principal, SessionAuthenticator } from '../../lib/principal.js';
@@ -296,21 +297,19 @@ export class SessionsService implements SessionAuthenticator {
     userId: string,
     query: { limit?: number | undefined; starting_after?: string | undefined },
   ): Promise<{ object: 'list'; data: SessionInfo[]; has_more: boolean }> {
-    const limit = query.limit ?? 20;
-    let before: { createdAt: string; id: string } | undefined;
-    if (query.starting_after !== undefined) {
-      const cursor = await store.findSession(this.#db.kysely, projectId, query.starting_after);
-      if (cursor === undefined || cursor.user_id !== userId) {
-        throw new ApiError('resource_missing', `No session ${query.starting_after} of this user.`, { param: 'starting_after' });
-      }
-      before = { createdAt: cursor.created_at, id: cursor.id };
-    }
+    const page = await startPage(query, {
+      find: async (id) => {
+        const session = await store.findSession(this.#db.kysely, projectId, id);
+        return session?.user_id === userId ? session : undefined;
+      },
+      missing: (id) => `No session ${id} of this user.`,
+    });
     const rows = await store.listLiveSessions(this.#db.kysely, projectId, userId, {
-      before,
-      limit: limit + 1,
+      after: page.after,
+      limit: page.rowsToRead,
       nowIso: isoTime(this.#clock.now()),
     });
-    return { object: 'list', data: rows.slice(0, limit).map(toSessionInfo), has_more: rows.length > limit };
+    return listOf(rows, page.limit, toSessionInfo);
   }
 
   /**

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Db } from '../../db/database.js';
+import { type KeysetCursor, keysetPage } from '../../db/pagination.js';
 import { fixedQuery, runFixedFirst } from '../../db/fixed-query.js';
 import type { Database, SessionRevokedReason, SessionsTable, UsersTable } from '../../db/schema.js';
 
@@ -282,25 +283,21 @@ export async function revokeSessions(
 }
 
 export interface ListSessionsFilter {
-  readonly before?: { readonly createdAt: string; readonly id: string } | undefined;
+  readonly after?: KeysetCursor | undefined;
   readonly limit: number;
   readonly nowIso: string;
 }
 
 /** A user's sessions that could still be used (as `revokeSessions` counts them), newest first. */
 export async function listLiveSessions(db: Executor, projectId: string, userId: string, filter: ListSessionsFilter): Promise<SessionRow[]> {
-  let query = db
+  const query = db
     .selectFrom('sessions')
     .selectAll()
     .where('project_id', '=', projectId)
     .where('user_id', '=', userId)
     .where('revoked_at', 'is', null)
     .where((eb) => eb.or([eb('expires_at', '>', filter.nowIso), eb('refresh_expires_at', '>', filter.nowIso)]));
-  const before = filter.before;
-  if (before !== undefined) {
-    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(before.createdAt, before.id)));
-  }
-  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
+  return keysetPage(query, filter).execute();
 }
 
 /**

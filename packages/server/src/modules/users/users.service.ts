@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js';
+import { listOf, startPage } from '../../db/pagination.js';
 import type { SessionRevokedReason } from '../../db/schema.js';
 import { inTransaction, isUniqueViolation, rowLockFor, type Transaction } from '../../db/transaction.js';
 import { type Clock, isoTime } from '../../lib/clock.js';
@@ -217,19 +218,16 @@ export class UsersService {
   }
 
   async list(projectId: string, query: ListUsersQuery): Promise<{ object: 'list'; data: User[]; has_more: boolean }> {
-    const limit = query.limit ?? 20;
-    let before: { createdAt: string; id: string } | undefined;
-    if (query.starting_after !== undefined) {
-      const cursor = await store.findUser(this.#db.kysely, projectId, query.starting_after);
-      if (cursor === undefined) throw new ApiError('resource_missing', `No user ${query.starting_after}.`, { param: 'starting_after' });
-      before = { createdAt: cursor.created_at, id: cursor.id };
-    }
+    const page = await startPage(query, {
+      find: (id) => store.findUser(this.#db.kysely, projectId, id),
+      missing: (id) => `No user ${id}.`,
+    });
     // An ?email= that is not an address matches nobody rather than failing the list; one with a
     // hidden character is refused as it would be anywhere else.
     if (query.email !== undefined) refuseHiddenEmailCharacters(query.email);
     const emailKey = query.email === undefined ? undefined : query.email.trim().toLowerCase();
-    const rows = await store.listUsers(this.#db.kysely, projectId, { emailKey, before, limit: limit + 1 });
-    return { object: 'list', data: rows.slice(0, limit).map(toUser), has_more: rows.length > limit };
+    const rows = await store.listUsers(this.#db.kysely, projectId, { emailKey, after: page.after, limit: page.rowsToRead });
+    return listOf(rows, page.limit, toUser);
   }
 
   async update(projectId: string, userId: string, input: UpdateUserBody, context: AuditContext): Promise<User> {

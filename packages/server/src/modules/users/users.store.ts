@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Db } from '../../db/database.js';
+import { type KeysetCursor, keysetPage } from '../../db/pagination.js';
 import { fixedQuery, runFixedFirst } from '../../db/fixed-query.js';
 import type { Database, RolesTable, UsersTable } from '../../db/schema.js';
 import type { RowLock } from '../../db/transaction.js';
@@ -48,7 +49,7 @@ export async function findUserByEmailKey(db: Executor, projectId: string, emailK
 export interface ListUsersFilter {
   readonly emailKey?: string | undefined;
   /** Only users older than this one, in list order (newest first). */
-  readonly before?: { readonly createdAt: string; readonly id: string } | undefined;
+  readonly after?: KeysetCursor | undefined;
   readonly limit: number;
 }
 
@@ -56,11 +57,7 @@ export interface ListUsersFilter {
 export async function listUsers(db: Executor, projectId: string, filter: ListUsersFilter): Promise<UserRow[]> {
   let query = db.selectFrom('users').selectAll().where('project_id', '=', projectId);
   if (filter.emailKey !== undefined) query = query.where('email_key', '=', filter.emailKey);
-  const before = filter.before;
-  if (before !== undefined) {
-    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(before.createdAt, before.id)));
-  }
-  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
+  return keysetPage(query, filter).execute();
 }
 
 export type UserChanges = Partial<

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/database.js';
 import type { PeriodicJob } from '../../jobs/scheduler.js';
 import { type Clock, isoTime } from '../../lib/clock.js';
+import { listOf, startPage } from '../../db/pagination.js';
 import { ApiError } from '../../lib/errors.js';
 import { SYSTEM_AUDIT_CONTEXT } from '../audit/audit.service.js';
 import type { LedgerService } from './ledger.service.js';
@@ -10,7 +11,6 @@ import * as holds from './holds.store.js';
 import { walletMissing } from './wallets.rules.js';
 import * as wallets from './wallets.store.js';
 
-const LIST_LIMIT_DEFAULT = 20;
 /** The expiry job's period: a hold or grant is settled within about this long after it expires (the contract allows 5 s). */
 export const EXPIRY_INTERVAL_MS = 1000;
 /** Wallets settled per run at the most, so one run never holds the write path long; the next run takes the rest. */
@@ -33,31 +33,30 @@ export class HoldsService {
   }
 
   async listHolds(projectId: string, walletId: string, query: ListHoldsQuery): Promise<HoldList> {
-    const limit = query.limit ?? LIST_LIMIT_DEFAULT;
     await this.#wallet(projectId, walletId);
-    let after: holds.ListPage<Hold>['after'];
-    if (query.starting_after !== undefined) {
-      after = await holds.findHold(this.#db.kysely, projectId, query.starting_after);
-      if (after === undefined)
-        throw new ApiError('resource_missing', `No hold ${query.starting_after} to start after.`, { param: 'starting_after' });
-    }
+    const page = await startPage(query, {
+      find: (id) => holds.findHold(this.#db.kysely, projectId, id),
+      missing: (id) => `No hold ${id} to start after.`,
+    });
     const now = this.#now();
-    const rows = await holds.listHolds(this.#db.kysely, projectId, walletId, { after, limit: limit + 1, status: query.status, now });
-    return { object: 'list', data: rows.slice(0, limit).map((row) => toHold(row, now)), has_more: rows.length > limit };
+    const rows = await holds.listHolds(this.#db.kysely, projectId, walletId, {
+      after: page.after,
+      limit: page.rowsToRead,
+      status: query.status,
+      now,
+    });
+    return listOf(rows, page.limit, (row) => toHold(row, now));
   }
 
   async listGrants(projectId: string, walletId: string, query: ListGrantsQuery): Promise<GrantList> {
-    const limit = query.limit ?? LIST_LIMIT_DEFAULT;
     await this.#wallet(projectId, walletId);
-    let after: holds.ListPage<Hold>['after'];
-    if (query.starting_after !== undefined) {
-      after = await holds.findGrant(this.#db.kysely, projectId, query.starting_after);
-      if (after === undefined)
-        throw new ApiError('resource_missing', `No grant ${query.starting_after} to start after.`, { param: 'starting_after' });
-    }
+    const page = await startPage(query, {
+      find: (id) => holds.findGrant(this.#db.kysely, projectId, id),
+      missing: (id) => `No grant ${id} to start after.`,
+    });
     const now = this.#now();
-    const rows = await holds.listGrants(this.#db.kysely, projectId, walletId, { after, limit: limit + 1 });
-    return { object: 'list', data: rows.slice(0, limit).map((row) => toGrant(row, now)), has_more: rows.length > limit };
+    const rows = await holds.listGrants(this.#db.kysely, projectId, walletId, { after: page.after, limit: page.rowsToRead });
+    return listOf(rows, page.limit, (row) => toGrant(row, now));
   }
 
   async #wallet(projectId: string, walletId: string): Promise<void> {

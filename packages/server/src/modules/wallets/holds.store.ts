@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { type KeysetCursor, keysetPage } from '../../db/pagination.js';
 import type { Database, HoldStatus, WalletGrantsTable, WalletHoldsTable } from '../../db/schema.js';
 
 type Executor = Kysely<Database>;
@@ -13,9 +14,9 @@ export async function findGrant(db: Executor, projectId: string, grantId: string
   return db.selectFrom('wallet_grants').selectAll().where('project_id', '=', projectId).where('id', '=', grantId).executeTakeFirst();
 }
 
-export interface ListPage<Row> {
+export interface ListPage {
   /** Rows after this one in newest-first order. */
-  readonly after: Pick<Row & { created_at: string; id: string }, 'created_at' | 'id'> | undefined;
+  readonly after: KeysetCursor | undefined;
   readonly limit: number;
 }
 
@@ -27,29 +28,23 @@ export async function listHolds(
   db: Executor,
   projectId: string,
   walletId: string,
-  filter: ListPage<WalletHoldsTable> & { status: HoldStatus | undefined; now: string },
+  filter: ListPage & { status: HoldStatus | undefined; now: string },
 ): Promise<WalletHoldsTable[]> {
-  const { after, status, now } = filter;
+  const { status, now } = filter;
   let query = db.selectFrom('wallet_holds').selectAll().where('project_id', '=', projectId).where('wallet_id', '=', walletId);
   if (status === 'pending') query = query.where('status', '=', 'pending').where('expires_at', '>', now);
   else if (status === 'expired')
     query = query.where((eb) => eb.or([eb('status', '=', 'expired'), eb.and([eb('status', '=', 'pending'), eb('expires_at', '<=', now)])]));
   else if (status !== undefined) query = query.where('status', '=', status);
-  if (after !== undefined) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.created_at, after.id)));
-  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
+  return keysetPage(query, filter).execute();
 }
 
 /** A wallet's grants, newest first. */
-export async function listGrants(
-  db: Executor,
-  projectId: string,
-  walletId: string,
-  filter: ListPage<WalletGrantsTable>,
-): Promise<WalletGrantsTable[]> {
-  const { after } = filter;
-  let query = db.selectFrom('wallet_grants').selectAll().where('project_id', '=', projectId).where('wallet_id', '=', walletId);
-  if (after !== undefined) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.created_at, after.id)));
-  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
+export async function listGrants(db: Executor, projectId: string, walletId: string, filter: ListPage): Promise<WalletGrantsTable[]> {
+  return keysetPage(
+    db.selectFrom('wallet_grants').selectAll().where('project_id', '=', projectId).where('wallet_id', '=', walletId),
+    filter,
+  ).execute();
 }
 
 /** Wallets (with their projects) where time expired something the write path has not settled yet; at most `limit`. */

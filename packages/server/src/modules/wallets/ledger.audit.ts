@@ -1,5 +1,6 @@
 import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
 import type { Db } from '../../db/database.js';
+import { afterCursor, type KeysetCursor, keysetPage } from '../../db/pagination.js';
 import { executePrepared } from '../../db/fixed-query.js';
 import type { Database } from '../../db/schema.js';
 import { canonicalJson } from '../../lib/crypto.js';
@@ -30,6 +31,14 @@ const ACTIONS = {
 } as const;
 type AuditedType = keyof typeof ACTIONS;
 const AUDITED_TYPES = Object.keys(ACTIONS) as AuditedType[];
+
+/** The order of movements in the audit log's list and export: their transactions'. */
+const MOVEMENT_KEYSET = ['t.created_at', 't.id'] as const;
+
+/** An audit entry's cursor as its transaction's: the entry id without its prefix. */
+function transactionCursor(after: KeysetCursor | undefined): KeysetCursor | undefined {
+  return after && { created_at: after.created_at, id: ledgerTransactionId(after.id) };
+}
 
 /** A movement as the audit log reads it: the transaction and its wallets' balances after it. */
 interface MovementRow {
@@ -92,11 +101,7 @@ export function ledgerAuditSource(db: Db): AuditLedgerSource {
       if (filter.until !== undefined) query = query.where('e.created_at', '<', filter.until);
       if (filter.after !== undefined) query = query.where('e.created_at', '<=', filter.after.created_at);
     }
-    query = timeRange(query, filter.since, filter.until);
-    const after = filter.after;
-    if (after !== undefined) {
-      query = query.where((eb) => eb(eb.refTuple('t.created_at', 't.id'), '<', eb.tuple(after.created_at, ledgerTransactionId(after.id))));
-    }
+    query = afterCursor(timeRange(query, filter.since, filter.until), { after: transactionCursor(filter.after), columns: MOVEMENT_KEYSET });
     const ordered = filter.resourceId !== undefined ? query.orderBy('e.created_at', 'desc') : query.orderBy('t.created_at', 'desc');
     const page = ordered.orderBy('t.id', 'desc').limit(filter.limit);
     // Prepared only by resource or actor, where PostgreSQL's generic plan is as good as a custom
@@ -108,12 +113,13 @@ export function ledgerAuditSource(db: Db): AuditLedgerSource {
   }
 
   async function exportMovements(projectId: string, filter: ExportFilter): Promise<AuditRow[]> {
-    let query = timeRange(await audited(movements(db.kysely, projectId, AUDITED_TYPES)), filter.since, filter.until);
-    const after = filter.after;
-    if (after !== undefined) {
-      query = query.where((eb) => eb(eb.refTuple('t.created_at', 't.id'), '>', eb.tuple(after.created_at, ledgerTransactionId(after.id))));
-    }
-    const rows = await query.orderBy('t.created_at', 'asc').orderBy('t.id', 'asc').limit(filter.limit).execute();
+    const query = timeRange(await audited(movements(db.kysely, projectId, AUDITED_TYPES)), filter.since, filter.until);
+    const rows = await keysetPage(query, {
+      after: transactionCursor(filter.after),
+      limit: filter.limit,
+      order: 'oldest first',
+      columns: MOVEMENT_KEYSET,
+    }).execute();
     return rows.map(toAuditRow);
   }
 

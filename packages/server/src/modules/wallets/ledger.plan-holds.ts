@@ -15,6 +15,22 @@ import type { WalletRow } from './wallets.store.js';
 
 export type HoldRow = WalletHoldsTable;
 
+/** The columns that ending a hold changes: what an undone end restores, and what the flush writes back. */
+export function endedColumns(hold: HoldRow) {
+  return {
+    status: hold.status,
+    captured_amount: hold.captured_amount,
+    transaction_id: hold.transaction_id,
+    updated_at: hold.updated_at,
+    ended_actor_type: hold.ended_actor_type,
+    ended_actor_id: hold.ended_actor_id,
+    ended_actor_user_id: hold.ended_actor_user_id,
+    ended_request_id: hold.ended_request_id,
+    ended_ip: hold.ended_ip,
+    ended_user_agent: hold.ended_user_agent,
+  };
+}
+
 /** What the hold planner needs of the plan (ledger.plan.ts): its wallets, clock and records. */
 export interface PlanCore {
   readonly now: string;
@@ -229,18 +245,7 @@ export class HoldPlanner {
 
   /** Ends a pending hold: its new status, and who ended it, with which request and from where. */
   #end(hold: HoldRow, context: AuditContext, changes: Partial<Pick<HoldRow, 'status' | 'captured_amount' | 'transaction_id'>>): Hold {
-    const before = {
-      status: hold.status,
-      captured_amount: hold.captured_amount,
-      transaction_id: hold.transaction_id,
-      updated_at: hold.updated_at,
-      ended_actor_type: hold.ended_actor_type,
-      ended_actor_id: hold.ended_actor_id,
-      ended_actor_user_id: hold.ended_actor_user_id,
-      ended_request_id: hold.ended_request_id,
-      ended_ip: hold.ended_ip,
-      ended_user_agent: hold.ended_user_agent,
-    };
+    const before = endedColumns(hold);
     const actor = actorColumns(context.actor);
     Object.assign(hold, changes, {
       updated_at: this.#core.now,

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/database.js';
 import { assert } from '../../lib/assert.js';
 import { type Clock, isoTime, parseTimeParam } from '../../lib/clock.js';
+import { listOf, startPage } from '../../db/pagination.js';
 import { ApiError } from '../../lib/errors.js';
 import type { RequestKey } from '../../lib/idempotency.store.js';
 import type { AuditContext, AuditService } from '../audit/audit.service.js';
@@ -39,8 +40,6 @@ export interface LedgerRequestOptions {
   /** Who asked: stored on the transaction (`actor`, `request_id`) and on audit entries. */
   readonly audit: AuditContext;
 }
-
-const LIST_LIMIT_DEFAULT = 20;
 
 /**
  * Credits, debits and transfers on the double-entry ledger (docs/api.md section 4, "Ledger rules"),
@@ -182,21 +181,14 @@ export class LedgerService {
 
   /** A wallet's history, newest first; transfers appear as `transfer_out` or `transfer_in`. */
   async listWalletTransactions(projectId: string, walletId: string, query: ListTransactionsQuery): Promise<WalletTransactionList> {
-    const limit = query.limit ?? LIST_LIMIT_DEFAULT;
     const db = this.#db.kysely;
     if ((await wallets.findWallet(db, projectId, walletId)) === undefined) throw walletMissing(walletId);
-    let beforeSeq: number | undefined;
-    if (query.starting_after !== undefined) {
-      beforeSeq = await ledger.findWalletEntrySeq(db, projectId, walletId, query.starting_after);
-      if (beforeSeq === undefined) {
-        throw new ApiError('resource_missing', `Wallet ${walletId} has no transaction ${query.starting_after} to start after.`, {
-          param: 'starting_after',
-        });
-      }
-    }
-    // One row more than asked tells whether there is a next page.
-    const rows = await ledger.listWalletHistory(db, projectId, walletId, { beforeSeq, limit: limit + 1 });
-    return { object: 'list', data: rows.slice(0, limit).map((row) => toWalletTransaction(row, walletId)), has_more: rows.length > limit };
+    const page = await startPage(query, {
+      find: (id) => ledger.findWalletEntrySeq(db, projectId, walletId, id),
+      missing: (id) => `Wallet ${walletId} has no transaction ${id} to start after.`,
+    });
+    const rows = await ledger.listWalletHistory(db, projectId, walletId, { beforeSeq: page.after, limit: page.rowsToRead });
+    return listOf(rows, page.limit, (row) => toWalletTransaction(row, walletId));
   }
 
   /** The newest `limit` transactions of a wallet the caller has just read (no existence check, no cursor). */

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
+import { insertInChunks, selectByKeys } from '../../db/list-statements.js';
 import type { Transaction as DbTransaction } from '../../db/transaction.js';
 import { type GrantRow, isExpired } from './ledger.grants.js';
-import type { HoldRow } from './ledger.plan-holds.js';
+import { endedColumns, type HoldRow } from './ledger.plan-holds.js';
 import type { LedgerKey, WalletRef } from './ledger.statements.js';
 
 /**
@@ -17,70 +18,40 @@ export interface HoldRef {
 
 /** The wallets of the named holds (missing holds are left out). */
 export async function holdWallets(trx: DbTransaction, holds: readonly HoldRef[]): Promise<WalletRef[]> {
-  if (holds.length === 0) return [];
-  const rows = await trx
-    .selectFrom('wallet_holds')
-    .select(['project_id', 'wallet_id'])
-    .where((eb) =>
-      eb(
-        eb.refTuple('project_id', 'id'),
-        'in',
-        holds.map((hold) => eb.tuple(hold.projectId, hold.holdId)),
-      ),
-    )
-    .execute();
+  const rows = await selectByKeys(
+    trx.selectFrom('wallet_holds').select(['project_id', 'wallet_id']),
+    ['project_id', 'id'],
+    holdKeys(holds),
+  );
   return rows.map((row) => ({ projectId: row.project_id, walletId: row.wallet_id }));
 }
 
 /** Holds made under the given keys. */
 export async function findKeyedHolds(trx: DbTransaction, keys: readonly LedgerKey[]): Promise<HoldRow[]> {
-  if (keys.length === 0) return [];
-  return trx
-    .selectFrom('wallet_holds')
-    .selectAll()
-    .where((eb) =>
-      eb(
-        eb.refTuple('project_id', 'idempotency_scope', 'idempotency_key'),
-        'in',
-        keys.map((key) => eb.tuple(key.projectId, key.scope, key.key)),
-      ),
-    )
-    .execute();
+  return selectByKeys(
+    trx.selectFrom('wallet_holds').selectAll(),
+    ['project_id', 'idempotency_scope', 'idempotency_key'],
+    keys.map((key) => [key.projectId, key.scope, key.key]),
+  );
 }
 
 /** The named holds, and the pending holds of the locked wallets that `now` has expired. */
 export async function loadHolds(trx: DbTransaction, input: { named: readonly HoldRef[]; wallets: readonly WalletRef[]; now: string }) {
-  const named =
-    input.named.length === 0
-      ? []
-      : await trx
-          .selectFrom('wallet_holds')
-          .selectAll()
-          .where((eb) =>
-            eb(
-              eb.refTuple('project_id', 'id'),
-              'in',
-              input.named.map((hold) => eb.tuple(hold.projectId, hold.holdId)),
-            ),
-          )
-          .execute();
-  const expired =
-    input.wallets.length === 0
-      ? []
-      : await trx
-          .selectFrom('wallet_holds')
-          .selectAll()
-          .where('status', '=', 'pending')
-          .where('expires_at', '<=', input.now)
-          .where((eb) =>
-            eb(
-              eb.refTuple('project_id', 'wallet_id'),
-              'in',
-              input.wallets.map((wallet) => eb.tuple(wallet.projectId, wallet.walletId)),
-            ),
-          )
-          .execute();
+  const named = await selectByKeys(trx.selectFrom('wallet_holds').selectAll(), ['project_id', 'id'], holdKeys(input.named));
+  const expired = await selectByKeys(
+    trx.selectFrom('wallet_holds').selectAll().where('status', '=', 'pending').where('expires_at', '<=', input.now),
+    ['project_id', 'wallet_id'],
+    walletKeys(input.wallets),
+  );
   return [...named, ...expired];
+}
+
+function holdKeys(holds: readonly HoldRef[]): string[][] {
+  return holds.map((hold) => [hold.projectId, hold.holdId]);
+}
+
+function walletKeys(wallets: readonly WalletRef[]): string[][] {
+  return wallets.map((wallet) => [wallet.projectId, wallet.walletId]);
 }
 
 export interface GrantNeed extends WalletRef {
@@ -107,24 +78,13 @@ export async function loadGrants(
   for (const need of input.needs) {
     for (const categories of need.restrictions) rows.push(...(await grantsCovering(trx, need, categories, input.now)));
   }
-  if (input.wallets.length > 0) {
-    rows.push(
-      ...(await trx
-        .selectFrom('wallet_grants')
-        .selectAll()
-        .where('remaining', '>', 0)
-        .where('expires_at', 'is not', null)
-        .where('expires_at', '<=', input.now)
-        .where((eb) =>
-          eb(
-            eb.refTuple('project_id', 'wallet_id'),
-            'in',
-            input.wallets.map((wallet) => eb.tuple(wallet.projectId, wallet.walletId)),
-          ),
-        )
-        .execute()),
-    );
-  }
+  const expired = trx
+    .selectFrom('wallet_grants')
+    .selectAll()
+    .where('remaining', '>', 0)
+    .where('expires_at', 'is not', null)
+    .where('expires_at', '<=', input.now);
+  rows.push(...(await selectByKeys(expired, ['project_id', 'wallet_id'], walletKeys(input.wallets))));
   if (input.grantIds.length > 0)
     rows.push(...(await trx.selectFrom('wallet_grants').selectAll().where('id', 'in', input.grantIds).execute()));
   return rows;
@@ -171,42 +131,14 @@ async function grantsCovering(trx: DbTransaction, need: GrantNeed, categories: r
   return all.rows;
 }
 
-/** Rows per multi-row INSERT, well below SQLite's limit of 32,766 parameters. */
-const ROWS_PER_INSERT = 500;
-
 /** New grants; their later changes go through `LedgerStatements.updateGrants`, one statement per flush on PostgreSQL. */
 export async function insertGrants(trx: DbTransaction, rows: readonly GrantRow[]): Promise<void> {
-  for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
-    await trx
-      .insertInto('wallet_grants')
-      .values(rows.slice(start, start + ROWS_PER_INSERT))
-      .execute();
-  }
+  await insertInChunks(trx, 'wallet_grants', rows);
 }
 
 export async function writeHolds(trx: DbTransaction, writes: { inserts: readonly HoldRow[]; updates: readonly HoldRow[] }): Promise<void> {
-  for (let start = 0; start < writes.inserts.length; start += ROWS_PER_INSERT) {
-    await trx
-      .insertInto('wallet_holds')
-      .values(writes.inserts.slice(start, start + ROWS_PER_INSERT))
-      .execute();
-  }
+  await insertInChunks(trx, 'wallet_holds', writes.inserts);
   for (const hold of writes.updates) {
-    await trx
-      .updateTable('wallet_holds')
-      .set({
-        status: hold.status,
-        captured_amount: hold.captured_amount,
-        transaction_id: hold.transaction_id,
-        updated_at: hold.updated_at,
-        ended_actor_type: hold.ended_actor_type,
-        ended_actor_id: hold.ended_actor_id,
-        ended_actor_user_id: hold.ended_actor_user_id,
-        ended_request_id: hold.ended_request_id,
-        ended_ip: hold.ended_ip,
-        ended_user_agent: hold.ended_user_agent,
-      })
-      .where('id', '=', hold.id)
-      .execute();
+    await trx.updateTable('wallet_holds').set(endedColumns(hold)).where('id', '=', hold.id).execute();
   }
 }

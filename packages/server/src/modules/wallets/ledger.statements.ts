@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { type Dialect, PREPARED_STATEMENT } from '../../db/database.js';
+import { type ArrayColumn, columnNames, insertInChunks, selectByKeys, unnestArrays } from '../../db/list-statements.js';
 import type { LedgerRefusalsTable } from '../../db/schema.js';
 import type { Transaction as DbTransaction } from '../../db/transaction.js';
 import { findKeys } from '../../lib/idempotency.store.js';
@@ -64,55 +65,32 @@ export interface BalanceWrite {
   readonly updatedAt: string;
 }
 
-/** Rows per multi-row INSERT on SQLite, well below its limit of 32,766 parameters. */
-const SQLITE_ROWS_PER_INSERT = 500;
-
 export function ledgerStatements(dialect: Dialect): LedgerStatements {
   return dialect === 'postgres' ? postgresStatements : sqliteStatements;
-}
-
-function chunks<T>(rows: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let start = 0; start < rows.length; start += size) out.push(rows.slice(start, start + size));
-  return out;
 }
 
 /** SQLite: statements run in process, so plain Kysely queries; `IN` over row values. */
 const sqliteStatements: LedgerStatements = {
   async lockWallets(trx, wallets) {
-    if (wallets.length === 0) return [];
-    return trx
-      .selectFrom('wallets')
-      .selectAll()
-      .where((eb) =>
-        eb(
-          eb.refTuple('project_id', 'id'),
-          'in',
-          wallets.map((wallet) => eb.tuple(wallet.projectId, wallet.walletId)),
-        ),
-      )
-      .orderBy('id')
-      .execute();
+    return selectByKeys(
+      trx.selectFrom('wallets').selectAll().orderBy('id'),
+      ['project_id', 'id'],
+      wallets.map((wallet) => [wallet.projectId, wallet.walletId]),
+    );
   },
   async findKeyedTransactions(trx, keys) {
-    if (keys.length === 0) return [];
-    return (
-      trx
-        .selectFrom('ledger_transactions as t')
-        .leftJoin('ledger_entries as e', (join) => join.onRef('e.transaction_id', '=', 't.id').onRef('e.account_id', '=', 't.wallet_id'))
-        .selectAll('t')
-        .select('e.balance_after')
-        // Says what the partial unique index on the keys says, so SQLite reads the keys through it
-        // instead of every transaction of the project.
-        .where('t.idempotency_key', 'is not', null)
-        .where((eb) =>
-          eb(
-            eb.refTuple('t.project_id', 't.idempotency_scope', 't.idempotency_key'),
-            'in',
-            keys.map((key) => eb.tuple(key.projectId, key.scope, key.key)),
-          ),
-        )
-        .execute()
+    const query = trx
+      .selectFrom('ledger_transactions as t')
+      .leftJoin('ledger_entries as e', (join) => join.onRef('e.transaction_id', '=', 't.id').onRef('e.account_id', '=', 't.wallet_id'))
+      .selectAll('t')
+      .select('e.balance_after')
+      // Says what the partial unique index on the keys says, so SQLite reads the keys through it
+      // instead of every transaction of the project.
+      .where('t.idempotency_key', 'is not', null);
+    return selectByKeys(
+      query,
+      ['t.project_id', 't.idempotency_scope', 't.idempotency_key'],
+      keys.map((key) => [key.projectId, key.scope, key.key]),
     );
   },
   findKeyedRefusals: findKeyedRefusalRows,
@@ -127,10 +105,10 @@ const sqliteStatements: LedgerStatements = {
     }
   },
   async insertTransactions(trx, rows) {
-    for (const part of chunks(rows, SQLITE_ROWS_PER_INSERT)) await trx.insertInto('ledger_transactions').values(part).execute();
+    await insertInChunks(trx, 'ledger_transactions', rows);
   },
   async insertEntries(trx, rows) {
-    for (const part of chunks(rows, SQLITE_ROWS_PER_INSERT)) await trx.insertInto('ledger_entries').values(part).execute();
+    await insertInChunks(trx, 'ledger_entries', rows);
   },
   async updateGrants(trx, rows) {
     for (const grant of rows) {
@@ -144,6 +122,77 @@ const sqliteStatements: LedgerStatements = {
 };
 
 /**
+ * The arrays of PostgreSQL's statements, one per column: each list names a column and its array
+ * once, so an `unnest` and the columns it fills or names cannot disagree on the order.
+ */
+const WALLET_REF_COLUMNS: readonly ArrayColumn<WalletRef>[] = [
+  ['project_id', 'text', (wallet) => wallet.projectId],
+  ['id', 'text', (wallet) => wallet.walletId],
+];
+
+const KEY_COLUMNS: readonly ArrayColumn<LedgerKey>[] = [
+  ['project_id', 'text', (key) => key.projectId],
+  ['scope', 'text', (key) => key.scope],
+  ['key', 'text', (key) => key.key],
+];
+
+const BALANCE_COLUMNS: readonly ArrayColumn<BalanceWrite>[] = [
+  ['project_id', 'text', (write) => write.projectId],
+  ['id', 'text', (write) => write.walletId],
+  ['balance', 'bigint', (write) => write.balance],
+  ['held', 'bigint', (write) => write.held],
+  ['debt', 'bigint', (write) => write.debt],
+  ['updated_at', 'text', (write) => write.updatedAt],
+];
+
+const TRANSACTION_COLUMNS: readonly ArrayColumn<LedgerTransactionRow>[] = [
+  ['id', 'text', (row) => row.id],
+  ['project_id', 'text', (row) => row.project_id],
+  ['type', 'text', (row) => row.type],
+  ['currency', 'text', (row) => row.currency],
+  ['amount', 'bigint', (row) => row.amount],
+  ['description', 'text', (row) => row.description],
+  ['metadata', 'text', (row) => row.metadata],
+  ['idempotency_key', 'text', (row) => row.idempotency_key],
+  ['idempotency_scope', 'text', (row) => row.idempotency_scope],
+  ['wallet_id', 'text', (row) => row.wallet_id],
+  ['from_wallet_id', 'text', (row) => row.from_wallet_id],
+  ['to_wallet_id', 'text', (row) => row.to_wallet_id],
+  ['created_at', 'text', (row) => row.created_at],
+  ['actor_type', 'text', (row) => row.actor_type],
+  ['actor_id', 'text', (row) => row.actor_id],
+  ['actor_user_id', 'text', (row) => row.actor_user_id],
+  ['request_id', 'text', (row) => row.request_id],
+  ['ip', 'text', (row) => row.ip],
+  ['user_agent', 'text', (row) => row.user_agent],
+  ['sources', 'text', (row) => row.sources],
+  ['priority', 'int', (row) => row.priority],
+  ['expires_at', 'text', (row) => row.expires_at],
+  ['category', 'text', (row) => row.category],
+  ['categories', 'text', (row) => row.categories],
+  ['recurring_grant_id', 'text', (row) => row.recurring_grant_id],
+  ['repaid', 'bigint', (row) => row.repaid],
+  ['reverses', 'text', (row) => row.reverses],
+  ['asked_amount', 'bigint', (row) => row.asked_amount],
+];
+
+const ENTRY_COLUMNS: readonly ArrayColumn<NewLedgerEntry>[] = [
+  ['project_id', 'text', (row) => row.project_id],
+  ['transaction_id', 'text', (row) => row.transaction_id],
+  ['account_id', 'text', (row) => row.account_id],
+  ['amount', 'bigint', (row) => row.amount],
+  ['balance_after', 'bigint', (row) => row.balance_after],
+  ['created_at', 'text', (row) => row.created_at],
+];
+
+const GRANT_COLUMNS: readonly ArrayColumn<GrantRow>[] = [
+  ['id', 'text', (grant) => grant.id],
+  ['remaining', 'bigint', (grant) => grant.remaining],
+  ['held', 'bigint', (grant) => grant.held],
+  ['expired', 'bigint', (grant) => grant.expired],
+];
+
+/**
  * PostgreSQL: each statement is one fixed text over arrays (`unnest`), so it is prepared once per
  * connection (`PREPARED_STATEMENT`) and a batch of 1,000 costs the same round trips as a batch of one.
  */
@@ -153,8 +202,7 @@ const postgresStatements: LedgerStatements = {
     const result = await sql<WalletRow>`${sql.raw(PREPARED_STATEMENT)}
       select w.id, w.project_id, w.user_id, w.currency, w.balance, w.held, w.credit_limit, w.debt, w.status, w.metadata, w.low_balance_threshold, w.created_at, w.updated_at
       from wallets w
-      where (w.project_id, w.id) in (select * from unnest(${wallets.map((wallet) => wallet.projectId)}::text[],
-                                                        ${wallets.map((wallet) => wallet.walletId)}::text[]))
+      where (w.project_id, w.id) in (select * from ${unnestArrays(wallets, WALLET_REF_COLUMNS)})
       order by w.id
       for update`.execute(trx);
     return result.rows;
@@ -166,8 +214,7 @@ const postgresStatements: LedgerStatements = {
              t.wallet_id, t.from_wallet_id, t.to_wallet_id, t.created_at, t.actor_type, t.actor_id, t.actor_user_id, t.request_id,
              t.sources, t.priority, t.expires_at, t.category, t.categories, t.recurring_grant_id, t.repaid, t.reverses,
              t.asked_amount, e.balance_after
-      from unnest(${keys.map((key) => key.projectId)}::text[], ${keys.map((key) => key.scope)}::text[],
-                  ${keys.map((key) => key.key)}::text[]) as k(project_id, scope, key)
+      from ${unnestArrays(keys, KEY_COLUMNS)} as k(${columnNames(KEY_COLUMNS)})
       cross join lateral (
         select * from ledger_transactions t
         where t.project_id = k.project_id and t.idempotency_scope = k.scope and t.idempotency_key = k.key
@@ -179,57 +226,32 @@ const postgresStatements: LedgerStatements = {
   findKeyedRefusals: findKeyedRefusalRows,
   async writeBalances(trx, balances) {
     if (balances.length === 0) return;
-    const column = <T>(pick: (write: BalanceWrite) => T) => balances.map(pick);
     await sql`${sql.raw(PREPARED_STATEMENT)}
       update wallets w set balance = v.balance, held = v.held, debt = v.debt, updated_at = v.updated_at
-      from unnest(${column((b) => b.projectId)}::text[], ${column((b) => b.walletId)}::text[],
-                  ${column((b) => String(b.balance))}::bigint[], ${column((b) => String(b.held))}::bigint[],
-                  ${column((b) => String(b.debt))}::bigint[], ${column((b) => b.updatedAt)}::text[])
-           as v(project_id, id, balance, held, debt, updated_at)
+      from ${unnestArrays(balances, BALANCE_COLUMNS)} as v(${columnNames(BALANCE_COLUMNS)})
       where w.project_id = v.project_id and w.id = v.id`.execute(trx);
   },
   async insertTransactions(trx, rows) {
     if (rows.length === 0) return;
-    const column = <T>(pick: (row: LedgerTransactionRow) => T) => rows.map(pick);
     await sql`${sql.raw(PREPARED_STATEMENT)}
-      insert into ledger_transactions (id, project_id, type, currency, amount, description, metadata, idempotency_key,
-                                       idempotency_scope, wallet_id, from_wallet_id, to_wallet_id, created_at, actor_type,
-                                       actor_id, actor_user_id, request_id, ip, user_agent, sources, priority, expires_at,
-                                       category, categories, recurring_grant_id, repaid, reverses, asked_amount)
-      select * from unnest(${column((r) => r.id)}::text[], ${column((r) => r.project_id)}::text[], ${column((r) => r.type)}::text[],
-        ${column((r) => r.currency)}::text[], ${column((r) => String(r.amount))}::bigint[], ${column((r) => r.description)}::text[],
-        ${column((r) => r.metadata)}::text[], ${column((r) => r.idempotency_key)}::text[], ${column((r) => r.idempotency_scope)}::text[],
-        ${column((r) => r.wallet_id)}::text[], ${column((r) => r.from_wallet_id)}::text[], ${column((r) => r.to_wallet_id)}::text[],
-        ${column((r) => r.created_at)}::text[], ${column((r) => r.actor_type)}::text[], ${column((r) => r.actor_id)}::text[],
-        ${column((r) => r.actor_user_id)}::text[], ${column((r) => r.request_id)}::text[], ${column((r) => r.ip)}::text[],
-        ${column((r) => r.user_agent)}::text[], ${column((r) => r.sources)}::text[],
-        ${column((r) => r.priority)}::int[], ${column((r) => r.expires_at)}::text[], ${column((r) => r.category)}::text[],
-        ${column((r) => r.categories)}::text[], ${column((r) => r.recurring_grant_id)}::text[],
-        ${column((r) => String(r.repaid))}::bigint[], ${column((r) => r.reverses)}::text[],
-        ${column((r) => (r.asked_amount === null ? null : String(r.asked_amount)))}::bigint[])`.execute(trx);
+      insert into ledger_transactions (${columnNames(TRANSACTION_COLUMNS)})
+      select * from ${unnestArrays(rows, TRANSACTION_COLUMNS)}`.execute(trx);
   },
   async insertEntries(trx, rows) {
     if (rows.length === 0) return;
-    const column = <T>(pick: (row: NewLedgerEntry) => T) => rows.map(pick);
+    const columns = columnNames(ENTRY_COLUMNS);
     // `with ordinality … order by`: the identity `seq` follows the order given.
     await sql`${sql.raw(PREPARED_STATEMENT)}
-      insert into ledger_entries (project_id, transaction_id, account_id, amount, balance_after, created_at)
-      select project_id, transaction_id, account_id, amount, balance_after, created_at
-      from unnest(${column((r) => r.project_id)}::text[], ${column((r) => r.transaction_id)}::text[],
-                  ${column((r) => r.account_id)}::text[], ${column((r) => String(r.amount))}::bigint[],
-                  ${column((r) => (r.balance_after === null ? null : String(r.balance_after)))}::bigint[],
-                  ${column((r) => r.created_at)}::text[])
-           with ordinality as e(project_id, transaction_id, account_id, amount, balance_after, created_at, ord)
+      insert into ledger_entries (${columns})
+      select ${columns}
+      from ${unnestArrays(rows, ENTRY_COLUMNS)} with ordinality as e(${columns}, ord)
       order by ord`.execute(trx);
   },
   async updateGrants(trx, rows) {
     if (rows.length === 0) return;
-    const column = <T>(pick: (row: GrantRow) => T) => rows.map(pick);
     await sql`${sql.raw(PREPARED_STATEMENT)}
       update wallet_grants g set remaining = v.remaining, held = v.held, expired = v.expired
-      from unnest(${column((g) => g.id)}::text[], ${column((g) => String(g.remaining))}::bigint[],
-                  ${column((g) => String(g.held))}::bigint[], ${column((g) => String(g.expired))}::bigint[])
-           as v(id, remaining, held, expired)
+      from ${unnestArrays(rows, GRANT_COLUMNS)} as v(${columnNames(GRANT_COLUMNS)})
       where g.id = v.id`.execute(trx);
   },
 };

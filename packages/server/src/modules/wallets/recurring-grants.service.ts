@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js';
+import { listOf, startPage } from '../../db/pagination.js';
 import type { RecurringGrantsTable } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import type { PeriodicJob } from '../../jobs/scheduler.js';
@@ -17,7 +18,6 @@ import * as store from './recurring-grants.store.js';
 import { refuseUnusable, walletMissing } from './wallets.rules.js';
 import * as wallets from './wallets.store.js';
 
-const LIST_LIMIT_DEFAULT = 20;
 /** The job's period: a period is credited within about this long after it begins (the contract allows 5 s). */
 export const RECURRING_GRANTS_INTERVAL_MS = 1000;
 /** Recurring grants looked at per run at the most; the next run takes the rest. */
@@ -92,20 +92,17 @@ export class RecurringGrantsService {
   }
 
   async list(projectId: string, walletId: string, query: ListRecurringGrantsQuery): Promise<RecurringGrantList> {
-    const limit = query.limit ?? LIST_LIMIT_DEFAULT;
     const db = this.#db.kysely;
     if ((await wallets.findWallet(db, projectId, walletId)) === undefined) throw walletMissing(walletId);
-    let after: RecurringGrantsTable | undefined;
-    if (query.starting_after !== undefined) {
-      after = await store.findRecurringGrant(db, projectId, query.starting_after);
-      if (after === undefined || after.wallet_id !== walletId) {
-        throw new ApiError('resource_missing', `Wallet ${walletId} has no recurring grant ${query.starting_after} to start after.`, {
-          param: 'starting_after',
-        });
-      }
-    }
-    const rows = await store.listRecurringGrants(db, projectId, walletId, { after, limit: limit + 1 });
-    return { object: 'list', data: rows.slice(0, limit).map(toRecurringGrant), has_more: rows.length > limit };
+    const page = await startPage(query, {
+      find: async (id) => {
+        const row = await store.findRecurringGrant(db, projectId, id);
+        return row?.wallet_id === walletId ? row : undefined;
+      },
+      missing: (id) => `Wallet ${walletId} has no recurring grant ${id} to start after.`,
+    });
+    const rows = await store.listRecurringGrants(db, projectId, walletId, { after: page.after, limit: page.rowsToRead });
+    return listOf(rows, page.limit, toRecurringGrant);
   }
 
   /** Cancels: no further credits; those made stay. Cancelling a cancelled grant changes nothing. */

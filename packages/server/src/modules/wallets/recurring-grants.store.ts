@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { type KeysetCursor, keysetPage } from '../../db/pagination.js';
 import type { Database, RecurringGrantsTable } from '../../db/schema.js';
 
 type Executor = Kysely<Database>;
@@ -21,12 +22,10 @@ export async function listRecurringGrants(
   db: Executor,
   projectId: string,
   walletId: string,
-  page: { after: Pick<RecurringGrantsTable, 'created_at' | 'id'> | undefined; limit: number },
+  page: { after: KeysetCursor | undefined; limit: number },
 ): Promise<RecurringGrantsTable[]> {
-  const { after } = page;
-  let query = db.selectFrom('recurring_grants').selectAll().where('project_id', '=', projectId).where('wallet_id', '=', walletId);
-  if (after !== undefined) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.created_at, after.id)));
-  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
+  const query = db.selectFrom('recurring_grants').selectAll().where('project_id', '=', projectId).where('wallet_id', '=', walletId);
+  return keysetPage(query, page).execute();
 }
 
 /** Cancels an active recurring grant; false when it was not active (already cancelled). */

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js';
+import { pageOf, startPage } from '../../db/pagination.js';
 import { inTransaction, rowLockFor, type Transaction as DbTransaction } from '../../db/transaction.js';
 import { assert } from '../../lib/assert.js';
 import { type Clock, isoTime } from '../../lib/clock.js';
@@ -29,8 +30,6 @@ export interface WalletsServiceOptions {
   readonly users: UserDirectory;
   readonly audit: AuditService;
 }
-
-const LIST_LIMIT_DEFAULT = 20;
 
 /**
  * Wallets and their states: create, read, list, settings, freeze, unfreeze, close. Balances move
@@ -168,17 +167,13 @@ export class WalletsService {
   }
 
   async list(projectId: string, query: ListWalletsQuery): Promise<WalletList> {
-    const limit = query.limit ?? LIST_LIMIT_DEFAULT;
-    let after: store.ListWalletsFilter['after'];
-    if (query.starting_after !== undefined) {
-      after = await store.findWallet(this.#db.kysely, projectId, query.starting_after);
-      if (after === undefined) {
-        throw new ApiError('resource_missing', `No wallet ${query.starting_after} to start after.`, { param: 'starting_after' });
-      }
-    }
-    // One row more than asked tells whether there is a next page.
-    const rows = await store.listWallets(this.#db.kysely, projectId, { userId: query.user_id, after, limit: limit + 1 });
-    return { object: 'list', data: await this.#views(projectId, rows.slice(0, limit)), has_more: rows.length > limit };
+    const page = await startPage(query, {
+      find: (id) => store.findWallet(this.#db.kysely, projectId, id),
+      missing: (id) => `No wallet ${id} to start after.`,
+    });
+    const rows = await store.listWallets(this.#db.kysely, projectId, { userId: query.user_id, after: page.after, limit: page.rowsToRead });
+    const { rows: shown, has_more } = pageOf(rows, page.limit);
+    return { object: 'list', data: await this.#views(projectId, shown), has_more };
   }
 
   /**

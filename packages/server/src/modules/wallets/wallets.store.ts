@@ -1,5 +1,6 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely';
 import type { Db } from '../../db/database.js';
+import { type KeysetCursor, keysetPage } from '../../db/pagination.js';
 import { fixedQuery, runFixedFirst } from '../../db/fixed-query.js';
 import type { Database, WalletStatus, WalletsTable } from '../../db/schema.js';
 import type { RowLock } from '../../db/transaction.js';
@@ -53,19 +54,15 @@ export async function findWalletsInIdOrder(
 export interface ListWalletsFilter {
   readonly userId: string | undefined;
   /** Rows after this one in newest-first order. */
-  readonly after: Pick<WalletRow, 'created_at' | 'id'> | undefined;
+  readonly after: KeysetCursor | undefined;
   readonly limit: number;
 }
 
 /** Newest first; ties in `created_at` broken by id, so the order is total and the cursor exact. */
 export async function listWallets(db: Executor, projectId: string, filter: ListWalletsFilter): Promise<WalletRow[]> {
-  const { userId, after } = filter;
   let query = db.selectFrom('wallets').selectAll().where('project_id', '=', projectId);
-  if (userId !== undefined) query = query.where('user_id', '=', userId);
-  if (after !== undefined) {
-    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.created_at, after.id)));
-  }
-  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
+  if (filter.userId !== undefined) query = query.where('user_id', '=', filter.userId);
+  return keysetPage(query, filter).execute();
 }
 
 /**

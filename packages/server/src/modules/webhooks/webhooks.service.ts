@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js';
+import { listOf, pageOf, startPage } from '../../db/pagination.js';
 import { inTransaction } from '../../db/transaction.js';
 import { addMilliseconds, type Clock, isoTime } from '../../lib/clock.js';
 import { ApiError } from '../../lib/errors.js';
@@ -27,7 +28,6 @@ import * as store from './webhooks.store.js';
 export const SECRET_ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
 /** Attempts shown per delivery: the most recent ones. */
 export const ATTEMPTS_SHOWN_MAX = 50;
-const LIMIT_DEFAULT = 20;
 const ALL_EVENTS = '*';
 
 export type { ListOf, WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret } from './webhooks.objects.js';
@@ -99,16 +99,12 @@ export class WebhooksService {
   }
 
   async listEndpoints(projectId: string, query: PageQuery): Promise<ListOf<WebhookEndpoint>> {
-    let after: store.EndpointRow | undefined;
-    if (query.starting_after !== undefined) {
-      after = await store.findEndpoint(this.#db.kysely, projectId, query.starting_after);
-      if (after === undefined) {
-        throw new ApiError('resource_missing', `No webhook endpoint ${query.starting_after} to start after.`, { param: 'starting_after' });
-      }
-    }
-    const limit = query.limit ?? LIMIT_DEFAULT;
-    const rows = await store.listEndpoints(this.#db.kysely, projectId, { after, limit: limit + 1 });
-    return { object: 'list', data: rows.slice(0, limit).map(toEndpoint), has_more: rows.length > limit };
+    const page = await startPage(query, {
+      find: (id) => store.findEndpoint(this.#db.kysely, projectId, id),
+      missing: (id) => `No webhook endpoint ${id} to start after.`,
+    });
+    const rows = await store.listEndpoints(this.#db.kysely, projectId, { after: page.after, limit: page.rowsToRead });
+    return listOf(rows, page.limit, toEndpoint);
   }
 
   async getEndpoint(projectId: string, endpointId: string): Promise<WebhookEndpoint> {
@@ -236,17 +232,17 @@ export class WebhooksService {
 
   async listDeliveries(projectId: string, endpointId: string, query: ListDeliveriesQuery): Promise<ListOf<WebhookDelivery>> {
     await this.#endpoint(projectId, endpointId);
-    let after: store.DeliveryRow | undefined;
-    if (query.starting_after !== undefined) {
-      after = await store.findDelivery(this.#db.kysely, projectId, endpointId, query.starting_after);
-      if (after === undefined) {
-        throw new ApiError('resource_missing', `No delivery ${query.starting_after} to start after.`, { param: 'starting_after' });
-      }
-    }
-    const limit = query.limit ?? LIMIT_DEFAULT;
-    const rows = await store.listDeliveries(this.#db.kysely, projectId, endpointId, { status: query.status, after, limit: limit + 1 });
-    const page = rows.slice(0, limit);
-    return { object: 'list', data: await this.#withAttempts(projectId, page), has_more: rows.length > limit };
+    const page = await startPage(query, {
+      find: (id) => store.findDelivery(this.#db.kysely, projectId, endpointId, id),
+      missing: (id) => `No delivery ${id} to start after.`,
+    });
+    const rows = await store.listDeliveries(this.#db.kysely, projectId, endpointId, {
+      status: query.status,
+      after: page.after,
+      limit: page.rowsToRead,
+    });
+    const { rows: shown, has_more } = pageOf(rows, page.limit);
+    return { object: 'list', data: await this.#withAttempts(projectId, shown), has_more };
   }
 
   async getDelivery(projectId: string, endpointId: string, deliveryId: string): Promise<WebhookDelivery> {

@@ -1,5 +1,6 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import { type Dialect, PREPARED_STATEMENT } from '../../db/database.js';
+import { type KeysetCursor, keysetPage } from '../../db/pagination.js';
 import type {
   Database,
   WebhookAttemptsTable,
@@ -20,11 +21,6 @@ export type AttemptRow = WebhookAttemptsTable;
  */
 const INSERT_ROWS_MAX = 1000;
 
-interface Cursor {
-  readonly created_at: string;
-  readonly id: string;
-}
-
 // ---- Endpoints -------------------------------------------------------------------------------
 
 export async function insertEndpoint(db: Executor, row: EndpointRow): Promise<void> {
@@ -39,14 +35,9 @@ export async function findEndpoint(db: Executor, projectId: string, endpointId: 
 export async function listEndpoints(
   db: Executor,
   projectId: string,
-  filter: { readonly after: Cursor | undefined; readonly limit: number },
+  filter: { readonly after: KeysetCursor | undefined; readonly limit: number },
 ): Promise<EndpointRow[]> {
-  const { after } = filter;
-  let query = db.selectFrom('webhook_endpoints').selectAll().where('project_id', '=', projectId);
-  if (after !== undefined) {
-    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.created_at, after.id)));
-  }
-  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
+  return keysetPage(db.selectFrom('webhook_endpoints').selectAll().where('project_id', '=', projectId), filter).execute();
 }
 
 export type EndpointChanges = Partial<
@@ -185,15 +176,11 @@ export async function listDeliveries(
   db: Executor,
   projectId: string,
   endpointId: string,
-  filter: { readonly status: WebhookDeliveryStatus | undefined; readonly after: Cursor | undefined; readonly limit: number },
+  filter: { readonly status: WebhookDeliveryStatus | undefined; readonly after: KeysetCursor | undefined; readonly limit: number },
 ): Promise<DeliveryRow[]> {
-  const { after, status } = filter;
   let query = db.selectFrom('webhook_deliveries').selectAll().where('project_id', '=', projectId).where('endpoint_id', '=', endpointId);
-  if (status !== undefined) query = query.where('status', '=', status);
-  if (after !== undefined) {
-    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.created_at, after.id)));
-  }
-  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
+  if (filter.status !== undefined) query = query.where('status', '=', filter.status);
+  return keysetPage(query, filter).execute();
 }
 
 /**
