@@ -1,5 +1,6 @@
 import { type ReactNode, useCallback, useEffect, useId, useRef, useState } from 'react';
-import { ApiError, get, type List, withQuery } from './api.js';
+import { type ListPage, ServiceError, SvcConnectionError } from '@svc/sdk';
+import { operations } from './api.js';
 import { jsonTokens, formatJson } from './format.js';
 import { BASE, navigate } from './router.js';
 
@@ -51,8 +52,13 @@ export function Empty(props: { children: ReactNode }) {
 }
 
 export function ErrorBox(props: { error: unknown; retry?: () => void }) {
-  const message = props.error instanceof Error ? props.error.message : String(props.error);
-  const code = props.error instanceof ApiError ? props.error.code : undefined;
+  const message =
+    props.error instanceof SvcConnectionError
+      ? 'The service did not answer. Check the connection and try again.'
+      : props.error instanceof Error
+        ? props.error.message
+        : String(props.error);
+  const code = props.error instanceof ServiceError ? props.error.code : undefined;
   return (
     <div className="state state-error" role="alert">
       <p>
@@ -75,26 +81,33 @@ export interface Resource<T> {
   readonly reload: () => void;
 }
 
-/** Loads `path` (GET) whenever it changes; `reload` fetches it again. */
-export function useResource<T>(path: string | undefined): Resource<T> {
+/**
+ * Loads with `load` (an SDK call) at first and whenever one of `deps` changes, as `useEffect`
+ * would; `reload` loads again. `load` undefined waits.
+ */
+export function useResource<T>(load: (() => PromiseLike<T>) | undefined, deps: readonly unknown[]): Resource<T> {
   const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean }>({
     data: undefined,
     error: undefined,
     loading: true,
   });
   const [version, setVersion] = useState(0);
+  const waiting = load === undefined;
+  const loadRef = useRef(load);
+  loadRef.current = load;
   useEffect(() => {
-    if (path === undefined) return;
+    const current = loadRef.current;
+    if (current === undefined) return;
     let live = true;
     setState((previous) => ({ ...previous, loading: true, error: undefined }));
-    get<T>(path).then(
+    current().then(
       (data) => live && setState({ data, error: undefined, loading: false }),
       (error: unknown) => live && setState({ data: undefined, error, loading: false }),
     );
     return () => {
       live = false;
     };
-  }, [path, version]);
+  }, [waiting, version, ...deps]);
   const reload = useCallback(() => setVersion((value) => value + 1), []);
   return { ...state, reload };
 }
@@ -107,22 +120,32 @@ export function Loaded<T>(props: { resource: Resource<T>; children: (data: T) =>
   return <>{props.children(resource.data)}</>;
 }
 
+/** The query of one page of a list: its size, and the cursor it starts after. */
+export interface PageQuery {
+  readonly limit: number;
+  readonly starting_after?: string;
+}
+
 /**
  * A cursor-paged list (`limit` + `starting_after`): Newer and Older buttons walk the pages, the
- * cursors of the pages already seen are kept so "Newer" goes back exactly.
+ * cursors of the pages already seen are kept so "Newer" goes back exactly. `list` asks the SDK for
+ * one page; the list starts again at its first page whenever one of `deps` changes.
  */
 export function usePagedList<T extends object>(
-  path: string,
-  query: Readonly<Record<string, string | number | undefined>>,
+  list: (page: PageQuery) => PromiseLike<ListPage<T>>,
+  deps: readonly unknown[],
   options: { pageSize?: number; cursor?: (item: T) => string } = {},
 ) {
   const pageSize = options.pageSize ?? 20;
   const cursorOf = options.cursor ?? ((item: T) => (item as { id?: string }).id ?? '');
   const [cursors, setCursors] = useState<string[]>([]);
-  const queryKey = JSON.stringify(query);
-  useEffect(() => setCursors([]), [path, queryKey]);
+  const depsKey = JSON.stringify(deps);
+  useEffect(() => setCursors([]), [depsKey]);
   const startingAfter = cursors.at(-1);
-  const resource = useResource<List<T>>(withQuery(path, { ...query, limit: pageSize, starting_after: startingAfter }));
+  const resource = useResource(
+    () => list(startingAfter === undefined ? { limit: pageSize } : { limit: pageSize, starting_after: startingAfter }),
+    [depsKey, pageSize, startingAfter],
+  );
   const data = resource.data?.data;
   const last = data?.at(-1);
   const lastCursor = last === undefined ? '' : cursorOf(last);
@@ -135,6 +158,15 @@ export function usePagedList<T extends object>(
     older: () => {
       if (lastCursor !== '') setCursors((list) => [...list, lastCursor]);
     },
+  };
+}
+
+/** The filters of a list query that are set: an empty text field filters nothing. */
+export function present<Q extends Readonly<Record<string, string | number | undefined>>>(
+  query: Q,
+): { [K in keyof Q]?: Exclude<Q[K], undefined | ''> } {
+  return Object.fromEntries(Object.entries(query).filter(([, value]) => value !== undefined && value !== '')) as {
+    [K in keyof Q]?: Exclude<Q[K], undefined | ''>;
   };
 }
 
@@ -279,4 +311,25 @@ export function JsonView(props: { value: unknown; label?: string }) {
 
 export function StatusBadge(props: { status: string }) {
   return <span className={`badge badge-${props.status.replace(/[^a-z_]/g, '')}`}>{props.status}</span>;
+}
+
+let eventTypes: Promise<string[]> | undefined;
+
+/** The event types the service emits, from its catalog (`GET /v1/event-types`), read once a page load; empty until it answers. */
+export function useEventTypes(): readonly string[] {
+  const [types, setTypes] = useState<readonly string[]>([]);
+  useEffect(() => {
+    let live = true;
+    eventTypes ??= operations.listEventTypes().then((catalog) => catalog.data.map((entry) => entry.type));
+    eventTypes.then(
+      (loaded) => live && setTypes(loaded),
+      () => {
+        eventTypes = undefined;
+      },
+    );
+    return () => {
+      live = false;
+    };
+  }, []);
+  return types;
 }

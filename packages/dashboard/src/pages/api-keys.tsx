@@ -1,14 +1,14 @@
 import { useId, useState } from 'react';
-import { post } from '../api.js';
+import type { ResponseBody } from '@svc/sdk';
+import { operations } from '../api.js';
 import { formatDateTime, formatRelative } from '../format.js';
-import type { ApiKey } from '../types.js';
 import { Empty, ErrorBox, Loaded, Page, Pager, SearchBox, SecretOnce, StatusBadge, useAction, usePagedList } from '../ui.js';
 
 export function ApiKeysPage(props: { currentKeyId: string }) {
-  const list = usePagedList<ApiKey>('/v1/api-keys', {});
+  const list = usePagedList((page) => operations.listApiKeys({ query: page }), []);
   const [filter, setFilter] = useState('');
   const [name, setName] = useState('');
-  const [created, setCreated] = useState<ApiKey | undefined>(undefined);
+  const [created, setCreated] = useState<ResponseBody<'POST /v1/api-keys'> | undefined>(undefined);
   const action = useAction();
   const nameId = useId();
   return (
@@ -18,7 +18,7 @@ export function ApiKeysPage(props: { currentKeyId: string }) {
         onSubmit={(event) => {
           event.preventDefault();
           void action.run(async () => {
-            const key = await post<ApiKey>('/v1/api-keys', name.trim() === '' ? {} : { name: name.trim() });
+            const key = await operations.createApiKey({ body: name.trim() === '' ? {} : { name: name.trim() } });
             setCreated(key);
             setName('');
             list.resource.reload();
@@ -89,7 +89,7 @@ export function ApiKeysPage(props: { currentKeyId: string }) {
                             disabled={action.pending}
                             onClick={() => {
                               if (window.confirm(`Revoke ${key.prefix}…${key.last4}? Requests with it fail at once.`))
-                                void action.run(() => post(`/v1/api-keys/${key.id}/revoke`)).then(list.resource.reload);
+                                void action.run(() => operations.revokeApiKey({ path: { id: key.id } })).then(list.resource.reload);
                             }}
                           >
                             Revoke

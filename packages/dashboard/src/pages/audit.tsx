@@ -1,7 +1,8 @@
 import { useId, useState } from 'react';
 import { formatDateTime, formatRelative } from '../format.js';
-import type { AuditEntry } from '../types.js';
-import { Empty, JsonView, Loaded, Page, Pager, usePagedList } from '../ui.js';
+import type { AuditLogEntry } from '@svc/sdk';
+import { operations } from '../api.js';
+import { Empty, JsonView, Loaded, Page, Pager, present, usePagedList } from '../ui.js';
 
 interface Filters {
   action: string;
@@ -12,7 +13,7 @@ interface Filters {
 }
 const EMPTY: Filters = { action: '', actor_id: '', resource_id: '', since: '', until: '' };
 
-function actorText(actor: AuditEntry['actor']): string {
+function actorText(actor: AuditLogEntry['actor']): string {
   if (actor.type === 'dashboard') return `dashboard (${actor.key_id ?? ''})`;
   if (actor.type === 'session') return `session ${actor.id ?? ''} of ${actor.user_id ?? ''}`;
   if (actor.type === 'secret_key') return `key ${actor.id ?? ''}`;
@@ -27,13 +28,14 @@ export function AuditPage() {
   const [draft, setDraft] = useState<Filters>(EMPTY);
   const [filters, setFilters] = useState<Filters>(EMPTY);
   const [open, setOpen] = useState<string | undefined>(undefined);
-  const list = usePagedList<AuditEntry>('/v1/audit-logs', {
+  const query = present({
     action: filters.action,
     actor_id: filters.actor_id,
     resource_id: filters.resource_id,
     since: dayStart(filters.since),
     until: dayEnd(filters.until),
   });
+  const list = usePagedList((page) => operations.listAuditLogs({ query: { ...page, ...query } }), [query]);
   const ids = { action: useId(), actor: useId(), resource: useId(), since: useId(), until: useId() };
   const field = (key: keyof Filters, id: string, label: string, type = 'search', placeholder = '') => (
     <div className="field">

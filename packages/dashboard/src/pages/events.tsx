@@ -1,13 +1,14 @@
 import { useId, useState } from 'react';
 import { formatDateTime, formatRelative } from '../format.js';
 import { navigate } from '../router.js';
-import { EVENT_TYPES, type ServiceEvent } from '../types.js';
-import { Empty, JsonView, Link, Loaded, Page, Pager, SearchBox, usePagedList, useResource } from '../ui.js';
+import { operations } from '../api.js';
+import { Empty, JsonView, Link, Loaded, Page, Pager, present, SearchBox, useEventTypes, usePagedList, useResource } from '../ui.js';
 
 export function EventsPage() {
   const [type, setType] = useState('');
-  const list = usePagedList<ServiceEvent>('/v1/events', { type });
+  const list = usePagedList((page) => operations.listEvents({ query: { ...page, ...present({ type }) } }), [type]);
   const typeId = useId();
+  const eventTypes = useEventTypes();
   const [open, setOpen] = useState<string | undefined>(undefined);
   return (
     <Page title="Events">
@@ -16,7 +17,7 @@ export function EventsPage() {
           <label htmlFor={typeId}>Type</label>
           <select id={typeId} value={type} onChange={(event) => setType(event.target.value)}>
             <option value="">All types</option>
-            {EVENT_TYPES.map((eventType) => (
+            {eventTypes.map((eventType) => (
               <option key={eventType} value={eventType}>
                 {eventType}
               </option>
@@ -66,7 +67,7 @@ export function EventsPage() {
 }
 
 export function EventPage(props: { id: string }) {
-  const event = useResource<ServiceEvent>(`/v1/events/${props.id}`);
+  const event = useResource(() => operations.getEvent({ path: { id: props.id } }), [props.id]);
   return (
     <Page title="Event">
       <p>

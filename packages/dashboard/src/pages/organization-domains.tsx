@@ -1,7 +1,6 @@
 import { useId, useState } from 'react';
-import { del, post } from '../api.js';
+import { operations } from '../api.js';
 import { formatDateTime } from '../format.js';
-import type { OrganizationDomain } from '../types.js';
 import { Empty, ErrorBox, Loaded, Pager, StatusBadge, useAction, usePagedList } from '../ui.js';
 
 /**
@@ -9,8 +8,10 @@ import { Empty, ErrorBox, Loaded, Pager, StatusBadge, useAction, usePagedList } 
  * organization must publish before "Verify" can find it. SSO answers only for verified domains.
  */
 export function OrganizationDomains(props: { organizationId: string }) {
-  const base = `/v1/organizations/${props.organizationId}/domains`;
-  const domains = usePagedList<OrganizationDomain>(base, {}, { cursor: (domain) => domain.domain });
+  const id = props.organizationId;
+  const domains = usePagedList((page) => operations.listOrganizationDomains({ path: { id }, query: page }), [id], {
+    cursor: (domain) => domain.domain,
+  });
   const [domain, setDomain] = useState('');
   const [verification, setVerification] = useState<'dns' | 'manual'>('dns');
   const action = useAction();
@@ -24,7 +25,7 @@ export function OrganizationDomains(props: { organizationId: string }) {
         onSubmit={(event) => {
           event.preventDefault();
           void action
-            .run(() => post(base, { domain: domain.trim(), verification }))
+            .run(() => operations.addOrganizationDomain({ path: { id }, body: { domain: domain.trim(), verification } }))
             .then((ok) => {
               if (ok) setDomain('');
               domains.resource.reload();
@@ -78,7 +79,7 @@ export function OrganizationDomains(props: { organizationId: string }) {
                         type="button"
                         aria-label={`Verify ${item.domain}`}
                         disabled={action.pending}
-                        onClick={() => change(() => post(`${base}/${item.domain}/verify`))}
+                        onClick={() => change(() => operations.verifyOrganizationDomain({ path: { id, domain: item.domain } }))}
                       >
                         Verify
                       </button>
@@ -87,7 +88,7 @@ export function OrganizationDomains(props: { organizationId: string }) {
                       type="button"
                       aria-label={`Remove domain ${item.domain}`}
                       disabled={action.pending}
-                      onClick={() => change(() => del(`${base}/${item.domain}`))}
+                      onClick={() => change(() => operations.deleteOrganizationDomain({ path: { id, domain: item.domain } }))}
                     >
                       Remove
                     </button>

@@ -1,12 +1,11 @@
 import { useId, useState } from 'react';
-import { del, post } from '../api.js';
+import { operations } from '../api.js';
 import { formatDateTime, formatRelative } from '../format.js';
-import type { Invitation, Member, Organization } from '../types.js';
 import { OrganizationDomains } from './organization-domains.js';
 import { Empty, ErrorBox, Link, Loaded, Page, Pager, SearchBox, StatusBadge, useAction, usePagedList, useResource } from '../ui.js';
 
 export function OrganizationsPage() {
-  const list = usePagedList<Organization>('/v1/organizations', {});
+  const list = usePagedList((page) => operations.listOrganizations({ query: page }), []);
   const [filter, setFilter] = useState('');
   const [name, setName] = useState('');
   const action = useAction();
@@ -18,7 +17,7 @@ export function OrganizationsPage() {
         onSubmit={(event) => {
           event.preventDefault();
           void action
-            .run(() => post('/v1/organizations', { name: name.trim() }))
+            .run(() => operations.createOrganization({ body: { name: name.trim() } }))
             .then((ok) => {
               if (ok) setName('');
               list.resource.reload();
@@ -64,9 +63,12 @@ export function OrganizationsPage() {
 }
 
 export function OrganizationPage(props: { id: string }) {
-  const organization = useResource<Organization>(`/v1/organizations/${props.id}`);
-  const members = usePagedList<Member>(`/v1/organizations/${props.id}/members`, {}, { cursor: (member) => member.user_id });
-  const invitations = usePagedList<Invitation>(`/v1/organizations/${props.id}/invitations`, {});
+  const path = { id: props.id };
+  const organization = useResource(() => operations.getOrganization({ path }), [props.id]);
+  const members = usePagedList((page) => operations.listOrganizationMembers({ path, query: page }), [props.id], {
+    cursor: (member) => member.user_id,
+  });
+  const invitations = usePagedList((page) => operations.listOrganizationInvitations({ path, query: page }), [props.id]);
   const [email, setEmail] = useState('');
   const [role, setRole] = useState('member');
   const action = useAction();
@@ -105,7 +107,9 @@ export function OrganizationPage(props: { id: string }) {
                       aria-label={`Remove member ${member.user_id}`}
                       disabled={action.pending}
                       onClick={() =>
-                        void action.run(() => del(`/v1/organizations/${props.id}/members/${member.user_id}`)).then(members.resource.reload)
+                        void action
+                          .run(() => operations.removeOrganizationMember({ path: { id: props.id, user_id: member.user_id } }))
+                          .then(members.resource.reload)
                       }
                     >
                       Remove
@@ -125,7 +129,7 @@ export function OrganizationPage(props: { id: string }) {
           onSubmit={(event) => {
             event.preventDefault();
             void action
-              .run(() => post(`/v1/organizations/${props.id}/invitations`, { email: email.trim(), role }))
+              .run(() => operations.createOrganizationInvitation({ path, body: { email: email.trim(), role } }))
               .then((ok) => {
                 if (ok) setEmail('');
                 invitations.resource.reload();
@@ -167,7 +171,7 @@ export function OrganizationPage(props: { id: string }) {
                         disabled={action.pending}
                         onClick={() =>
                           void action
-                            .run(() => del(`/v1/organizations/${props.id}/invitations/${invitation.id}`))
+                            .run(() => operations.revokeOrganizationInvitation({ path: { id: props.id, invitation_id: invitation.id } }))
                             .then(invitations.resource.reload)
                         }
                       >

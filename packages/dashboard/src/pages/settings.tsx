@@ -1,14 +1,13 @@
 import { useId, useState } from 'react';
-import { del, put } from '../api.js';
+import type { OAuthProvider } from '@svc/sdk';
+import { operations } from '../api.js';
 import { formatDateTime } from '../format.js';
-import type { List } from '../api.js';
-import type { Provider } from '../types.js';
 import { Empty, ErrorBox, Loaded, Page, SearchBox, useAction, useResource } from '../ui.js';
 
 export function SettingsPage() {
-  const providers = useResource<List<Provider>>('/v1/auth/providers');
+  const providers = useResource(() => operations.listOAuthProviders(), []);
   const [filter, setFilter] = useState('');
-  const [editing, setEditing] = useState<Provider | 'new' | undefined>(undefined);
+  const [editing, setEditing] = useState<OAuthProvider | 'new' | undefined>(undefined);
   const action = useAction();
   return (
     <Page
@@ -90,7 +89,9 @@ export function SettingsPage() {
                       disabled={action.pending}
                       onClick={() => {
                         if (window.confirm(`Remove ${provider.provider}? Its users can no longer sign in with it.`))
-                          void action.run(() => del(`/v1/auth/providers/${provider.provider}`)).then(providers.reload);
+                          void action
+                            .run(() => operations.deleteOAuthProvider({ path: { provider: provider.provider } }))
+                            .then(providers.reload);
                       }}
                     >
                       Remove
@@ -106,7 +107,7 @@ export function SettingsPage() {
   );
 }
 
-function ProviderForm(props: { provider: Provider | undefined; onDone: () => void }) {
+function ProviderForm(props: { provider: OAuthProvider | undefined; onDone: () => void }) {
   const existing = props.provider;
   const [key, setKey] = useState(existing?.provider ?? '');
   const [clientId, setClientId] = useState(existing?.client_id ?? '');
@@ -129,7 +130,9 @@ function ProviderForm(props: { provider: Provider | undefined; onDone: () => voi
           ...(secret === '' ? {} : { client_secret: secret }),
           ...(issuer.trim() === '' ? {} : { issuer: issuer.trim() }),
         };
-        void action.run(() => put(`/v1/auth/providers/${encodeURIComponent(key.trim())}`, body)).then((ok) => ok && props.onDone());
+        void action
+          .run(() => operations.configureOAuthProvider({ path: { provider: key.trim() }, body }))
+          .then((ok) => ok && props.onDone());
       }}
     >
       <h3>{existing === undefined ? 'Configure a provider' : `Edit ${existing.provider}`}</h3>

@@ -1,7 +1,7 @@
 import { useState } from 'react';
-import { type List, post } from '../api.js';
+import type { SigningKey } from '@svc/sdk';
+import { operations } from '../api.js';
 import { formatDateTime, formatRelative } from '../format.js';
-import type { SigningKey } from '../types.js';
 import { CopyButton, Empty, ErrorBox, Loaded, Page, StatusBadge, useAction, useResource } from '../ui.js';
 
 const STATUS_NOTE: Record<SigningKey['status'], string> = {
@@ -15,7 +15,7 @@ const STATUS_NOTE: Record<SigningKey['status'], string> = {
  * the list never carries private material), and the rotation (docs/adr/0020-session-jwts.md).
  */
 export function SigningKeysPage(props: { projectId: string }) {
-  const keys = useResource<List<SigningKey>>('/v1/project/signing-keys');
+  const keys = useResource(() => operations.listSigningKeys(), []);
   const [rotated, setRotated] = useState<SigningKey | undefined>(undefined);
   const action = useAction();
   const jwksUrl = `${window.location.origin}/v1/projects/${props.projectId}/jwks.json`;
@@ -33,7 +33,7 @@ export function SigningKeysPage(props: { projectId: string }) {
                 'Rotate the signing key? The next key signs new JWTs at once; JWTs signed so far still verify until they expire.',
               )
             )
-              void action.run(async () => setRotated(await post<SigningKey>('/v1/project/signing-keys/rotate'))).then(keys.reload);
+              void action.run(async () => setRotated(await operations.rotateSigningKey())).then(keys.reload);
           }}
         >
           Rotate

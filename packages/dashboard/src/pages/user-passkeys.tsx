@@ -1,14 +1,16 @@
-import { del } from '../api.js';
+import type { Passkey } from '@svc/sdk';
+import { operations } from '../api.js';
 import { formatDateTime, formatRelative } from '../format.js';
-import type { Passkey } from '../types.js';
 import { Empty, ErrorBox, Loaded, Pager, useAction, usePagedList } from '../ui.js';
 
 /** A user's passkeys on the user page: what they are, when last used, and removal (a lost device). */
 export function UserPasskeys(props: { userId: string }) {
-  const passkeys = usePagedList<Passkey>(`/v1/users/${props.userId}/passkeys`, {});
+  const passkeys = usePagedList((page) => operations.listUserPasskeys({ path: { id: props.userId }, query: page }), [props.userId]);
   const action = useAction();
   const remove = (passkey: Passkey) =>
-    void action.run(() => del(`/v1/users/${props.userId}/passkeys/${passkey.id}`)).then((ok) => ok && passkeys.resource.reload());
+    void action
+      .run(() => operations.deleteUserPasskey({ path: { id: props.userId, passkey_id: passkey.id } }))
+      .then((ok) => ok && passkeys.resource.reload());
   return (
     <section className="panel" aria-labelledby="passkeys">
       <h2 id="passkeys">Passkeys</h2>

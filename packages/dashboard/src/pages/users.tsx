@@ -1,13 +1,25 @@
 import { useState } from 'react';
-import { del, post } from '../api.js';
+import { operations } from '../api.js';
 import { formatAmount, formatDateTime, formatRelative } from '../format.js';
-import type { MfaStatus, SessionInfo, User, Wallet } from '../types.js';
 import { UserPasskeys } from './user-passkeys.js';
-import { Empty, ErrorBox, Link, Loaded, Page, Pager, SearchBox, StatusBadge, useAction, usePagedList, useResource } from '../ui.js';
+import {
+  Empty,
+  ErrorBox,
+  Link,
+  Loaded,
+  Page,
+  Pager,
+  present,
+  SearchBox,
+  StatusBadge,
+  useAction,
+  usePagedList,
+  useResource,
+} from '../ui.js';
 
 export function UsersPage() {
   const [email, setEmail] = useState('');
-  const list = usePagedList<User>('/v1/users', { email });
+  const list = usePagedList((page) => operations.listUsers({ query: { ...page, ...present({ email }) } }), [email]);
   return (
     <Page title="Users">
       <SearchBox label="Search by email" placeholder="ada@example.com" value={email} onSearch={setEmail} />
@@ -52,12 +64,13 @@ export function UsersPage() {
 }
 
 export function UserPage(props: { id: string }) {
-  const user = useResource<User>(`/v1/users/${props.id}`);
-  const sessions = usePagedList<SessionInfo>(`/v1/users/${props.id}/sessions`, {});
-  const wallets = usePagedList<Wallet>('/v1/wallets', { user_id: props.id });
-  const mfa = useResource<MfaStatus>(`/v1/users/${props.id}/mfa`);
+  const path = { id: props.id };
+  const user = useResource(() => operations.getUser({ path }), [props.id]);
+  const sessions = usePagedList((page) => operations.listUserSessions({ path, query: page }), [props.id]);
+  const wallets = usePagedList((page) => operations.listWallets({ query: { ...page, user_id: props.id } }), [props.id]);
+  const mfa = useResource(() => operations.getUserMfa({ path }), [props.id]);
   const action = useAction();
-  const act = (path: string, after: () => void) => void action.run(() => post(path)).then((ok) => ok && after());
+  const act = (call: () => Promise<unknown>, after: () => void) => void action.run(call).then((ok) => ok && after());
   return (
     <Page title="User">
       <p>
@@ -88,7 +101,7 @@ export function UserPage(props: { id: string }) {
             </dl>
             <div className="actions">
               {data.banned ? (
-                <button type="button" disabled={action.pending} onClick={() => act(`/v1/users/${data.id}/unban`, user.reload)}>
+                <button type="button" disabled={action.pending} onClick={() => act(() => operations.unbanUser({ path }), user.reload)}>
                   Unban
                 </button>
               ) : (
@@ -96,7 +109,12 @@ export function UserPage(props: { id: string }) {
                   type="button"
                   className="danger"
                   disabled={action.pending}
-                  onClick={() => act(`/v1/users/${data.id}/ban`, () => (user.reload(), sessions.resource.reload()))}
+                  onClick={() =>
+                    act(
+                      () => operations.banUser({ path }),
+                      () => (user.reload(), sessions.resource.reload()),
+                    )
+                  }
                 >
                   Ban (ends every session)
                 </button>
@@ -126,7 +144,7 @@ export function UserPage(props: { id: string }) {
             type="button"
             className="danger"
             disabled={action.pending || mfa.data?.totp.status === 'none'}
-            onClick={() => void action.run(() => del(`/v1/users/${props.id}/mfa`)).then((ok) => ok && mfa.reload())}
+            onClick={() => void action.run(() => operations.resetUserMfa({ path })).then((ok) => ok && mfa.reload())}
           >
             Reset second factors
           </button>
@@ -156,7 +174,7 @@ export function UserPage(props: { id: string }) {
             type="button"
             className="danger"
             disabled={action.pending || sessions.resource.data?.data.length === 0}
-            onClick={() => act(`/v1/users/${props.id}/sessions/revoke`, sessions.resource.reload)}
+            onClick={() => act(() => operations.revokeUserSessions({ path }), sessions.resource.reload)}
           >
             Revoke all
           </button>
@@ -180,7 +198,7 @@ export function UserPage(props: { id: string }) {
                       type="button"
                       aria-label={`Revoke session ${session.id}`}
                       disabled={action.pending}
-                      onClick={() => act(`/v1/sessions/${session.id}/revoke`, sessions.resource.reload)}
+                      onClick={() => act(() => operations.revokeSession({ path: { id: session.id } }), sessions.resource.reload)}
                     >
                       Revoke
                     </button>

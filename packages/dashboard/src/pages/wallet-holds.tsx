@@ -1,5 +1,5 @@
 import { formatAmount, formatCredits, formatDateTime, formatRelative } from '../format.js';
-import type { Balance, Grant, Hold } from '../types.js';
+import { operations } from '../api.js';
 import { Empty, Loaded, Pager, StatusBadge, usePagedList, useResource } from '../ui.js';
 
 /**
@@ -7,12 +7,12 @@ import { Empty, Loaded, Pager, StatusBadge, usePagedList, useResource } from '..
  * "Categories"); pending holds' reservations are included, as in the balance.
  */
 export function CategoriesPanel(props: { walletId: string; currency: string }) {
-  const balance = useResource<Balance>(`/v1/wallets/${props.walletId}/balance`);
+  const balance = useResource(() => operations.getWalletBalance({ path: { id: props.walletId } }), [props.walletId]);
   return (
     <section className="panel" aria-labelledby="categories">
       <h2 id="categories">Balance by category</h2>
       <Loaded resource={balance}>
-        {({ categories }) =>
+        {({ categories = [] }) =>
           categories.length === 0 ? (
             <Empty>No credits left in any category.</Empty>
           ) : (
@@ -48,7 +48,7 @@ export function CategoriesPanel(props: { walletId: string; currency: string }) {
 
 /** A wallet's holds: reserved credits, out of `available` until captured, voided or expired (docs/api.md, "Holds and grants"). */
 export function HoldsPanel(props: { walletId: string; currency: string }) {
-  const holds = usePagedList<Hold>(`/v1/wallets/${props.walletId}/holds`, {});
+  const holds = usePagedList((page) => operations.listHolds({ path: { id: props.walletId }, query: page }), [props.walletId]);
   return (
     <section className="panel" aria-labelledby="holds">
       <h2 id="holds">Holds</h2>
@@ -102,7 +102,7 @@ export function HoldsPanel(props: { walletId: string; currency: string }) {
 
 /** A wallet's grants: every credit with its category, priority, expiry and what is left of it. */
 export function GrantsPanel(props: { walletId: string; currency: string }) {
-  const grants = usePagedList<Grant>(`/v1/wallets/${props.walletId}/grants`, {});
+  const grants = usePagedList((page) => operations.listGrants({ path: { id: props.walletId }, query: page }), [props.walletId]);
   return (
     <section className="panel" aria-labelledby="grants">
       <h2 id="grants">Grants</h2>

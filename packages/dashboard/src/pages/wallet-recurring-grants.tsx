@@ -1,6 +1,6 @@
-import { del } from '../api.js';
+import type { RecurringGrant } from '@svc/sdk';
+import { operations } from '../api.js';
 import { formatCredits, formatDateTime, formatRelative } from '../format.js';
-import type { RecurringGrant } from '../types.js';
 import { Empty, ErrorBox, Loaded, Pager, StatusBadge, useAction, usePagedList } from '../ui.js';
 
 /** "every 2 months", "every day". */
@@ -13,10 +13,10 @@ function every(grant: RecurringGrant): string {
  * grants"), each active one with a Cancel button (no further credits; those made stay).
  */
 export function RecurringGrantsPanel(props: { walletId: string; currency: string }) {
-  const grants = usePagedList<RecurringGrant>(`/v1/wallets/${props.walletId}/recurring-grants`, {});
+  const grants = usePagedList((page) => operations.listRecurringGrants({ path: { id: props.walletId }, query: page }), [props.walletId]);
   const action = useAction();
   const cancel = (grant: RecurringGrant) =>
-    void action.run(() => del(`/v1/recurring-grants/${grant.id}`)).then((ok) => ok && grants.resource.reload());
+    void action.run(() => operations.cancelRecurringGrant({ path: { id: grant.id } })).then((ok) => ok && grants.resource.reload());
   return (
     <section className="panel" aria-labelledby="recurring-grants">
       <h2 id="recurring-grants">Recurring grants</h2>

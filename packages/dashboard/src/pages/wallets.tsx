@@ -1,5 +1,6 @@
 import { useId, useMemo, useState } from 'react';
-import { newIdempotencyKey, post } from '../api.js';
+import type { Wallet, WalletTransaction as Transaction } from '@svc/sdk';
+import { newIdempotencyKey, operations } from '../api.js';
 import { Chart, type ChartSeries } from '../chart.js';
 import {
   balanceSeries,
@@ -12,15 +13,27 @@ import {
   resultingBalance,
 } from '../format.js';
 import { navigate } from '../router.js';
-import type { List } from '../api.js';
-import type { Transaction, Wallet } from '../types.js';
 import { CategoriesPanel, GrantsPanel, HoldsPanel } from './wallet-holds.js';
 import { RecurringGrantsPanel } from './wallet-recurring-grants.js';
-import { Dialog, Empty, ErrorBox, Link, Loaded, Page, Pager, SearchBox, StatusBadge, useAction, usePagedList, useResource } from '../ui.js';
+import {
+  Dialog,
+  Empty,
+  ErrorBox,
+  Link,
+  Loaded,
+  Page,
+  Pager,
+  present,
+  SearchBox,
+  StatusBadge,
+  useAction,
+  usePagedList,
+  useResource,
+} from '../ui.js';
 
 export function WalletsPage() {
   const [userId, setUserId] = useState('');
-  const list = usePagedList<Wallet>('/v1/wallets', { user_id: userId });
+  const list = usePagedList((page) => operations.listWallets({ query: { ...page, ...present({ user_id: userId }) } }), [userId]);
   return (
     <Page title="Wallets">
       <SearchBox
@@ -79,9 +92,10 @@ type Operation = 'add' | 'deduct' | 'transfer';
 const OPERATION_LABELS: Record<Operation, string> = { add: 'Add credits', deduct: 'Deduct credits', transfer: 'Transfer credits' };
 
 export function WalletPage(props: { id: string }) {
-  const wallet = useResource<Wallet>(`/v1/wallets/${props.id}`);
-  const history = useResource<List<Transaction>>(`/v1/wallets/${props.id}/transactions?limit=100`);
-  const transactions = usePagedList<Transaction>(`/v1/wallets/${props.id}/transactions`, {});
+  const path = { id: props.id };
+  const wallet = useResource(() => operations.getWallet({ path }), [props.id]);
+  const history = useResource(() => operations.listWalletTransactions({ path, query: { limit: 100 } }), [props.id]);
+  const transactions = usePagedList((page) => operations.listWalletTransactions({ path, query: page }), [props.id]);
   const [operation, setOperation] = useState<Operation | undefined>(undefined);
   const [reversing, setReversing] = useState<Transaction | undefined>(undefined);
   const status = useAction();
@@ -141,7 +155,7 @@ export function WalletPage(props: { id: string }) {
                   type="button"
                   className="danger"
                   disabled={status.pending}
-                  onClick={() => void status.run(() => post(`/v1/wallets/${data.id}/freeze`)).then(reload)}
+                  onClick={() => void status.run(() => operations.freezeWallet({ path })).then(reload)}
                 >
                   Freeze
                 </button>
@@ -149,7 +163,7 @@ export function WalletPage(props: { id: string }) {
                 <button
                   type="button"
                   disabled={status.pending}
-                  onClick={() => void status.run(() => post(`/v1/wallets/${data.id}/unfreeze`)).then(reload)}
+                  onClick={() => void status.run(() => operations.unfreezeWallet({ path })).then(reload)}
                 >
                   Unfreeze
                 </button>
@@ -312,7 +326,7 @@ function ReverseDialog(props: { transaction: Transaction; onClose: () => void; o
       ...(description.trim() === '' ? {} : { description: description.trim() }),
     };
     void action
-      .run(() => post(`/v1/transactions/${props.transaction.id}/reverse`, body, idempotencyKey))
+      .run(() => operations.reverseTransaction({ path: { id: props.transaction.id }, body }, { idempotencyKey }))
       .then((ok) => ok && props.onDone());
   };
 
@@ -408,14 +422,15 @@ function OperationDialog(props: { wallet: Wallet; operation: Operation; onClose:
 
   const confirm = (amount: number) => {
     const body = { amount, ...(description.trim() === '' ? {} : { description: description.trim() }) };
-    const path =
+    const path = { id: props.wallet.id };
+    const options = { idempotencyKey };
+    const call = () =>
       props.operation === 'add'
-        ? `/v1/wallets/${props.wallet.id}/credits`
+        ? operations.creditWallet({ path, body }, options)
         : props.operation === 'deduct'
-          ? `/v1/wallets/${props.wallet.id}/debits`
-          : '/v1/wallets/transfer';
-    const payload = props.operation === 'transfer' ? { ...body, from_wallet_id: props.wallet.id, to_wallet_id: toWalletId.trim() } : body;
-    void action.run(() => post(path, payload, idempotencyKey)).then((ok) => ok && props.onDone());
+          ? operations.debitWallet({ path, body }, options)
+          : operations.transferCredits({ body: { ...body, from_wallet_id: props.wallet.id, to_wallet_id: toWalletId.trim() } }, options);
+    void action.run(call).then((ok) => ok && props.onDone());
   };
 
   return (

@@ -1,8 +1,8 @@
 import { useId, useState } from 'react';
-import { patch, post } from '../api.js';
+import type { WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret } from '@svc/sdk';
+import { operations } from '../api.js';
 import { formatDateTime, formatLatency, formatRelative } from '../format.js';
 import { navigate } from '../router.js';
-import { type Delivery, type Endpoint, EVENT_TYPES, type Recovery } from '../types.js';
 import {
   Dialog,
   Empty,
@@ -11,16 +11,19 @@ import {
   Loaded,
   Page,
   Pager,
+  present,
   SearchBox,
   SecretOnce,
   StatusBadge,
   useAction,
+  useEventTypes,
   usePagedList,
   useResource,
 } from '../ui.js';
 
 function EventPicker(props: { selected: readonly string[]; onChange: (events: string[]) => void }) {
   const all = props.selected.includes('*');
+  const eventTypes = useEventTypes();
   const toggle = (type: string, on: boolean) =>
     props.onChange(on ? [...props.selected.filter((item) => item !== type), type] : props.selected.filter((item) => item !== type));
   return (
@@ -29,7 +32,7 @@ function EventPicker(props: { selected: readonly string[]; onChange: (events: st
       <label className="check">
         <input type="checkbox" checked={all} onChange={(event) => props.onChange(event.target.checked ? ['*'] : [])} /> All events (*)
       </label>
-      {EVENT_TYPES.map((type) => (
+      {eventTypes.map((type) => (
         <label key={type} className="check">
           <input
             type="checkbox"
@@ -46,9 +49,9 @@ function EventPicker(props: { selected: readonly string[]; onChange: (events: st
 
 export function WebhooksPage() {
   const [filter, setFilter] = useState('');
-  const list = usePagedList<Endpoint>('/v1/webhooks', {});
+  const list = usePagedList((page) => operations.listWebhooks({ query: page }), []);
   const [creating, setCreating] = useState(false);
-  const [created, setCreated] = useState<Endpoint | undefined>(undefined);
+  const [created, setCreated] = useState<WebhookEndpointWithSecret | undefined>(undefined);
   return (
     <Page
       title="Webhooks"
@@ -108,7 +111,7 @@ export function WebhooksPage() {
   );
 }
 
-function CreateEndpointDialog(props: { onClose: () => void; onCreated: (endpoint: Endpoint) => void }) {
+function CreateEndpointDialog(props: { onClose: () => void; onCreated: (endpoint: WebhookEndpointWithSecret) => void }) {
   const [url, setUrl] = useState('https://');
   const [description, setDescription] = useState('');
   const [events, setEvents] = useState<string[]>(['*']);
@@ -120,10 +123,8 @@ function CreateEndpointDialog(props: { onClose: () => void; onCreated: (endpoint
         onSubmit={(event) => {
           event.preventDefault();
           void action.run(async () => {
-            const endpoint = await post<Endpoint>('/v1/webhooks', {
-              url: url.trim(),
-              events,
-              ...(description.trim() === '' ? {} : { description: description.trim() }),
+            const endpoint = await operations.createWebhook({
+              body: { url: url.trim(), events, ...(description.trim() === '' ? {} : { description: description.trim() }) },
             });
             props.onCreated(endpoint);
           });
@@ -149,9 +150,12 @@ function CreateEndpointDialog(props: { onClose: () => void; onCreated: (endpoint
 }
 
 export function WebhookPage(props: { id: string }) {
-  const endpoint = useResource<Endpoint>(`/v1/webhooks/${props.id}`);
-  const [status, setStatus] = useState('');
-  const deliveries = usePagedList<Delivery>(`/v1/webhooks/${props.id}/deliveries`, { status });
+  const endpoint = useResource(() => operations.getWebhook({ path: { id: props.id } }), [props.id]);
+  const [status, setStatus] = useState<WebhookDelivery['status'] | ''>('');
+  const deliveries = usePagedList(
+    (page) => operations.listWebhookDeliveries({ path: { id: props.id }, query: { ...page, ...present({ status }) } }),
+    [props.id, status],
+  );
   const [secret, setSecret] = useState<string | undefined>(undefined);
   const [editing, setEditing] = useState<string[] | undefined>(undefined);
   const [notice, setNotice] = useState<string | undefined>(undefined);
@@ -204,7 +208,7 @@ export function WebhookPage(props: { id: string }) {
               disabled={action.pending}
               onRecover={(since) =>
                 run(async () => {
-                  const recovery = await post<Recovery>(`/v1/webhooks/${data.id}/recover`, { since });
+                  const recovery = await operations.recoverWebhook({ path: { id: data.id }, body: { since } });
                   setNotice(`Recovery started: ${recovery.deliveries} deliver${recovery.deliveries === 1 ? 'y' : 'ies'} to send again.`);
                 }, '')
               }
@@ -214,7 +218,10 @@ export function WebhookPage(props: { id: string }) {
               <form
                 onSubmit={(event) => {
                   event.preventDefault();
-                  run(() => patch(`/v1/webhooks/${data.id}`, { events: editing }).then(() => setEditing(undefined)), 'Events saved.');
+                  run(
+                    () => operations.updateWebhook({ path: { id: data.id }, body: { events: editing } }).then(() => setEditing(undefined)),
+                    'Events saved.',
+                  );
                 }}
               >
                 <EventPicker selected={editing} onChange={setEditing} />
@@ -232,7 +239,9 @@ export function WebhookPage(props: { id: string }) {
               <button
                 type="button"
                 disabled={action.pending}
-                onClick={() => run(() => post(`/v1/webhooks/${data.id}/test`), 'Test event sent; its delivery appears below.')}
+                onClick={() =>
+                  run(() => operations.sendTestWebhook({ path: { id: data.id } }), 'Test event sent; its delivery appears below.')
+                }
               >
                 Send test event
               </button>
@@ -244,7 +253,7 @@ export function WebhookPage(props: { id: string }) {
                 disabled={action.pending}
                 onClick={() =>
                   run(
-                    () => patch(`/v1/webhooks/${data.id}`, { enabled: !data.enabled }),
+                    () => operations.updateWebhook({ path: { id: data.id }, body: { enabled: !data.enabled } }),
                     data.enabled ? 'Endpoint disabled.' : 'Endpoint enabled.',
                   )
                 }
@@ -256,7 +265,7 @@ export function WebhookPage(props: { id: string }) {
                 disabled={action.pending}
                 onClick={() =>
                   run(
-                    () => post<Endpoint>(`/v1/webhooks/${data.id}/rotate-secret`).then((rotated) => setSecret(rotated.secret)),
+                    () => operations.rotateWebhookSecret({ path: { id: data.id } }).then((rotated) => setSecret(rotated.secret)),
                     'Secret rotated.',
                   )
                 }
@@ -273,7 +282,7 @@ export function WebhookPage(props: { id: string }) {
           <h2 id="deliveries">Deliveries</h2>
           <div className="inline-field">
             <label htmlFor={statusId}>Status</label>
-            <select id={statusId} value={status} onChange={(event) => setStatus(event.target.value)}>
+            <select id={statusId} value={status} onChange={(event) => setStatus(event.target.value as WebhookDelivery['status'] | '')}>
               <option value="">All</option>
               <option value="pending">Pending</option>
               <option value="succeeded">Succeeded</option>
@@ -306,7 +315,10 @@ export function WebhookPage(props: { id: string }) {
                         aria-label={`Retry delivery ${delivery.id}`}
                         disabled={action.pending}
                         onClick={() =>
-                          run(() => post(`/v1/webhooks/${props.id}/deliveries/${delivery.id}/retry`), 'Retried; the new attempt is listed.')
+                          run(
+                            () => operations.retryWebhookDelivery({ path: { id: props.id, delivery_id: delivery.id } }),
+                            'Retried; the new attempt is listed.',
+                          )
                         }
                       >
                         Retry
@@ -360,7 +372,7 @@ export function WebhookPage(props: { id: string }) {
 }
 
 /** Enabled, or disabled with its reason: `failing` (switched off automatically) or by hand. */
-function EndpointStatus(props: { endpoint: Endpoint }) {
+function EndpointStatus(props: { endpoint: WebhookEndpoint }) {
   const { endpoint } = props;
   if (endpoint.enabled) return <StatusBadge status="enabled" />;
   return (
