@@ -120,6 +120,65 @@ export function Loaded<T>(props: { resource: Resource<T>; children: (data: T) =>
   return <>{props.children(resource.data)}</>;
 }
 
+/** A paged list's current page (`resource`) and the Pager's state and moves. */
+export interface Paged<T> {
+  readonly resource: Resource<ListPage<T>>;
+  readonly page: number;
+  readonly hasNewer: boolean;
+  readonly hasOlder: boolean;
+  readonly newer: () => void;
+  readonly older: () => void;
+}
+
+/** One page of a paged list: loading, its error, `empty` when it has no items, or `children` of its items; then the Pager. */
+export function PagedItems<T>(props: { list: Paged<T>; empty: ReactNode; children: (items: T[]) => ReactNode }) {
+  return (
+    <>
+      <Loaded resource={props.list.resource}>
+        {({ data }) => (data.length === 0 ? <Empty>{props.empty}</Empty> : props.children(data))}
+      </Loaded>
+      <Pager {...props.list} />
+    </>
+  );
+}
+
+/**
+ * A column heading: its text; `{ number }` for a right-aligned column of numbers; `{ hidden }` for
+ * one only screen readers announce (the column of a row's buttons).
+ */
+export type Column = string | { readonly number: string } | { readonly hidden: string };
+
+/** A table of rows (`children`, the `<tr>`s) with a caption for screen readers and a heading per column; scrolls sideways when narrow. */
+export function Table(props: { caption: string; columns: readonly Column[]; testId?: string; className?: string; children: ReactNode }) {
+  return (
+    <div className="table-wrap">
+      <table data-testid={props.testId} className={props.className}>
+        <caption className="visually-hidden">{props.caption}</caption>
+        <thead>
+          <tr>
+            {props.columns.map((column) =>
+              typeof column === 'string' ? (
+                <th key={column} scope="col">
+                  {column}
+                </th>
+              ) : 'number' in column ? (
+                <th key={column.number} scope="col" className="number">
+                  {column.number}
+                </th>
+              ) : (
+                <th key={column.hidden} scope="col">
+                  <span className="visually-hidden">{column.hidden}</span>
+                </th>
+              ),
+            )}
+          </tr>
+        </thead>
+        <tbody>{props.children}</tbody>
+      </table>
+    </div>
+  );
+}
+
 /** The query of one page of a list: its size, and the cursor it starts after. */
 export interface PageQuery {
   readonly limit: number;
@@ -135,7 +194,7 @@ export function usePagedList<T extends object>(
   list: (page: PageQuery) => PromiseLike<ListPage<T>>,
   deps: readonly unknown[],
   options: { pageSize?: number; cursor?: (item: T) => string } = {},
-) {
+): Paged<T> {
   const pageSize = options.pageSize ?? 20;
   const cursorOf = options.cursor ?? ((item: T) => (item as { id?: string }).id ?? '');
   const [cursors, setCursors] = useState<string[]>([]);

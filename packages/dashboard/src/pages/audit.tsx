@@ -2,7 +2,7 @@ import { useId, useState } from 'react';
 import { formatDateTime, formatRelative } from '../format.js';
 import type { AuditLogEntry } from '@svc/sdk';
 import { operations } from '../api.js';
-import { Empty, JsonView, Loaded, Page, Pager, present, usePagedList } from '../ui.js';
+import { JsonView, Page, PagedItems, present, usePagedList } from '../ui.js';
 
 interface Filters {
   action: string;
@@ -79,38 +79,29 @@ export function AuditPage() {
           </button>
         </div>
       </form>
-      <Loaded resource={list.resource}>
-        {({ data }) =>
-          data.length === 0 ? (
-            <Empty>No audit entries match.</Empty>
-          ) : (
-            <ul className="rows" data-testid="audit-list">
-              {data.map((entry) => (
-                <li key={entry.id} className="event">
-                  <div className="row">
-                    <div>
-                      <strong>{entry.action}</strong> {entry.resource.type} {entry.resource.id ?? ''} · {entry.outcome}
-                      <div className="muted" title={formatDateTime(entry.created_at)}>
-                        {actorText(entry.actor)} · {formatRelative(entry.created_at)}
-                        {entry.ip === undefined || entry.ip === null ? '' : ` · ${entry.ip}`}
-                      </div>
+      <PagedItems list={list} empty="No audit entries match.">
+        {(data) => (
+          <ul className="rows" data-testid="audit-list">
+            {data.map((entry) => (
+              <li key={entry.id} className="event">
+                <div className="row">
+                  <div>
+                    <strong>{entry.action}</strong> {entry.resource.type} {entry.resource.id ?? ''} · {entry.outcome}
+                    <div className="muted" title={formatDateTime(entry.created_at)}>
+                      {actorText(entry.actor)} · {formatRelative(entry.created_at)}
+                      {entry.ip === undefined || entry.ip === null ? '' : ` · ${entry.ip}`}
                     </div>
-                    <button
-                      type="button"
-                      aria-expanded={open === entry.id}
-                      onClick={() => setOpen(open === entry.id ? undefined : entry.id)}
-                    >
-                      {open === entry.id ? 'Hide' : 'Details'}
-                    </button>
                   </div>
-                  {open === entry.id ? <JsonView value={entry} label={`Audit entry ${entry.id}`} /> : null}
-                </li>
-              ))}
-            </ul>
-          )
-        }
-      </Loaded>
-      <Pager {...list} />
+                  <button type="button" aria-expanded={open === entry.id} onClick={() => setOpen(open === entry.id ? undefined : entry.id)}>
+                    {open === entry.id ? 'Hide' : 'Details'}
+                  </button>
+                </div>
+                {open === entry.id ? <JsonView value={entry} label={`Audit entry ${entry.id}`} /> : null}
+              </li>
+            ))}
+          </ul>
+        )}
+      </PagedItems>
     </Page>
   );
 }

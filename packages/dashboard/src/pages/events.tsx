@@ -2,7 +2,7 @@ import { useId, useState } from 'react';
 import { formatDateTime, formatRelative } from '../format.js';
 import { navigate } from '../router.js';
 import { operations } from '../api.js';
-import { Empty, JsonView, Link, Loaded, Page, Pager, present, SearchBox, useEventTypes, usePagedList, useResource } from '../ui.js';
+import { JsonView, Link, Loaded, Page, PagedItems, present, SearchBox, useEventTypes, usePagedList, useResource } from '../ui.js';
 
 export function EventsPage() {
   const [type, setType] = useState('');
@@ -31,37 +31,28 @@ export function EventsPage() {
           onSearch={(value) => value !== '' && navigate(`/events/${value}`)}
         />
       </div>
-      <Loaded resource={list.resource}>
-        {({ data }) =>
-          data.length === 0 ? (
-            <Empty>{type === '' ? 'No events yet.' : `No ${type} events.`}</Empty>
-          ) : (
-            <ul className="rows" data-testid="event-list">
-              {data.map((event) => (
-                <li key={event.id} className="event">
-                  <div className="row">
-                    <div>
-                      <strong>{event.type}</strong> <Link to={`/events/${event.id}`}>{event.id}</Link>
-                      <div className="muted" title={formatDateTime(event.created_at)}>
-                        {formatRelative(event.created_at)}
-                      </div>
+      <PagedItems list={list} empty={type === '' ? 'No events yet.' : `No ${type} events.`}>
+        {(data) => (
+          <ul className="rows" data-testid="event-list">
+            {data.map((event) => (
+              <li key={event.id} className="event">
+                <div className="row">
+                  <div>
+                    <strong>{event.type}</strong> <Link to={`/events/${event.id}`}>{event.id}</Link>
+                    <div className="muted" title={formatDateTime(event.created_at)}>
+                      {formatRelative(event.created_at)}
                     </div>
-                    <button
-                      type="button"
-                      aria-expanded={open === event.id}
-                      onClick={() => setOpen(open === event.id ? undefined : event.id)}
-                    >
-                      {open === event.id ? 'Hide data' : 'Show data'}
-                    </button>
                   </div>
-                  {open === event.id ? <JsonView value={event} label={`Event ${event.id}`} /> : null}
-                </li>
-              ))}
-            </ul>
-          )
-        }
-      </Loaded>
-      <Pager {...list} />
+                  <button type="button" aria-expanded={open === event.id} onClick={() => setOpen(open === event.id ? undefined : event.id)}>
+                    {open === event.id ? 'Hide data' : 'Show data'}
+                  </button>
+                </div>
+                {open === event.id ? <JsonView value={event} label={`Event ${event.id}`} /> : null}
+              </li>
+            ))}
+          </ul>
+        )}
+      </PagedItems>
     </Page>
   );
 }

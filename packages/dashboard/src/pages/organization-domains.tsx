@@ -1,7 +1,7 @@
 import { useId, useState } from 'react';
 import { operations } from '../api.js';
 import { formatDateTime } from '../format.js';
-import { Empty, ErrorBox, Loaded, Pager, StatusBadge, useAction, usePagedList } from '../ui.js';
+import { ErrorBox, PagedItems, StatusBadge, useAction, usePagedList } from '../ui.js';
 
 /**
  * An organization's email domains: each one's status and, while pending, the TXT record the
@@ -52,54 +52,49 @@ export function OrganizationDomains(props: { organizationId: string }) {
         </div>
       </form>
       {action.error === undefined ? null : <ErrorBox error={action.error} />}
-      <Loaded resource={domains.resource}>
-        {({ data }) =>
-          data.length === 0 ? (
-            <Empty>No domains. SSO through this organization's connection answers only for its verified domains.</Empty>
-          ) : (
-            <ul className="rows">
-              {data.map((item) => (
-                <li key={item.domain} className="row">
-                  <div>
-                    {item.domain} <StatusBadge status={item.status} />
-                    <div className="muted">
-                      {item.status === 'verified'
-                        ? `verified ${item.verified_at === null ? '' : formatDateTime(item.verified_at)} (${item.verification})`
-                        : 'publish this TXT record, then verify:'}
-                    </div>
-                    {item.status === 'pending' ? (
-                      <div>
-                        <code>{item.txt_record.name}</code> TXT <code>{item.txt_record.value}</code>
-                      </div>
-                    ) : null}
+      <PagedItems list={domains} empty="No domains. SSO through this organization's connection answers only for its verified domains.">
+        {(data) => (
+          <ul className="rows">
+            {data.map((item) => (
+              <li key={item.domain} className="row">
+                <div>
+                  {item.domain} <StatusBadge status={item.status} />
+                  <div className="muted">
+                    {item.status === 'verified'
+                      ? `verified ${item.verified_at === null ? '' : formatDateTime(item.verified_at)} (${item.verification})`
+                      : 'publish this TXT record, then verify:'}
                   </div>
-                  <div>
-                    {item.status === 'pending' ? (
-                      <button
-                        type="button"
-                        aria-label={`Verify ${item.domain}`}
-                        disabled={action.pending}
-                        onClick={() => change(() => operations.verifyOrganizationDomain({ path: { id, domain: item.domain } }))}
-                      >
-                        Verify
-                      </button>
-                    ) : null}
+                  {item.status === 'pending' ? (
+                    <div>
+                      <code>{item.txt_record.name}</code> TXT <code>{item.txt_record.value}</code>
+                    </div>
+                  ) : null}
+                </div>
+                <div>
+                  {item.status === 'pending' ? (
                     <button
                       type="button"
-                      aria-label={`Remove domain ${item.domain}`}
+                      aria-label={`Verify ${item.domain}`}
                       disabled={action.pending}
-                      onClick={() => change(() => operations.deleteOrganizationDomain({ path: { id, domain: item.domain } }))}
+                      onClick={() => change(() => operations.verifyOrganizationDomain({ path: { id, domain: item.domain } }))}
                     >
-                      Remove
+                      Verify
                     </button>
-                  </div>
-                </li>
-              ))}
-            </ul>
-          )
-        }
-      </Loaded>
-      <Pager {...domains} />
+                  ) : null}
+                  <button
+                    type="button"
+                    aria-label={`Remove domain ${item.domain}`}
+                    disabled={action.pending}
+                    onClick={() => change(() => operations.deleteOrganizationDomain({ path: { id, domain: item.domain } }))}
+                  >
+                    Remove
+                  </button>
+                </div>
+              </li>
+            ))}
+          </ul>
+        )}
+      </PagedItems>
     </section>
   );
 }

@@ -2,7 +2,20 @@ import { useId, useState } from 'react';
 import { operations } from '../api.js';
 import { formatDateTime, formatRelative } from '../format.js';
 import { OrganizationDomains } from './organization-domains.js';
-import { Empty, ErrorBox, Link, Loaded, Page, Pager, SearchBox, StatusBadge, useAction, usePagedList, useResource } from '../ui.js';
+import {
+  Empty,
+  ErrorBox,
+  Link,
+  Loaded,
+  Page,
+  PagedItems,
+  Pager,
+  SearchBox,
+  StatusBadge,
+  useAction,
+  usePagedList,
+  useResource,
+} from '../ui.js';
 
 export function OrganizationsPage() {
   const list = usePagedList((page) => operations.listOrganizations({ query: page }), []);
@@ -91,36 +104,31 @@ export function OrganizationPage(props: { id: string }) {
       </Loaded>
       <section className="panel" aria-labelledby="members">
         <h2 id="members">Members</h2>
-        <Loaded resource={members.resource}>
-          {({ data }) =>
-            data.length === 0 ? (
-              <Empty>No members.</Empty>
-            ) : (
-              <ul className="rows">
-                {data.map((member) => (
-                  <li key={member.user_id} className="row">
-                    <div>
-                      <Link to={`/users/${member.user_id}`}>{member.user_id}</Link> · {member.role}
-                    </div>
-                    <button
-                      type="button"
-                      aria-label={`Remove member ${member.user_id}`}
-                      disabled={action.pending}
-                      onClick={() =>
-                        void action
-                          .run(() => operations.removeOrganizationMember({ path: { id: props.id, user_id: member.user_id } }))
-                          .then(members.resource.reload)
-                      }
-                    >
-                      Remove
-                    </button>
-                  </li>
-                ))}
-              </ul>
-            )
-          }
-        </Loaded>
-        <Pager {...members} />
+        <PagedItems list={members} empty="No members.">
+          {(data) => (
+            <ul className="rows">
+              {data.map((member) => (
+                <li key={member.user_id} className="row">
+                  <div>
+                    <Link to={`/users/${member.user_id}`}>{member.user_id}</Link> · {member.role}
+                  </div>
+                  <button
+                    type="button"
+                    aria-label={`Remove member ${member.user_id}`}
+                    disabled={action.pending}
+                    onClick={() =>
+                      void action
+                        .run(() => operations.removeOrganizationMember({ path: { id: props.id, user_id: member.user_id } }))
+                        .then(members.resource.reload)
+                    }
+                  >
+                    Remove
+                  </button>
+                </li>
+              ))}
+            </ul>
+          )}
+        </PagedItems>
       </section>
       <section className="panel" aria-labelledby="invitations">
         <h2 id="invitations">Invitations</h2>
@@ -152,39 +160,34 @@ export function OrganizationPage(props: { id: string }) {
             </button>
           </div>
         </form>
-        <Loaded resource={invitations.resource}>
-          {({ data }) =>
-            data.length === 0 ? (
-              <Empty>No invitations.</Empty>
-            ) : (
-              <ul className="rows">
-                {data.map((invitation) => (
-                  <li key={invitation.id} className="row">
-                    <div>
-                      {invitation.email} · {invitation.role} <StatusBadge status={invitation.status} />
-                      <div className="muted">expires {formatDateTime(invitation.expires_at)}</div>
-                    </div>
-                    {invitation.status === 'pending' ? (
-                      <button
-                        type="button"
-                        aria-label={`Revoke invitation for ${invitation.email}`}
-                        disabled={action.pending}
-                        onClick={() =>
-                          void action
-                            .run(() => operations.revokeOrganizationInvitation({ path: { id: props.id, invitation_id: invitation.id } }))
-                            .then(invitations.resource.reload)
-                        }
-                      >
-                        Revoke
-                      </button>
-                    ) : null}
-                  </li>
-                ))}
-              </ul>
-            )
-          }
-        </Loaded>
-        <Pager {...invitations} />
+        <PagedItems list={invitations} empty="No invitations.">
+          {(data) => (
+            <ul className="rows">
+              {data.map((invitation) => (
+                <li key={invitation.id} className="row">
+                  <div>
+                    {invitation.email} · {invitation.role} <StatusBadge status={invitation.status} />
+                    <div className="muted">expires {formatDateTime(invitation.expires_at)}</div>
+                  </div>
+                  {invitation.status === 'pending' ? (
+                    <button
+                      type="button"
+                      aria-label={`Revoke invitation for ${invitation.email}`}
+                      disabled={action.pending}
+                      onClick={() =>
+                        void action
+                          .run(() => operations.revokeOrganizationInvitation({ path: { id: props.id, invitation_id: invitation.id } }))
+                          .then(invitations.resource.reload)
+                      }
+                    >
+                      Revoke
+                    </button>
+                  ) : null}
+                </li>
+              ))}
+            </ul>
+          )}
+        </PagedItems>
       </section>
       <OrganizationDomains organizationId={props.id} />
     </Page>

@@ -2,7 +2,7 @@ import { useState } from 'react';
 import type { SigningKey } from '@svc/sdk';
 import { operations } from '../api.js';
 import { formatDateTime, formatRelative } from '../format.js';
-import { CopyButton, Empty, ErrorBox, Loaded, Page, StatusBadge, useAction, useResource } from '../ui.js';
+import { CopyButton, Empty, ErrorBox, Loaded, Page, StatusBadge, Table, useAction, useResource } from '../ui.js';
 
 const STATUS_NOTE: Record<SigningKey['status'], string> = {
   signing: 'signs new session JWTs',
@@ -55,33 +55,24 @@ export function SigningKeysPage(props: { projectId: string }) {
           data.length === 0 ? (
             <Empty>No signing keys yet: the project gets its first on its first session.</Empty>
           ) : (
-            <div className="table-wrap">
-              <table data-testid="signing-key-list">
-                <caption className="visually-hidden">Session JWT signing keys</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Key id (kid)</th>
-                    <th scope="col">Algorithm</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Created</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.map((key) => (
-                    <tr key={key.kid} data-testid="signing-key" data-status={key.status}>
-                      <td>
-                        <code>{key.kid}</code>
-                      </td>
-                      <td>{key.alg}</td>
-                      <td>
-                        <StatusBadge status={key.status} /> <span className="muted">{STATUS_NOTE[key.status]}</span>
-                      </td>
-                      <td title={formatDateTime(key.created_at)}>{formatRelative(key.created_at)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table
+              caption="Session JWT signing keys"
+              columns={['Key id (kid)', 'Algorithm', 'Status', 'Created']}
+              testId="signing-key-list"
+            >
+              {data.map((key) => (
+                <tr key={key.kid} data-testid="signing-key" data-status={key.status}>
+                  <td>
+                    <code>{key.kid}</code>
+                  </td>
+                  <td>{key.alg}</td>
+                  <td>
+                    <StatusBadge status={key.status} /> <span className="muted">{STATUS_NOTE[key.status]}</span>
+                  </td>
+                  <td title={formatDateTime(key.created_at)}>{formatRelative(key.created_at)}</td>
+                </tr>
+              ))}
+            </Table>
           )
         }
       </Loaded>

@@ -8,10 +8,11 @@ import {
   Link,
   Loaded,
   Page,
-  Pager,
+  PagedItems,
   present,
   SearchBox,
   StatusBadge,
+  Table,
   useAction,
   usePagedList,
   useResource,
@@ -23,42 +24,26 @@ export function UsersPage() {
   return (
     <Page title="Users">
       <SearchBox label="Search by email" placeholder="ada@example.com" value={email} onSearch={setEmail} />
-      <Loaded resource={list.resource}>
-        {({ data }) =>
-          data.length === 0 ? (
-            <Empty>{email === '' ? 'No users yet. They appear here once they sign up.' : `No user with the email ${email}.`}</Empty>
-          ) : (
-            <div className="table-wrap">
-              <table>
-                <caption className="visually-hidden">Users</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Email</th>
-                    <th scope="col">Name</th>
-                    <th scope="col">Roles</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Created</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.map((user) => (
-                    <tr key={user.id}>
-                      <td className="break">
-                        <Link to={`/users/${user.id}`}>{user.email}</Link>
-                      </td>
-                      <td>{user.name}</td>
-                      <td>{user.roles.join(', ') || '—'}</td>
-                      <td>{user.banned ? <StatusBadge status="banned" /> : user.email_verified ? 'verified' : 'unverified'}</td>
-                      <td title={formatDateTime(user.created_at)}>{formatRelative(user.created_at)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )
-        }
-      </Loaded>
-      <Pager {...list} />
+      <PagedItems
+        list={list}
+        empty={email === '' ? 'No users yet. They appear here once they sign up.' : `No user with the email ${email}.`}
+      >
+        {(data) => (
+          <Table caption="Users" columns={['Email', 'Name', 'Roles', 'Status', 'Created']}>
+            {data.map((user) => (
+              <tr key={user.id}>
+                <td className="break">
+                  <Link to={`/users/${user.id}`}>{user.email}</Link>
+                </td>
+                <td>{user.name}</td>
+                <td>{user.roles.join(', ') || '—'}</td>
+                <td>{user.banned ? <StatusBadge status="banned" /> : user.email_verified ? 'verified' : 'unverified'}</td>
+                <td title={formatDateTime(user.created_at)}>{formatRelative(user.created_at)}</td>
+              </tr>
+            ))}
+          </Table>
+        )}
+      </PagedItems>
     </Page>
   );
 }
@@ -179,59 +164,48 @@ export function UserPage(props: { id: string }) {
             Revoke all
           </button>
         </div>
-        <Loaded resource={sessions.resource}>
-          {({ data }) =>
-            data.length === 0 ? (
-              <Empty>No active sessions.</Empty>
-            ) : (
-              <ul className="rows" data-testid="session-list">
-                {data.map((session) => (
-                  <li key={session.id} className="row">
-                    <div>
-                      <code>{session.id}</code>
-                      <div className="muted">
-                        {session.ip ?? 'unknown IP'} · {session.user_agent ?? 'unknown client'} · last used{' '}
-                        {formatRelative(session.last_used_at)} · expires {formatDateTime(session.expires_at)}
-                      </div>
+        <PagedItems list={sessions} empty="No active sessions.">
+          {(data) => (
+            <ul className="rows" data-testid="session-list">
+              {data.map((session) => (
+                <li key={session.id} className="row">
+                  <div>
+                    <code>{session.id}</code>
+                    <div className="muted">
+                      {session.ip ?? 'unknown IP'} · {session.user_agent ?? 'unknown client'} · last used{' '}
+                      {formatRelative(session.last_used_at)} · expires {formatDateTime(session.expires_at)}
                     </div>
-                    <button
-                      type="button"
-                      aria-label={`Revoke session ${session.id}`}
-                      disabled={action.pending}
-                      onClick={() => act(() => operations.revokeSession({ path: { id: session.id } }), sessions.resource.reload)}
-                    >
-                      Revoke
-                    </button>
-                  </li>
-                ))}
-              </ul>
-            )
-          }
-        </Loaded>
-        <Pager {...sessions} />
+                  </div>
+                  <button
+                    type="button"
+                    aria-label={`Revoke session ${session.id}`}
+                    disabled={action.pending}
+                    onClick={() => act(() => operations.revokeSession({ path: { id: session.id } }), sessions.resource.reload)}
+                  >
+                    Revoke
+                  </button>
+                </li>
+              ))}
+            </ul>
+          )}
+        </PagedItems>
       </section>
 
       <UserPasskeys userId={props.id} />
 
       <section className="panel" aria-labelledby="wallets">
         <h2 id="wallets">Wallets</h2>
-        <Loaded resource={wallets.resource}>
-          {({ data }) =>
-            data.length === 0 ? (
-              <Empty>No wallets.</Empty>
-            ) : (
-              <ul className="plain">
-                {data.map((wallet) => (
-                  <li key={wallet.id}>
-                    <Link to={`/wallets/${wallet.id}`}>{wallet.id}</Link> · {formatAmount(wallet.balance, wallet.currency)} ·{' '}
-                    {wallet.status}
-                  </li>
-                ))}
-              </ul>
-            )
-          }
-        </Loaded>
-        <Pager {...wallets} />
+        <PagedItems list={wallets} empty="No wallets.">
+          {(data) => (
+            <ul className="plain">
+              {data.map((wallet) => (
+                <li key={wallet.id}>
+                  <Link to={`/wallets/${wallet.id}`}>{wallet.id}</Link> · {formatAmount(wallet.balance, wallet.currency)} · {wallet.status}
+                </li>
+              ))}
+            </ul>
+          )}
+        </PagedItems>
       </section>
     </Page>
   );

@@ -22,10 +22,11 @@ import {
   Link,
   Loaded,
   Page,
-  Pager,
+  PagedItems,
   present,
   SearchBox,
   StatusBadge,
+  Table,
   useAction,
   usePagedList,
   useResource,
@@ -42,48 +43,27 @@ export function WalletsPage() {
         value={userId}
         onSearch={(value) => (value.startsWith('wlt_') ? navigate(`/wallets/${value}`) : setUserId(value))}
       />
-      <Loaded resource={list.resource}>
-        {({ data }) =>
-          data.length === 0 ? (
-            <Empty>{userId === '' ? 'No wallets yet.' : `No wallets for ${userId}.`}</Empty>
-          ) : (
-            <div className="table-wrap">
-              <table>
-                <caption className="visually-hidden">Wallets</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Wallet</th>
-                    <th scope="col" className="number">
-                      Balance
-                    </th>
-                    <th scope="col">Status</th>
-                    <th scope="col">User</th>
-                    <th scope="col">Created</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.map((wallet) => (
-                    <tr key={wallet.id}>
-                      <td>
-                        <Link to={`/wallets/${wallet.id}`}>{wallet.id}</Link>
-                      </td>
-                      <td className="number">{formatAmount(wallet.balance, wallet.currency)}</td>
-                      <td>
-                        <StatusBadge status={wallet.status} />
-                      </td>
-                      <td>
-                        <Link to={`/users/${wallet.user_id}`}>{wallet.user_id}</Link>
-                      </td>
-                      <td title={formatDateTime(wallet.created_at)}>{formatRelative(wallet.created_at)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )
-        }
-      </Loaded>
-      <Pager {...list} />
+      <PagedItems list={list} empty={userId === '' ? 'No wallets yet.' : `No wallets for ${userId}.`}>
+        {(data) => (
+          <Table caption="Wallets" columns={['Wallet', { number: 'Balance' }, 'Status', 'User', 'Created']}>
+            {data.map((wallet) => (
+              <tr key={wallet.id}>
+                <td>
+                  <Link to={`/wallets/${wallet.id}`}>{wallet.id}</Link>
+                </td>
+                <td className="number">{formatAmount(wallet.balance, wallet.currency)}</td>
+                <td>
+                  <StatusBadge status={wallet.status} />
+                </td>
+                <td>
+                  <Link to={`/users/${wallet.user_id}`}>{wallet.user_id}</Link>
+                </td>
+                <td title={formatDateTime(wallet.created_at)}>{formatRelative(wallet.created_at)}</td>
+              </tr>
+            ))}
+          </Table>
+        )}
+      </PagedItems>
     </Page>
   );
 }
@@ -203,79 +183,53 @@ export function WalletPage(props: { id: string }) {
 
       <section className="panel" aria-labelledby="transactions">
         <h2 id="transactions">Transactions</h2>
-        <Loaded resource={transactions.resource}>
-          {({ data }) =>
-            data.length === 0 ? (
-              <Empty>No transactions yet.</Empty>
-            ) : (
-              <div className="table-wrap">
-                <table data-testid="transactions">
-                  <caption className="visually-hidden">Transactions, newest first</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">When</th>
-                      <th scope="col">Type</th>
-                      <th scope="col" className="number">
-                        Amount
-                      </th>
-                      <th scope="col" className="number">
-                        Balance after
-                      </th>
-                      <th scope="col">Description</th>
-                      <th scope="col">
-                        <span className="visually-hidden">Actions</span>
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {data.map((transaction) => (
-                      <tr key={`${transaction.id}:${transaction.type}`}>
-                        <td title={formatDateTime(transaction.created_at)}>{formatRelative(transaction.created_at)}</td>
-                        <td>
-                          {transaction.type.replace('_', ' ')}
-                          {transaction.counterparty_wallet_id === undefined ? null : (
-                            <>
-                              {' '}
-                              <Link to={`/wallets/${transaction.counterparty_wallet_id}`}>{transaction.counterparty_wallet_id}</Link>
-                            </>
-                          )}
-                          {transaction.repaid > 0 ? (
-                            <span className="muted"> (repaid {formatCredits(transaction.repaid)} of debt)</span>
-                          ) : null}
-                          {transaction.reverses === undefined ? null : (
-                            <span className="muted">
-                              {' '}
-                              of <code>{transaction.reverses}</code>
-                            </span>
-                          )}
-                        </td>
-                        <td className="number">
-                          {transaction.type === 'reversal'
-                            ? formatCredits(transaction.amount)
-                            : formatDelta(
-                                transaction.type === 'credit' || transaction.type === 'transfer_in'
-                                  ? transaction.amount
-                                  : -transaction.amount,
-                              )}
-                        </td>
-                        <td className="number">{transaction.balance_after === null ? '—' : formatCredits(transaction.balance_after)}</td>
-                        <td>{transaction.description ?? ''}</td>
-                        <td>
-                          {REVERSIBLE.has(transaction.type) ? (
-                            <button type="button" onClick={() => setReversing(transaction)}>
-                              Reverse
-                            </button>
-                          ) : null}
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )
-          }
-        </Loaded>
-        <Pager {...transactions} />
+        <PagedItems list={transactions} empty="No transactions yet.">
+          {(data) => (
+            <Table
+              caption="Transactions, newest first"
+              columns={['When', 'Type', { number: 'Amount' }, { number: 'Balance after' }, 'Description', { hidden: 'Actions' }]}
+              testId="transactions"
+            >
+              {data.map((transaction) => (
+                <tr key={`${transaction.id}:${transaction.type}`}>
+                  <td title={formatDateTime(transaction.created_at)}>{formatRelative(transaction.created_at)}</td>
+                  <td>
+                    {transaction.type.replace('_', ' ')}
+                    {transaction.counterparty_wallet_id === undefined ? null : (
+                      <>
+                        {' '}
+                        <Link to={`/wallets/${transaction.counterparty_wallet_id}`}>{transaction.counterparty_wallet_id}</Link>
+                      </>
+                    )}
+                    {transaction.repaid > 0 ? <span className="muted"> (repaid {formatCredits(transaction.repaid)} of debt)</span> : null}
+                    {transaction.reverses === undefined ? null : (
+                      <span className="muted">
+                        {' '}
+                        of <code>{transaction.reverses}</code>
+                      </span>
+                    )}
+                  </td>
+                  <td className="number">
+                    {transaction.type === 'reversal'
+                      ? formatCredits(transaction.amount)
+                      : formatDelta(
+                          transaction.type === 'credit' || transaction.type === 'transfer_in' ? transaction.amount : -transaction.amount,
+                        )}
+                  </td>
+                  <td className="number">{transaction.balance_after === null ? '—' : formatCredits(transaction.balance_after)}</td>
+                  <td>{transaction.description ?? ''}</td>
+                  <td>
+                    {REVERSIBLE.has(transaction.type) ? (
+                      <button type="button" onClick={() => setReversing(transaction)}>
+                        Reverse
+                      </button>
+                    ) : null}
+                  </td>
+                </tr>
+              ))}
+            </Table>
+          )}
+        </PagedItems>
         {reversing === undefined ? null : (
           <ReverseDialog
             transaction={reversing}

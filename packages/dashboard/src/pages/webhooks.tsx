@@ -10,11 +10,13 @@ import {
   Link,
   Loaded,
   Page,
+  PagedItems,
   Pager,
   present,
   SearchBox,
   SecretOnce,
   StatusBadge,
+  Table,
   useAction,
   useEventTypes,
   usePagedList,
@@ -293,74 +295,62 @@ export function WebhookPage(props: { id: string }) {
             </button>
           </div>
         </div>
-        <Loaded resource={deliveries.resource}>
-          {({ data }) =>
-            data.length === 0 ? (
-              <Empty>No deliveries{status === '' ? '' : ` with status ${status}`}. Send a test event to see one.</Empty>
-            ) : (
-              <ul className="rows" data-testid="delivery-list">
-                {data.map((delivery) => (
-                  <li key={delivery.id} className="delivery" data-testid="delivery" data-status={delivery.status}>
-                    <div className="row">
-                      <div>
-                        <StatusBadge status={delivery.status} /> <strong>{delivery.event_type}</strong>{' '}
-                        <Link to={`/events/${delivery.event_id}`}>{delivery.event_id}</Link>
-                        <div className="muted">
-                          {delivery.attempt_count} attempt{delivery.attempt_count === 1 ? '' : 's'} · {formatRelative(delivery.created_at)}
-                          {delivery.next_attempt_at === null ? '' : ` · next ${formatRelative(delivery.next_attempt_at)}`}
-                        </div>
+        <PagedItems
+          list={deliveries}
+          empty={<>No deliveries{status === '' ? '' : ` with status ${status}`}. Send a test event to see one.</>}
+        >
+          {(data) => (
+            <ul className="rows" data-testid="delivery-list">
+              {data.map((delivery) => (
+                <li key={delivery.id} className="delivery" data-testid="delivery" data-status={delivery.status}>
+                  <div className="row">
+                    <div>
+                      <StatusBadge status={delivery.status} /> <strong>{delivery.event_type}</strong>{' '}
+                      <Link to={`/events/${delivery.event_id}`}>{delivery.event_id}</Link>
+                      <div className="muted">
+                        {delivery.attempt_count} attempt{delivery.attempt_count === 1 ? '' : 's'} · {formatRelative(delivery.created_at)}
+                        {delivery.next_attempt_at === null ? '' : ` · next ${formatRelative(delivery.next_attempt_at)}`}
                       </div>
-                      <button
-                        type="button"
-                        aria-label={`Retry delivery ${delivery.id}`}
-                        disabled={action.pending}
-                        onClick={() =>
-                          run(
-                            () => operations.retryWebhookDelivery({ path: { id: props.id, delivery_id: delivery.id } }),
-                            'Retried; the new attempt is listed.',
-                          )
-                        }
-                      >
-                        Retry
-                      </button>
                     </div>
-                    {delivery.attempts.length === 0 ? null : (
-                      <div className="table-wrap">
-                        <table className="attempts">
-                          <caption className="visually-hidden">Attempts of {delivery.id}</caption>
-                          <thead>
-                            <tr>
-                              <th scope="col">#</th>
-                              <th scope="col">When</th>
-                              <th scope="col">Status</th>
-                              <th scope="col">Latency</th>
-                              <th scope="col">Response</th>
-                            </tr>
-                          </thead>
-                          <tbody>
-                            {delivery.attempts.map((attempt) => (
-                              <tr key={attempt.attempt}>
-                                <td>
-                                  {attempt.attempt}
-                                  {attempt.kind === 'manual' ? ' (manual)' : ''}
-                                </td>
-                                <td title={formatDateTime(attempt.created_at)}>{formatRelative(attempt.created_at)}</td>
-                                <td data-testid="attempt-status">{attempt.status_code ?? 'no answer'}</td>
-                                <td>{formatLatency(attempt.latency_ms)}</td>
-                                <td className="excerpt">{attempt.response_body?.slice(0, 200) ?? attempt.error ?? ''}</td>
-                              </tr>
-                            ))}
-                          </tbody>
-                        </table>
-                      </div>
-                    )}
-                  </li>
-                ))}
-              </ul>
-            )
-          }
-        </Loaded>
-        <Pager {...deliveries} />
+                    <button
+                      type="button"
+                      aria-label={`Retry delivery ${delivery.id}`}
+                      disabled={action.pending}
+                      onClick={() =>
+                        run(
+                          () => operations.retryWebhookDelivery({ path: { id: props.id, delivery_id: delivery.id } }),
+                          'Retried; the new attempt is listed.',
+                        )
+                      }
+                    >
+                      Retry
+                    </button>
+                  </div>
+                  {delivery.attempts.length === 0 ? null : (
+                    <Table
+                      caption={`Attempts of ${delivery.id}`}
+                      columns={['#', 'When', 'Status', 'Latency', 'Response']}
+                      className="attempts"
+                    >
+                      {delivery.attempts.map((attempt) => (
+                        <tr key={attempt.attempt}>
+                          <td>
+                            {attempt.attempt}
+                            {attempt.kind === 'manual' ? ' (manual)' : ''}
+                          </td>
+                          <td title={formatDateTime(attempt.created_at)}>{formatRelative(attempt.created_at)}</td>
+                          <td data-testid="attempt-status">{attempt.status_code ?? 'no answer'}</td>
+                          <td>{formatLatency(attempt.latency_ms)}</td>
+                          <td className="excerpt">{attempt.response_body?.slice(0, 200) ?? attempt.error ?? ''}</td>
+                        </tr>
+                      ))}
+                    </Table>
+                  )}
+                </li>
+              ))}
+            </ul>
+          )}
+        </PagedItems>
       </section>
       <p>
         <button type="button" className="link" onClick={() => navigate('/events')}>
