@@ -301,8 +301,16 @@ export function Dialog(props: { title: string; open: boolean; onClose: () => voi
   );
 }
 
+/** An action's state and its `run` (`useAction`). */
+export interface Action {
+  readonly pending: boolean;
+  readonly error: unknown;
+  readonly run: (action: () => Promise<unknown>) => Promise<boolean>;
+  readonly clearError: () => void;
+}
+
 /** Runs an action, with its pending state and its error. */
-export function useAction() {
+export function useAction(): Action {
   const [pending, setPending] = useState(false);
   const [error, setError] = useState<unknown>(undefined);
   const run = useCallback(async (action: () => Promise<unknown>): Promise<boolean> => {

@@ -1,4 +1,4 @@
-import { useId, useMemo, useState } from 'react';
+import { type ReactNode, useId, useMemo, useState } from 'react';
 import type { Wallet, WalletTransaction as Transaction } from '@svc/sdk';
 import { newIdempotencyKey, operations } from '../api.js';
 import { Chart, type ChartSeries } from '../chart.js';
@@ -16,6 +16,7 @@ import { navigate } from '../router.js';
 import { CategoriesPanel, GrantsPanel, HoldsPanel } from './wallet-holds.js';
 import { RecurringGrantsPanel } from './wallet-recurring-grants.js';
 import {
+  type Action,
   Dialog,
   Empty,
   ErrorBox,
@@ -259,7 +260,7 @@ function ReverseDialog(props: { transaction: Transaction; onClose: () => void; o
   const [confirming, setConfirming] = useState<number | 'all' | undefined>(undefined);
   const [formError, setFormError] = useState<string | undefined>(undefined);
   const action = useAction();
-  const ids = { amount: useId(), description: useId() };
+  const amountId = useId();
 
   const submit = () => {
     if (amountText.trim() === '') {
@@ -285,60 +286,41 @@ function ReverseDialog(props: { transaction: Transaction; onClose: () => void; o
   };
 
   return (
-    <Dialog title="Reverse a transaction" open onClose={props.onClose}>
-      {confirming === undefined ? (
-        <form
-          onSubmit={(event) => {
-            event.preventDefault();
-            submit();
-          }}
-        >
+    <ReviewDialog
+      title="Reverse a transaction"
+      testId="reverse-confirmation"
+      fields={
+        <>
           <p>
             <code>{props.transaction.id}</code>: {props.transaction.type.replace('_', ' ')} of {formatCredits(props.transaction.amount)}
           </p>
-          <label htmlFor={ids.amount}>Amount (credits; empty: all that is left)</label>
+          <label htmlFor={amountId}>Amount (credits; empty: all that is left)</label>
           <input
-            id={ids.amount}
+            id={amountId}
             inputMode="numeric"
             autoComplete="off"
             value={amountText}
             onChange={(event) => setAmountText(event.target.value)}
             autoFocus
           />
-          <label htmlFor={ids.description}>Description (optional)</label>
-          <input id={ids.description} value={description} maxLength={500} onChange={(event) => setDescription(event.target.value)} />
-          {formError === undefined ? null : (
-            <p className="field-error" role="alert">
-              {formError}
-            </p>
-          )}
-          <div className="actions">
-            <button type="submit" className="primary">
-              Review
-            </button>
-            <button type="button" onClick={props.onClose}>
-              Cancel
-            </button>
-          </div>
-        </form>
-      ) : (
-        <div data-testid="reverse-confirmation">
-          <p>
-            Reverse <strong>{confirming === 'all' ? 'all that is left' : formatCredits(confirming)}</strong> of{' '}
-            <code>{props.transaction.id}</code>.
-          </p>
-          {action.error === undefined ? null : <ErrorBox error={action.error} />}
-          <div className="actions">
-            <button type="button" className="primary" disabled={action.pending} onClick={() => confirm(confirming)} autoFocus>
-              {action.pending ? 'Working…' : 'Confirm: reverse'}
-            </button>
-            <button type="button" disabled={action.pending} onClick={() => setConfirming(undefined)}>
-              Back
-            </button>
-          </div>
-        </div>
+        </>
+      }
+      description={description}
+      onDescription={setDescription}
+      formError={formError}
+      onReview={submit}
+      confirming={confirming}
+      summary={(amount) => (
+        <p>
+          Reverse <strong>{amount === 'all' ? 'all that is left' : formatCredits(amount)}</strong> of <code>{props.transaction.id}</code>.
+        </p>
       )}
-    </Dialog>
+      confirmLabel="Confirm: reverse"
+      action={action}
+      onConfirm={confirm}
+      onBack={() => setConfirming(undefined)}
+      onClose={props.onClose}
+    />
   );
 }
 
@@ -355,7 +337,7 @@ function OperationDialog(props: { wallet: Wallet; operation: Operation; onClose:
   const [confirming, setConfirming] = useState<number | undefined>(undefined);
   const [formError, setFormError] = useState<string | undefined>(undefined);
   const action = useAction();
-  const ids = { amount: useId(), description: useId(), to: useId() };
+  const ids = { amount: useId(), to: useId() };
   const direction = props.operation === 'add' ? 'add' : 'deduct';
   const label = OPERATION_LABELS[props.operation];
 
@@ -388,14 +370,11 @@ function OperationDialog(props: { wallet: Wallet; operation: Operation; onClose:
   };
 
   return (
-    <Dialog title={label} open onClose={props.onClose}>
-      {confirming === undefined ? (
-        <form
-          onSubmit={(event) => {
-            event.preventDefault();
-            submit();
-          }}
-        >
+    <ReviewDialog
+      title={label}
+      testId="confirmation"
+      fields={
+        <>
           <label htmlFor={ids.amount}>Amount (credits)</label>
           <input
             id={ids.amount}
@@ -419,27 +398,18 @@ function OperationDialog(props: { wallet: Wallet; operation: Operation; onClose:
               />
             </>
           ) : null}
-          <label htmlFor={ids.description}>Description (optional)</label>
-          <input id={ids.description} value={description} maxLength={500} onChange={(event) => setDescription(event.target.value)} />
-          {formError === undefined ? null : (
-            <p className="field-error" role="alert">
-              {formError}
-            </p>
-          )}
-          <div className="actions">
-            <button type="submit" className="primary">
-              Review
-            </button>
-            <button type="button" onClick={props.onClose}>
-              Cancel
-            </button>
-          </div>
-        </form>
-      ) : (
-        <div data-testid="confirmation">
+        </>
+      }
+      description={description}
+      onDescription={setDescription}
+      formError={formError}
+      onReview={submit}
+      confirming={confirming}
+      summary={(amount) => (
+        <>
           <p>
             {props.operation === 'add' ? 'Add' : props.operation === 'deduct' ? 'Deduct' : 'Transfer'}{' '}
-            <strong>{formatCredits(confirming)}</strong> {props.wallet.currency} {props.operation === 'add' ? 'to' : 'from'}{' '}
+            <strong>{formatCredits(amount)}</strong> {props.wallet.currency} {props.operation === 'add' ? 'to' : 'from'}{' '}
             <code>{props.wallet.id}</code>
             {props.operation === 'transfer' ? (
               <>
@@ -452,16 +422,84 @@ function OperationDialog(props: { wallet: Wallet; operation: Operation; onClose:
           <p>
             Balance: {formatCredits(props.wallet.balance)} →{' '}
             <strong data-testid="resulting-balance">
-              {formatCredits(resultingBalance(props.wallet.balance, confirming, direction, props.wallet.credit_limit) ?? 0)}
+              {formatCredits(resultingBalance(props.wallet.balance, amount, direction, props.wallet.credit_limit) ?? 0)}
             </strong>{' '}
             {props.wallet.currency}
           </p>
+        </>
+      )}
+      confirmLabel={`Confirm: ${label.toLowerCase()}`}
+      action={action}
+      onConfirm={confirm}
+      onBack={() => setConfirming(undefined)}
+      onClose={props.onClose}
+    />
+  );
+}
+
+/**
+ * The two steps of an operation's dialog: the form (`fields`, then the description), whose Review
+ * checks it and sets `confirming` or a `formError`; then the summary of what will happen, with
+ * Confirm and Back.
+ */
+function ReviewDialog<Value extends number | 'all'>(props: {
+  title: string;
+  testId: string;
+  fields: ReactNode;
+  description: string;
+  onDescription: (description: string) => void;
+  formError: string | undefined;
+  onReview: () => void;
+  confirming: Value | undefined;
+  summary: (confirming: Value) => ReactNode;
+  confirmLabel: string;
+  action: Action;
+  onConfirm: (confirming: Value) => void;
+  onBack: () => void;
+  onClose: () => void;
+}) {
+  const { confirming, action } = props;
+  const descriptionId = useId();
+  return (
+    <Dialog title={props.title} open onClose={props.onClose}>
+      {confirming === undefined ? (
+        <form
+          onSubmit={(event) => {
+            event.preventDefault();
+            props.onReview();
+          }}
+        >
+          {props.fields}
+          <label htmlFor={descriptionId}>Description (optional)</label>
+          <input
+            id={descriptionId}
+            value={props.description}
+            maxLength={500}
+            onChange={(event) => props.onDescription(event.target.value)}
+          />
+          {props.formError === undefined ? null : (
+            <p className="field-error" role="alert">
+              {props.formError}
+            </p>
+          )}
+          <div className="actions">
+            <button type="submit" className="primary">
+              Review
+            </button>
+            <button type="button" onClick={props.onClose}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      ) : (
+        <div data-testid={props.testId}>
+          {props.summary(confirming)}
           {action.error === undefined ? null : <ErrorBox error={action.error} />}
           <div className="actions">
-            <button type="button" className="primary" disabled={action.pending} onClick={() => confirm(confirming)} autoFocus>
-              {action.pending ? 'Working…' : `Confirm: ${label.toLowerCase()}`}
+            <button type="button" className="primary" disabled={action.pending} onClick={() => props.onConfirm(confirming)} autoFocus>
+              {action.pending ? 'Working…' : props.confirmLabel}
             </button>
-            <button type="button" disabled={action.pending} onClick={() => setConfirming(undefined)}>
+            <button type="button" disabled={action.pending} onClick={props.onBack}>
               Back
             </button>
           </div>
