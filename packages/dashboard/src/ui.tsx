@@ -22,7 +22,8 @@ export function Link(props: { to: string; children: ReactNode; className?: strin
   );
 }
 
-export function Page(props: { title: string; actions?: ReactNode; children: ReactNode }) {
+/** A page: its title (also the document's), its actions, and for a page of one item the link back to its list (`back`). */
+export function Page(props: { title: string; actions?: ReactNode; back?: { to: string; label: string }; children: ReactNode }) {
   useEffect(() => {
     document.title = `${props.title} · svc dashboard`;
   }, [props.title]);
@@ -34,6 +35,11 @@ export function Page(props: { title: string; actions?: ReactNode; children: Reac
         </h1>
         {props.actions === undefined ? null : <div className="page-actions">{props.actions}</div>}
       </header>
+      {props.back === undefined ? null : (
+        <p>
+          <Link to={props.back.to}>← {props.back.label}</Link>
+        </p>
+      )}
       {props.children}
     </section>
   );
@@ -51,14 +57,17 @@ export function Empty(props: { children: ReactNode }) {
   return <p className="state state-empty">{props.children}</p>;
 }
 
+function errorMessage(error: unknown): string {
+  if (error instanceof SvcConnectionError) return 'The service did not answer. Check the connection and try again.';
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** An error and, with `retry`, a button to try again; nothing while `error` is undefined (an action that has not failed). */
 export function ErrorBox(props: { error: unknown; retry?: () => void }) {
-  const message =
-    props.error instanceof SvcConnectionError
-      ? 'The service did not answer. Check the connection and try again.'
-      : props.error instanceof Error
-        ? props.error.message
-        : String(props.error);
-  const code = props.error instanceof ServiceError ? props.error.code : undefined;
+  const { error } = props;
+  if (error === undefined) return null;
+  const message = errorMessage(error);
+  const code = error instanceof ServiceError ? error.code : undefined;
   return (
     <div className="state state-error" role="alert">
       <p>

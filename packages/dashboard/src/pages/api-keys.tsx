@@ -36,7 +36,7 @@ export function ApiKeysPage(props: { currentKeyId: string }) {
       {created?.secret_key === undefined ? null : (
         <SecretOnce label={`Secret key ${created.name ?? created.id}`} value={created.secret_key} />
       )}
-      {action.error === undefined ? null : <ErrorBox error={action.error} />}
+      <ErrorBox error={action.error} />
       <SearchBox label="Filter by name or prefix" value={filter} onSearch={setFilter} />
       <Loaded resource={list.resource}>
         {({ data }) => {

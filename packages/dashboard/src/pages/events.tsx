@@ -60,10 +60,7 @@ export function EventsPage() {
 export function EventPage(props: { id: string }) {
   const event = useResource(() => operations.getEvent({ path: { id: props.id } }), [props.id]);
   return (
-    <Page title="Event">
-      <p>
-        <Link to="/events">← Events</Link>
-      </p>
+    <Page title="Event" back={{ to: '/events', label: 'Events' }}>
       <Loaded resource={event}>
         {(data) => (
           <section className="panel" aria-labelledby="event-title">

@@ -51,7 +51,7 @@ export function OrganizationDomains(props: { organizationId: string }) {
           </button>
         </div>
       </form>
-      {action.error === undefined ? null : <ErrorBox error={action.error} />}
+      <ErrorBox error={action.error} />
       <PagedItems list={domains} empty="No domains. SSO through this organization's connection answers only for its verified domains.">
         {(data) => (
           <ul className="rows">

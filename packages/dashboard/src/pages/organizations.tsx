@@ -45,7 +45,7 @@ export function OrganizationsPage() {
           </button>
         </div>
       </form>
-      {action.error === undefined ? null : <ErrorBox error={action.error} />}
+      <ErrorBox error={action.error} />
       <SearchBox label="Filter by name or slug" value={filter} onSearch={setFilter} />
       <Loaded resource={list.resource}>
         {({ data }) => {
@@ -87,11 +87,8 @@ export function OrganizationPage(props: { id: string }) {
   const action = useAction();
   const ids = { email: useId(), role: useId() };
   return (
-    <Page title="Organization">
-      <p>
-        <Link to="/organizations">← Organizations</Link>
-      </p>
-      {action.error === undefined ? null : <ErrorBox error={action.error} />}
+    <Page title="Organization" back={{ to: '/organizations', label: 'Organizations' }}>
+      <ErrorBox error={action.error} />
       <Loaded resource={organization}>
         {(data) => (
           <section className="panel">

@@ -31,7 +31,7 @@ export function SettingsPage() {
           }}
         />
       )}
-      {action.error === undefined ? null : <ErrorBox error={action.error} />}
+      <ErrorBox error={action.error} />
       <SearchBox label="Filter providers" value={filter} onSearch={setFilter} />
       <Loaded resource={providers}>
         {({ data }) => {
@@ -152,7 +152,7 @@ function ProviderForm(props: { provider: OAuthProvider | undefined; onDone: () =
       <input id={ids.issuer} type="url" value={issuer} onChange={(event) => setIssuer(event.target.value)} />
       <label htmlFor={ids.redirects}>Redirect URIs, one per line</label>
       <textarea id={ids.redirects} rows={3} value={redirects} onChange={(event) => setRedirects(event.target.value)} required />
-      {action.error === undefined ? null : <ErrorBox error={action.error} />}
+      <ErrorBox error={action.error} />
       <div className="actions">
         <button type="submit" className="primary" disabled={action.pending}>
           Save

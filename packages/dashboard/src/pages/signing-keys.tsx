@@ -49,7 +49,7 @@ export function SigningKeysPage(props: { projectId: string }) {
           Rotated: <code>{rotated.kid}</code> signs from now on.
         </p>
       )}
-      {action.error === undefined ? null : <ErrorBox error={action.error} />}
+      <ErrorBox error={action.error} />
       <Loaded resource={keys}>
         {({ data }) =>
           data.length === 0 ? (

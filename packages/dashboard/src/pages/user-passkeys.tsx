@@ -14,7 +14,7 @@ export function UserPasskeys(props: { userId: string }) {
   return (
     <section className="panel" aria-labelledby="passkeys">
       <h2 id="passkeys">Passkeys</h2>
-      {action.error === undefined ? null : <ErrorBox error={action.error} />}
+      <ErrorBox error={action.error} />
       <PagedItems list={passkeys} empty="No passkeys. The user adds them from your application.">
         {(data) => (
           <ul className="rows" data-testid="passkey-list">

@@ -57,11 +57,8 @@ export function UserPage(props: { id: string }) {
   const action = useAction();
   const act = (call: () => Promise<unknown>, after: () => void) => void action.run(call).then((ok) => ok && after());
   return (
-    <Page title="User">
-      <p>
-        <Link to="/users">← Users</Link>
-      </p>
-      {action.error === undefined ? null : <ErrorBox error={action.error} />}
+    <Page title="User" back={{ to: '/users', label: 'Users' }}>
+      <ErrorBox error={action.error} />
       <Loaded resource={user}>
         {(data) => (
           <section className="panel" aria-labelledby="profile">

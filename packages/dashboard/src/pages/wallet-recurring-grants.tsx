@@ -20,7 +20,7 @@ export function RecurringGrantsPanel(props: { walletId: string; currency: string
   return (
     <section className="panel" aria-labelledby="recurring-grants">
       <h2 id="recurring-grants">Recurring grants</h2>
-      {action.error === undefined ? null : <ErrorBox error={action.error} />}
+      <ErrorBox error={action.error} />
       <PagedItems list={grants} empty="No recurring grants.">
         {(data) => (
           <Table

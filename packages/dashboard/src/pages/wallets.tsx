@@ -86,10 +86,7 @@ export function WalletPage(props: { id: string }) {
     transactions.resource.reload();
   };
   return (
-    <Page title="Wallet">
-      <p>
-        <Link to="/wallets">← Wallets</Link>
-      </p>
+    <Page title="Wallet" back={{ to: '/wallets', label: 'Wallets' }}>
       <Loaded resource={wallet}>
         {(data) => (
           <section className="panel" aria-labelledby="wallet-title">
@@ -124,7 +121,7 @@ export function WalletPage(props: { id: string }) {
               <dt>Created</dt>
               <dd>{formatDateTime(data.created_at)}</dd>
             </dl>
-            {status.error === undefined ? null : <ErrorBox error={status.error} />}
+            <ErrorBox error={status.error} />
             <div className="actions">
               {(['add', 'deduct', 'transfer'] as const).map((kind) => (
                 <button key={kind} type="button" disabled={data.status !== 'active'} onClick={() => setOperation(kind)}>
@@ -494,7 +491,7 @@ function ReviewDialog<Value extends number | 'all'>(props: {
       ) : (
         <div data-testid={props.testId}>
           {props.summary(confirming)}
-          {action.error === undefined ? null : <ErrorBox error={action.error} />}
+          <ErrorBox error={action.error} />
           <div className="actions">
             <button type="button" className="primary" disabled={action.pending} onClick={() => props.onConfirm(confirming)} autoFocus>
               {action.pending ? 'Working…' : props.confirmLabel}

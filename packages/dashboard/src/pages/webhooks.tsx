@@ -137,7 +137,7 @@ function CreateEndpointDialog(props: { onClose: () => void; onCreated: (endpoint
         <label htmlFor={ids.description}>Description (optional)</label>
         <input id={ids.description} value={description} onChange={(event) => setDescription(event.target.value)} />
         <EventPicker selected={events} onChange={setEvents} />
-        {action.error === undefined ? null : <ErrorBox error={action.error} />}
+        <ErrorBox error={action.error} />
         <div className="actions">
           <button type="submit" className="primary" disabled={action.pending || events.length === 0}>
             Create
@@ -170,11 +170,8 @@ export function WebhookPage(props: { id: string }) {
       deliveries.resource.reload();
     });
   return (
-    <Page title="Webhook endpoint">
-      <p>
-        <Link to="/webhooks">← Webhooks</Link>
-      </p>
-      {action.error === undefined ? null : <ErrorBox error={action.error} />}
+    <Page title="Webhook endpoint" back={{ to: '/webhooks', label: 'Webhooks' }}>
+      <ErrorBox error={action.error} />
       {notice === undefined ? null : (
         <p className="notice" role="status">
           {notice}
