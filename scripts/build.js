@@ -58,6 +58,8 @@ const STEPS = [
       'packages/dashboard/package.json',
       'packages/dashboard/tsconfig.json',
       'packages/dashboard/vite.config.ts',
+      // The page calls the service through the SDK, which Vite bundles from its source.
+      'packages/sdk/src',
     ],
     isInput: (file) => !file.endsWith('.test.ts'),
     outputs: ['packages/dashboard/dist/index.html'],

@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 
 // The service serves dist/ at /dashboard: hashed files under assets/ are cached for a year,
@@ -6,6 +7,8 @@ import { defineConfig } from 'vite';
 // eslint-disable-next-line no-restricted-syntax -- Vite reads its configuration from the default export.
 export default defineConfig({
   base: '/dashboard/',
+  // The page calls the service through the SDK, bundled from its source (no build of packages/sdk needed first).
+  resolve: { alias: { '@svc/sdk': fileURLToPath(new URL('../sdk/src/index.ts', import.meta.url)) } },
   build: {
     outDir: 'dist',
     emptyOutDir: true,

@@ -1,41 +1,13 @@
 /**
- * The page's only way to the server: same-origin requests with the HttpOnly session cookie, the
- * CSRF token on every change, and an Idempotency-Key on every POST. The secret key never reaches
- * this code after sign-in: it is sent once to /dashboard/api/session and forgotten.
+ * The page's only way to the server: the SDK's dashboard client (`SvcDashboardClient`, @svc/sdk),
+ * on this page's origin, with the HttpOnly session cookie, the CSRF token on every change, and an
+ * Idempotency-Key on every POST. The secret key never reaches this code after sign-in: it is sent
+ * once to /dashboard/api/session and forgotten.
  */
+import { type DashboardSession, type ResponseInfo, ServiceError, SvcDashboardClient } from '@svc/sdk';
 
-export interface Session {
-  readonly csrf_token: string;
-  readonly expires_at: string;
-  readonly project_id: string;
-  readonly key_id: string;
-}
+export type Session = DashboardSession;
 
-export interface List<T> {
-  readonly object: 'list';
-  readonly data: T[];
-  readonly has_more: boolean;
-}
-
-export class ApiError extends Error {
-  readonly status: number;
-  readonly code: string;
-  readonly param: string | undefined;
-
-  constructor(status: number, code: string, message: string, param?: string) {
-    super(message);
-    this.status = status;
-    this.code = code;
-    this.param = param;
-  }
-
-  /** True when the session is gone (signed out elsewhere, expired, its key revoked). */
-  get signedOut(): boolean {
-    return this.status === 401;
-  }
-}
-
-let csrfToken = '';
 const signedOutListeners = new Set<() => void>();
 
 /** Called whenever a request finds the session gone, so the page can show the sign-in form. */
@@ -44,76 +16,21 @@ export function onSignedOut(listener: () => void): () => void {
   return () => signedOutListeners.delete(listener);
 }
 
+/** A 401 from /v1 means the session is gone (signed out elsewhere, expired, its key revoked). */
+function noticeSignedOut(response: ResponseInfo): void {
+  if (response.status !== 401 || !response.path.startsWith('/v1/')) return;
+  forgetSignedIn();
+  for (const listener of signedOutListeners) listener();
+}
+
+export const svc = new SvcDashboardClient({ baseUrl: window.location.origin, onResponse: noticeSignedOut });
+export const operations = svc.operations;
+
 /** A random Idempotency-Key; made once per user action, so a retried click is not applied twice. */
 export function newIdempotencyKey(): string {
   const bytes = new Uint8Array(16);
   crypto.getRandomValues(bytes);
   return `dash_${Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('')}`;
-}
-
-export interface RequestOptions {
-  readonly body?: unknown;
-  readonly idempotencyKey?: string;
-}
-
-export async function request<T>(
-  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE',
-  path: string,
-  options: RequestOptions = {},
-): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (options.body !== undefined) headers['content-type'] = 'application/json';
-  if (method !== 'GET') headers['x-csrf-token'] = csrfToken;
-  if (method === 'POST') headers['idempotency-key'] = options.idempotencyKey ?? newIdempotencyKey();
-  let response: Response;
-  try {
-    response = await fetch(path, {
-      method,
-      headers,
-      credentials: 'same-origin',
-      ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
-    });
-  } catch {
-    throw new ApiError(0, 'network_error', 'The service did not answer. Check the connection and try again.');
-  }
-  if (response.status === 204) return undefined as T;
-  const text = await response.text();
-  let parsed: unknown;
-  try {
-    parsed = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  if (!response.ok) {
-    const error = (parsed as { error?: { code?: string; message?: string; param?: string } } | undefined)?.error;
-    const apiError = new ApiError(
-      response.status,
-      error?.code ?? 'http_error',
-      error?.message ?? `The service answered ${response.status}.`,
-      error?.param,
-    );
-    if (apiError.signedOut && !path.startsWith('/dashboard/api/session')) {
-      forgetSignedIn();
-      for (const listener of signedOutListeners) listener();
-    }
-    throw apiError;
-  }
-  return parsed as T;
-}
-
-export const get = <T>(path: string): Promise<T> => request<T>('GET', path);
-export const post = <T>(path: string, body?: unknown, idempotencyKey?: string): Promise<T> =>
-  request<T>('POST', path, { ...(body === undefined ? {} : { body }), ...(idempotencyKey === undefined ? {} : { idempotencyKey }) });
-export const patch = <T>(path: string, body: unknown): Promise<T> => request<T>('PATCH', path, { body });
-export const put = <T>(path: string, body: unknown): Promise<T> => request<T>('PUT', path, { body });
-export const del = <T>(path: string): Promise<T> => request<T>('DELETE', path);
-
-/** `path?key=value…`, leaving out empty values. */
-export function withQuery(path: string, query: Readonly<Record<string, string | number | undefined>>): string {
-  const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(query)) if (value !== undefined && value !== '') params.set(key, String(value));
-  const text = params.toString();
-  return text === '' ? path : `${path}?${text}`;
 }
 
 /**
@@ -135,11 +52,9 @@ function forgetSignedIn(): void {
 export async function loadSession(): Promise<Session | undefined> {
   if (!maybeSignedIn()) return undefined;
   try {
-    const session = await request<Session>('GET', '/dashboard/api/session');
-    csrfToken = session.csrf_token;
-    return session;
+    return await svc.session();
   } catch (error) {
-    if (error instanceof ApiError && error.signedOut) {
+    if (isSignedOut(error)) {
       // The session ended (expired, or its key revoked): the next load shows the sign-in form at once.
       forgetSignedIn();
       return undefined;
@@ -148,16 +63,14 @@ export async function loadSession(): Promise<Session | undefined> {
   }
 }
 
-export async function signIn(secretKey: string): Promise<Session> {
-  const session = await request<Session>('POST', '/dashboard/api/session', { body: { secret_key: secretKey } });
-  csrfToken = session.csrf_token;
-  return session;
+export const signIn = (secretKey: string): Promise<Session> => svc.signIn(secretKey);
+export const signOut = (): Promise<void> => svc.signOut();
+
+/** True for an error answer of the service with this code. */
+export function hasCode(error: unknown, code: string): boolean {
+  return error instanceof ServiceError && error.code === code;
 }
 
-export async function signOut(): Promise<void> {
-  try {
-    await request<undefined>('DELETE', '/dashboard/api/session');
-  } finally {
-    csrfToken = '';
-  }
+function isSignedOut(error: unknown): boolean {
+  return error instanceof ServiceError && error.status === 401;
 }

@@ -1,6 +1,6 @@
 import { StrictMode, useEffect, useId, useState } from 'react';
 import { createRoot } from 'react-dom/client';
-import { ApiError, loadSession, onSignedOut, type Session, signIn, signOut } from './api.js';
+import { hasCode, loadSession, onSignedOut, operations, type Session, signIn, signOut } from './api.js';
 import { formatDateTime } from './format.js';
 import { ApiKeysPage } from './pages/api-keys.js';
 import { AuditPage } from './pages/audit.js';
@@ -65,7 +65,7 @@ function route(path: string, session: Session) {
  */
 function ProjectName(props: { session: Session }) {
   const { session } = props;
-  const project = useResource<{ name: string }>('/v1/project');
+  const project = useResource(() => operations.getProject(), []);
   const name = project.data?.name ?? (project.error === undefined ? '' : session.project_id);
   return (
     <span
@@ -126,7 +126,7 @@ function SignIn(props: { onSignedIn: (session: Session) => void; reason?: string
         {error === undefined ? null : (
           <div className="state state-error" role="alert">
             <p>
-              {error instanceof ApiError && error.code === 'invalid_api_key'
+              {hasCode(error, 'invalid_api_key')
                 ? 'That key was not accepted. Check that it is complete, starts with svc_sk_ and has not been revoked.'
                 : error instanceof Error
                   ? error.message

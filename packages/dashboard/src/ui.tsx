@@ -1,5 +1,6 @@
 import { type ReactNode, useCallback, useEffect, useId, useRef, useState } from 'react';
-import { ApiError, get, type List, withQuery } from './api.js';
+import { type ListPage, ServiceError, SvcConnectionError } from '@svc/sdk';
+import { operations } from './api.js';
 import { jsonTokens, formatJson } from './format.js';
 import { BASE, navigate } from './router.js';
 
@@ -21,7 +22,8 @@ export function Link(props: { to: string; children: ReactNode; className?: strin
   );
 }
 
-export function Page(props: { title: string; actions?: ReactNode; children: ReactNode }) {
+/** A page: its title (also the document's), its actions, and for a page of one item the link back to its list (`back`). */
+export function Page(props: { title: string; actions?: ReactNode; back?: { to: string; label: string }; children: ReactNode }) {
   useEffect(() => {
     document.title = `${props.title} · svc dashboard`;
   }, [props.title]);
@@ -33,6 +35,11 @@ export function Page(props: { title: string; actions?: ReactNode; children: Reac
         </h1>
         {props.actions === undefined ? null : <div className="page-actions">{props.actions}</div>}
       </header>
+      {props.back === undefined ? null : (
+        <p>
+          <Link to={props.back.to}>← {props.back.label}</Link>
+        </p>
+      )}
       {props.children}
     </section>
   );
@@ -50,9 +57,17 @@ export function Empty(props: { children: ReactNode }) {
   return <p className="state state-empty">{props.children}</p>;
 }
 
+function errorMessage(error: unknown): string {
+  if (error instanceof SvcConnectionError) return 'The service did not answer. Check the connection and try again.';
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** An error and, with `retry`, a button to try again; nothing while `error` is undefined (an action that has not failed). */
 export function ErrorBox(props: { error: unknown; retry?: () => void }) {
-  const message = props.error instanceof Error ? props.error.message : String(props.error);
-  const code = props.error instanceof ApiError ? props.error.code : undefined;
+  const { error } = props;
+  if (error === undefined) return null;
+  const message = errorMessage(error);
+  const code = error instanceof ServiceError ? error.code : undefined;
   return (
     <div className="state state-error" role="alert">
       <p>
@@ -75,26 +90,33 @@ export interface Resource<T> {
   readonly reload: () => void;
 }
 
-/** Loads `path` (GET) whenever it changes; `reload` fetches it again. */
-export function useResource<T>(path: string | undefined): Resource<T> {
+/**
+ * Loads with `load` (an SDK call) at first and whenever one of `deps` changes, as `useEffect`
+ * would; `reload` loads again. `load` undefined waits.
+ */
+export function useResource<T>(load: (() => PromiseLike<T>) | undefined, deps: readonly unknown[]): Resource<T> {
   const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean }>({
     data: undefined,
     error: undefined,
     loading: true,
   });
   const [version, setVersion] = useState(0);
+  const waiting = load === undefined;
+  const loadRef = useRef(load);
+  loadRef.current = load;
   useEffect(() => {
-    if (path === undefined) return;
+    const current = loadRef.current;
+    if (current === undefined) return;
     let live = true;
     setState((previous) => ({ ...previous, loading: true, error: undefined }));
-    get<T>(path).then(
+    current().then(
       (data) => live && setState({ data, error: undefined, loading: false }),
       (error: unknown) => live && setState({ data: undefined, error, loading: false }),
     );
     return () => {
       live = false;
     };
-  }, [path, version]);
+  }, [waiting, version, ...deps]);
   const reload = useCallback(() => setVersion((value) => value + 1), []);
   return { ...state, reload };
 }
@@ -107,22 +129,91 @@ export function Loaded<T>(props: { resource: Resource<T>; children: (data: T) =>
   return <>{props.children(resource.data)}</>;
 }
 
+/** A paged list's current page (`resource`) and the Pager's state and moves. */
+export interface Paged<T> {
+  readonly resource: Resource<ListPage<T>>;
+  readonly page: number;
+  readonly hasNewer: boolean;
+  readonly hasOlder: boolean;
+  readonly newer: () => void;
+  readonly older: () => void;
+}
+
+/** One page of a paged list: loading, its error, `empty` when it has no items, or `children` of its items; then the Pager. */
+export function PagedItems<T>(props: { list: Paged<T>; empty: ReactNode; children: (items: T[]) => ReactNode }) {
+  return (
+    <>
+      <Loaded resource={props.list.resource}>
+        {({ data }) => (data.length === 0 ? <Empty>{props.empty}</Empty> : props.children(data))}
+      </Loaded>
+      <Pager {...props.list} />
+    </>
+  );
+}
+
+/**
+ * A column heading: its text; `{ number }` for a right-aligned column of numbers; `{ hidden }` for
+ * one only screen readers announce (the column of a row's buttons).
+ */
+export type Column = string | { readonly number: string } | { readonly hidden: string };
+
+/** A table of rows (`children`, the `<tr>`s) with a caption for screen readers and a heading per column; scrolls sideways when narrow. */
+export function Table(props: { caption: string; columns: readonly Column[]; testId?: string; className?: string; children: ReactNode }) {
+  return (
+    <div className="table-wrap">
+      <table data-testid={props.testId} className={props.className}>
+        <caption className="visually-hidden">{props.caption}</caption>
+        <thead>
+          <tr>
+            {props.columns.map((column) =>
+              typeof column === 'string' ? (
+                <th key={column} scope="col">
+                  {column}
+                </th>
+              ) : 'number' in column ? (
+                <th key={column.number} scope="col" className="number">
+                  {column.number}
+                </th>
+              ) : (
+                <th key={column.hidden} scope="col">
+                  <span className="visually-hidden">{column.hidden}</span>
+                </th>
+              ),
+            )}
+          </tr>
+        </thead>
+        <tbody>{props.children}</tbody>
+      </table>
+    </div>
+  );
+}
+
+/** The query of one page of a list: its size, and the cursor it starts after. */
+export interface PageQuery {
+  readonly limit: number;
+  readonly starting_after?: string;
+}
+
 /**
  * A cursor-paged list (`limit` + `starting_after`): Newer and Older buttons walk the pages, the
- * cursors of the pages already seen are kept so "Newer" goes back exactly.
+ * cursors of the pages already seen are kept so "Newer" goes back exactly. `list` asks the SDK for
+ * one page; the list starts again at its first page whenever one of `deps` changes.
  */
 export function usePagedList<T extends object>(
-  path: string,
-  query: Readonly<Record<string, string | number | undefined>>,
+  list: (page: PageQuery) => PromiseLike<ListPage<T>>,
+  deps: readonly unknown[],
   options: { pageSize?: number; cursor?: (item: T) => string } = {},
-) {
+): Paged<T> {
   const pageSize = options.pageSize ?? 20;
   const cursorOf = options.cursor ?? ((item: T) => (item as { id?: string }).id ?? '');
   const [cursors, setCursors] = useState<string[]>([]);
-  const queryKey = JSON.stringify(query);
-  useEffect(() => setCursors([]), [path, queryKey]);
+  const depsKey = JSON.stringify(deps);
+  useEffect(() => setCursors([]), [depsKey]);
   const startingAfter = cursors.at(-1);
-  const resource = useResource<List<T>>(withQuery(path, { ...query, limit: pageSize, starting_after: startingAfter }));
+  const resource = useResource(
+    () => list(startingAfter === undefined ? { limit: pageSize } : { limit: pageSize, starting_after: startingAfter }),
+    [depsKey, pageSize, startingAfter],
+  );
   const data = resource.data?.data;
   const last = data?.at(-1);
   const lastCursor = last === undefined ? '' : cursorOf(last);
@@ -135,6 +226,15 @@ export function usePagedList<T extends object>(
     older: () => {
       if (lastCursor !== '') setCursors((list) => [...list, lastCursor]);
     },
+  };
+}
+
+/** The filters of a list query that are set: an empty text field filters nothing. */
+export function present<Q extends Readonly<Record<string, string | number | undefined>>>(
+  query: Q,
+): { [K in keyof Q]?: Exclude<Q[K], undefined | ''> } {
+  return Object.fromEntries(Object.entries(query).filter(([, value]) => value !== undefined && value !== '')) as {
+    [K in keyof Q]?: Exclude<Q[K], undefined | ''>;
   };
 }
 
@@ -210,8 +310,16 @@ export function Dialog(props: { title: string; open: boolean; onClose: () => voi
   );
 }
 
+/** An action's state and its `run` (`useAction`). */
+export interface Action {
+  readonly pending: boolean;
+  readonly error: unknown;
+  readonly run: (action: () => Promise<unknown>) => Promise<boolean>;
+  readonly clearError: () => void;
+}
+
 /** Runs an action, with its pending state and its error. */
-export function useAction() {
+export function useAction(): Action {
   const [pending, setPending] = useState(false);
   const [error, setError] = useState<unknown>(undefined);
   const run = useCallback(async (action: () => Promise<unknown>): Promise<boolean> => {
@@ -279,4 +387,25 @@ export function JsonView(props: { value: unknown; label?: string }) {
 
 export function StatusBadge(props: { status: string }) {
   return <span className={`badge badge-${props.status.replace(/[^a-z_]/g, '')}`}>{props.status}</span>;
+}
+
+let eventTypes: Promise<string[]> | undefined;
+
+/** The event types the service emits, from its catalog (`GET /v1/event-types`), read once a page load; empty until it answers. */
+export function useEventTypes(): readonly string[] {
+  const [types, setTypes] = useState<readonly string[]>([]);
+  useEffect(() => {
+    let live = true;
+    eventTypes ??= operations.listEventTypes().then((catalog) => catalog.data.map((entry) => entry.type));
+    eventTypes.then(
+      (loaded) => live && setTypes(loaded),
+      () => {
+        eventTypes = undefined;
+      },
+    );
+    return () => {
+      live = false;
+    };
+  }, []);
+  return types;
 }

@@ -5,9 +5,10 @@ import { Sessions } from './resources/sessions.js';
 import { Roles, Users } from './resources/users.js';
 import { Wallets } from './resources/wallets.js';
 import { Events, Webhooks } from './resources/webhooks.js';
-import { type RequestOptions, Transport, type TransportOptions } from './transport.js';
+import { type Credential, type RequestOptions, Transport, type TransportOptions } from './transport.js';
 import type {
   ChangePasswordParams,
+  DashboardSession,
   ConfirmTotpParams,
   DisableTotpParams,
   MfaStatus,
@@ -31,6 +32,9 @@ export interface SvcClientOptions extends TransportOptions {
    */
   readonly dangerouslyAllowBrowser?: boolean;
 }
+
+/** Where the dashboard page is served from: `baseUrl` is the page's own origin (`location.origin`). */
+export type SvcDashboardClientOptions = TransportOptions;
 
 export interface SvcSessionClientOptions extends TransportOptions {
   /** The end user's session token, `svc_ses_…` (from sign-up, log in, refresh or OAuth). */
@@ -163,5 +167,70 @@ export class SvcSessionClient {
   static fromApi(api: Api): SvcSessionClient {
     if (api.credential.kind !== 'session') throw new TypeError('a session client needs a session credential');
     return new SvcSessionClient({ ...api.transport.options, sessionToken: api.credential.token });
+  }
+}
+
+/**
+ * The client of the service's own dashboard page (`/dashboard`, docs/adr/0012-dashboard.md), served
+ * by the service on the origin it calls. It holds no secret: `signIn` hands the pasted secret key to
+ * the service once, which answers with an HttpOnly cookie session; the browser sends that cookie
+ * with same-origin requests only, and every change carries the session's CSRF token
+ * (`X-CSRF-Token`). The cookie session may call what a secret key may, through `operations`.
+ *
+ * ```ts
+ * const svc = new SvcDashboardClient({ baseUrl: location.origin });
+ * await svc.signIn(pastedSecretKey); // or: await svc.session() after a reload
+ * const page = await svc.operations.listUsers({ query: { limit: 20 } });
+ * ```
+ */
+export class SvcDashboardClient {
+  /** Every operation a secret key may call, by its `operationId`, with the cookie session as the credential. */
+  readonly operations: OperationMethods<SecretKeyOperationId>;
+  readonly #transport: Transport;
+  readonly #credential: Credential = { kind: 'cookie', csrfToken: () => this.#csrfToken };
+  #csrfToken: string | undefined;
+
+  constructor(options: SvcDashboardClientOptions) {
+    this.#transport = new Transport(options);
+    const api = new Api(this.#transport, this.#credential);
+    this.operations = operationMethods(api, new Set(['secret', 'any', 'public']));
+  }
+
+  /** `POST /dashboard/api/session`: signs in with a secret key; the key is not kept. */
+  async signIn(secretKey: string, options?: RequestOptions): Promise<DashboardSession> {
+    return this.#remember(await this.#session('POST', options, { secret_key: secretKey }));
+  }
+
+  /** `GET /dashboard/api/session`: the session of the browser's cookie; 401 `dashboard_session_invalid` without one. */
+  async session(options?: RequestOptions): Promise<DashboardSession> {
+    return this.#remember(await this.#session('GET', options));
+  }
+
+  /** `DELETE /dashboard/api/session`: ends the session and clears its cookie. */
+  async signOut(options?: RequestOptions): Promise<void> {
+    try {
+      await this.#session('DELETE', options);
+    } finally {
+      this.#csrfToken = undefined;
+    }
+  }
+
+  #remember(session: DashboardSession): DashboardSession {
+    this.#csrfToken = session.csrf_token;
+    return session;
+  }
+
+  #session(method: 'GET' | 'POST' | 'DELETE', options: RequestOptions | undefined, body?: object): Promise<DashboardSession> {
+    // A sign-in is not stored for replay (the route is not under /v1), so it is never sent twice.
+    return this.#transport.request<DashboardSession>(
+      {
+        method,
+        path: '/dashboard/api/session',
+        credential: this.#credential,
+        retry: method === 'GET' ? 'read' : 'unkeyed',
+        ...(body === undefined ? {} : { body }),
+      },
+      options,
+    );
   }
 }

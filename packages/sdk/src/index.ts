@@ -1,4 +1,11 @@
-export { SvcClient, type SvcClientOptions, SvcSessionClient, type SvcSessionClientOptions } from './client.js';
+export {
+  SvcClient,
+  type SvcClientOptions,
+  SvcDashboardClient,
+  type SvcDashboardClientOptions,
+  SvcSessionClient,
+  type SvcSessionClientOptions,
+} from './client.js';
 export {
   type ErrorBody,
   MfaRequiredError,

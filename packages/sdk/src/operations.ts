@@ -42,11 +42,13 @@ export type OperationMethods<Id extends OperationId> = { readonly [I in Id]: (..
 
 /**
  * The field `starting_after` names in a list whose items are not identified by `id`: a member by
- * its user, a membership of the session user by its organization (the server's summaries say so).
+ * its user, a membership of the session user by its organization, a domain by its name (the
+ * server's summaries say so).
  */
 const CURSORS: Partial<Record<OperationId, string>> = {
   listOrganizationMembers: 'user_id',
   listCurrentUserOrganizations: 'organization_id',
+  listOrganizationDomains: 'domain',
 };
 
 /** The methods of the operations `credentials` admits, calling through `api`. */

@@ -65,7 +65,15 @@ export interface ResponseInfo {
   readonly headers: Headers;
 }
 
-export type Credential = { readonly kind: 'secret'; readonly key: string } | { readonly kind: 'session'; readonly token: string };
+/**
+ * What a request is authorized by: a secret key or a session token, sent as `Authorization: Bearer`,
+ * or the dashboard's cookie session (`SvcDashboardClient`): the browser sends the HttpOnly cookie
+ * with same-origin requests, and every change carries the session's CSRF token as `X-CSRF-Token`.
+ */
+export type Credential =
+  | { readonly kind: 'secret'; readonly key: string }
+  | { readonly kind: 'session'; readonly token: string }
+  | { readonly kind: 'cookie'; readonly csrfToken: () => string | undefined };
 
 /**
  * How a request may be retried:
@@ -207,23 +215,36 @@ export class Transport {
   }
 
   #init(spec: RequestSpec, options: RequestOptions, idempotencyKey: string | undefined): RequestInit {
-    const headers: Record<string, string> = {
-      accept: 'application/json',
-      ...this.options.headers,
-      ...options.headers,
-      authorization: `Bearer ${spec.credential.kind === 'secret' ? spec.credential.key : spec.credential.token}`,
-    };
+    const headers: Record<string, string> = { accept: 'application/json', ...this.options.headers, ...options.headers };
+    const init = { method: spec.method, headers, ...credentialInit(spec, headers) };
     if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
     if (options.endUser?.ip !== undefined) headers['x-end-user-ip'] = options.endUser.ip;
     if (options.endUser?.userAgent !== undefined) headers['x-end-user-agent'] = options.endUser.userAgent;
-    if (spec.body === undefined) return { method: spec.method, headers };
+    if (spec.body === undefined) return init;
     if (spec.bodyEncoding === 'form') {
       headers['content-type'] = 'application/x-www-form-urlencoded';
-      return { method: spec.method, headers, body: new URLSearchParams(spec.body as Record<string, string>).toString() };
+      return { ...init, body: new URLSearchParams(spec.body as Record<string, string>).toString() };
     }
     headers['content-type'] = 'application/json';
-    return { method: spec.method, headers, body: JSON.stringify(spec.body) };
+    return { ...init, body: JSON.stringify(spec.body) };
   }
+}
+
+/**
+ * Sets the credential's headers, last, so that no header of the options replaces them, and answers
+ * what the request needs besides. A cookie session sends no Authorization header (the service would
+ * take it instead of the cookie); a change carries the CSRF token, and the cookie goes with same-origin
+ * requests only, never to another site.
+ */
+function credentialInit(spec: RequestSpec, headers: Record<string, string>): Pick<RequestInit, 'credentials'> {
+  const { credential } = spec;
+  if (credential.kind !== 'cookie') {
+    headers['authorization'] = `Bearer ${credential.kind === 'secret' ? credential.key : credential.token}`;
+    return {};
+  }
+  const csrfToken = credential.csrfToken();
+  if (spec.method !== 'GET' && csrfToken !== undefined) headers['x-csrf-token'] = csrfToken;
+  return { credentials: 'same-origin' };
 }
 
 function parseSuccess(response: Response, text: string): unknown {

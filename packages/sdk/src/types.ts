@@ -24,6 +24,7 @@ export type {
   RecurringGrant,
   Role,
   Session,
+  SigningKey,
   SsoConnection,
   Transaction,
   Transfer,
@@ -120,3 +121,13 @@ export type ListEventsParams = QueryParams<'GET /v1/events'>;
 export type Project = ResponseBody<'GET /v1/project'>;
 export type UpdateProjectParams = RequestBody<'PATCH /v1/project'>;
 export type Passkey = ResponseBody<'POST /v1/users/me/passkeys'>;
+
+// The dashboard's cookie session (SvcDashboardClient); its routes are not part of the OpenAPI document.
+/** `/dashboard/api/session`: the session behind the cookie, with the CSRF token its changes carry. */
+export interface DashboardSession {
+  readonly csrf_token: string;
+  readonly expires_at: string;
+  readonly project_id: string;
+  /** The secret key signed in with: revoking it ends the session. */
+  readonly key_id: string;
+}

@@ -60,6 +60,13 @@ describe('client.operations: one method per operationId of the OpenAPI document 
       .listOrganizationMembers({ path: { id: organization.id }, query: { limit: 1 } })
       .toArray({ limit: 10 });
     expect(members.map((member) => member.user_id).sort()).toEqual([user.id, second.id].sort());
+    // Domains page by their name.
+    for (const domain of ['a.example.com', 'b.example.com'])
+      await svc.operations.addOrganizationDomain({ path: { id: organization.id }, body: { domain, verification: 'manual' } });
+    const domains = await svc.operations
+      .listOrganizationDomains({ path: { id: organization.id }, query: { limit: 1 } })
+      .toArray({ limit: 10 });
+    expect(domains.map((domain) => domain.domain).sort()).toEqual(['a.example.com', 'b.example.com']);
 
     const invitation = await svc.operations.createOrganizationInvitation({
       path: { id: organization.id },

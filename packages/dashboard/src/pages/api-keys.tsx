@@ -1,14 +1,14 @@
 import { useId, useState } from 'react';
-import { post } from '../api.js';
+import type { ResponseBody } from '@svc/sdk';
+import { operations } from '../api.js';
 import { formatDateTime, formatRelative } from '../format.js';
-import type { ApiKey } from '../types.js';
-import { Empty, ErrorBox, Loaded, Page, Pager, SearchBox, SecretOnce, StatusBadge, useAction, usePagedList } from '../ui.js';
+import { Empty, ErrorBox, Loaded, Page, Pager, SearchBox, SecretOnce, StatusBadge, Table, useAction, usePagedList } from '../ui.js';
 
 export function ApiKeysPage(props: { currentKeyId: string }) {
-  const list = usePagedList<ApiKey>('/v1/api-keys', {});
+  const list = usePagedList((page) => operations.listApiKeys({ query: page }), []);
   const [filter, setFilter] = useState('');
   const [name, setName] = useState('');
-  const [created, setCreated] = useState<ApiKey | undefined>(undefined);
+  const [created, setCreated] = useState<ResponseBody<'POST /v1/api-keys'> | undefined>(undefined);
   const action = useAction();
   const nameId = useId();
   return (
@@ -18,7 +18,7 @@ export function ApiKeysPage(props: { currentKeyId: string }) {
         onSubmit={(event) => {
           event.preventDefault();
           void action.run(async () => {
-            const key = await post<ApiKey>('/v1/api-keys', name.trim() === '' ? {} : { name: name.trim() });
+            const key = await operations.createApiKey({ body: name.trim() === '' ? {} : { name: name.trim() } });
             setCreated(key);
             setName('');
             list.resource.reload();
@@ -36,7 +36,7 @@ export function ApiKeysPage(props: { currentKeyId: string }) {
       {created?.secret_key === undefined ? null : (
         <SecretOnce label={`Secret key ${created.name ?? created.id}`} value={created.secret_key} />
       )}
-      {action.error === undefined ? null : <ErrorBox error={action.error} />}
+      <ErrorBox error={action.error} />
       <SearchBox label="Filter by name or prefix" value={filter} onSearch={setFilter} />
       <Loaded resource={list.resource}>
         {({ data }) => {
@@ -45,62 +45,38 @@ export function ApiKeysPage(props: { currentKeyId: string }) {
           );
           if (shown.length === 0) return <Empty>{data.length === 0 ? 'No keys.' : 'No key on this page matches.'}</Empty>;
           return (
-            <div className="table-wrap">
-              <table data-testid="key-list">
-                <caption className="visually-hidden">Secret keys</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Key</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">
-                      <span className="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {shown.map((key) => (
-                    <tr key={key.id}>
-                      <td>{key.name ?? '—'}</td>
-                      <td>
-                        <code>
-                          {key.prefix}…{key.last4}
-                        </code>
-                      </td>
-                      <td title={formatDateTime(key.created_at)}>{formatRelative(key.created_at)}</td>
-                      <td>
-                        {key.revoked_at === null ? (
-                          key.id === props.currentKeyId ? (
-                            'in use here'
-                          ) : (
-                            'active'
-                          )
-                        ) : (
-                          <StatusBadge status="revoked" />
-                        )}
-                      </td>
-                      <td>
-                        {key.revoked_at === null && key.id !== props.currentKeyId ? (
-                          <button
-                            type="button"
-                            className="danger"
-                            aria-label={`Revoke key ${key.prefix}…${key.last4}`}
-                            disabled={action.pending}
-                            onClick={() => {
-                              if (window.confirm(`Revoke ${key.prefix}…${key.last4}? Requests with it fail at once.`))
-                                void action.run(() => post(`/v1/api-keys/${key.id}/revoke`)).then(list.resource.reload);
-                            }}
-                          >
-                            Revoke
-                          </button>
-                        ) : null}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table caption="Secret keys" columns={['Name', 'Key', 'Created', 'Status', { hidden: 'Actions' }]} testId="key-list">
+              {shown.map((key) => (
+                <tr key={key.id}>
+                  <td>{key.name ?? '—'}</td>
+                  <td>
+                    <code>
+                      {key.prefix}…{key.last4}
+                    </code>
+                  </td>
+                  <td title={formatDateTime(key.created_at)}>{formatRelative(key.created_at)}</td>
+                  <td>
+                    {key.revoked_at === null ? key.id === props.currentKeyId ? 'in use here' : 'active' : <StatusBadge status="revoked" />}
+                  </td>
+                  <td>
+                    {key.revoked_at === null && key.id !== props.currentKeyId ? (
+                      <button
+                        type="button"
+                        className="danger"
+                        aria-label={`Revoke key ${key.prefix}…${key.last4}`}
+                        disabled={action.pending}
+                        onClick={() => {
+                          if (window.confirm(`Revoke ${key.prefix}…${key.last4}? Requests with it fail at once.`))
+                            void action.run(() => operations.revokeApiKey({ path: { id: key.id } })).then(list.resource.reload);
+                        }}
+                      >
+                        Revoke
+                      </button>
+                    ) : null}
+                  </td>
+                </tr>
+              ))}
+            </Table>
           );
         }}
       </Loaded>

@@ -1,7 +1,8 @@
 import { useId, useState } from 'react';
 import { formatDateTime, formatRelative } from '../format.js';
-import type { AuditEntry } from '../types.js';
-import { Empty, JsonView, Loaded, Page, Pager, usePagedList } from '../ui.js';
+import type { AuditLogEntry } from '@svc/sdk';
+import { operations } from '../api.js';
+import { JsonView, Page, PagedItems, present, usePagedList } from '../ui.js';
 
 interface Filters {
   action: string;
@@ -12,7 +13,7 @@ interface Filters {
 }
 const EMPTY: Filters = { action: '', actor_id: '', resource_id: '', since: '', until: '' };
 
-function actorText(actor: AuditEntry['actor']): string {
+function actorText(actor: AuditLogEntry['actor']): string {
   if (actor.type === 'dashboard') return `dashboard (${actor.key_id ?? ''})`;
   if (actor.type === 'session') return `session ${actor.id ?? ''} of ${actor.user_id ?? ''}`;
   if (actor.type === 'secret_key') return `key ${actor.id ?? ''}`;
@@ -27,13 +28,14 @@ export function AuditPage() {
   const [draft, setDraft] = useState<Filters>(EMPTY);
   const [filters, setFilters] = useState<Filters>(EMPTY);
   const [open, setOpen] = useState<string | undefined>(undefined);
-  const list = usePagedList<AuditEntry>('/v1/audit-logs', {
+  const query = present({
     action: filters.action,
     actor_id: filters.actor_id,
     resource_id: filters.resource_id,
     since: dayStart(filters.since),
     until: dayEnd(filters.until),
   });
+  const list = usePagedList((page) => operations.listAuditLogs({ query: { ...page, ...query } }), [query]);
   const ids = { action: useId(), actor: useId(), resource: useId(), since: useId(), until: useId() };
   const field = (key: keyof Filters, id: string, label: string, type = 'search', placeholder = '') => (
     <div className="field">
@@ -77,38 +79,29 @@ export function AuditPage() {
           </button>
         </div>
       </form>
-      <Loaded resource={list.resource}>
-        {({ data }) =>
-          data.length === 0 ? (
-            <Empty>No audit entries match.</Empty>
-          ) : (
-            <ul className="rows" data-testid="audit-list">
-              {data.map((entry) => (
-                <li key={entry.id} className="event">
-                  <div className="row">
-                    <div>
-                      <strong>{entry.action}</strong> {entry.resource.type} {entry.resource.id ?? ''} · {entry.outcome}
-                      <div className="muted" title={formatDateTime(entry.created_at)}>
-                        {actorText(entry.actor)} · {formatRelative(entry.created_at)}
-                        {entry.ip === undefined || entry.ip === null ? '' : ` · ${entry.ip}`}
-                      </div>
+      <PagedItems list={list} empty="No audit entries match.">
+        {(data) => (
+          <ul className="rows" data-testid="audit-list">
+            {data.map((entry) => (
+              <li key={entry.id} className="event">
+                <div className="row">
+                  <div>
+                    <strong>{entry.action}</strong> {entry.resource.type} {entry.resource.id ?? ''} · {entry.outcome}
+                    <div className="muted" title={formatDateTime(entry.created_at)}>
+                      {actorText(entry.actor)} · {formatRelative(entry.created_at)}
+                      {entry.ip === undefined || entry.ip === null ? '' : ` · ${entry.ip}`}
                     </div>
-                    <button
-                      type="button"
-                      aria-expanded={open === entry.id}
-                      onClick={() => setOpen(open === entry.id ? undefined : entry.id)}
-                    >
-                      {open === entry.id ? 'Hide' : 'Details'}
-                    </button>
                   </div>
-                  {open === entry.id ? <JsonView value={entry} label={`Audit entry ${entry.id}`} /> : null}
-                </li>
-              ))}
-            </ul>
-          )
-        }
-      </Loaded>
-      <Pager {...list} />
+                  <button type="button" aria-expanded={open === entry.id} onClick={() => setOpen(open === entry.id ? undefined : entry.id)}>
+                    {open === entry.id ? 'Hide' : 'Details'}
+                  </button>
+                </div>
+                {open === entry.id ? <JsonView value={entry} label={`Audit entry ${entry.id}`} /> : null}
+              </li>
+            ))}
+          </ul>
+        )}
+      </PagedItems>
     </Page>
   );
 }

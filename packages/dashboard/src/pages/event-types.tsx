@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import type { EventTypeEntry } from '../types.js';
+import { operations } from '../api.js';
 import { Markdown } from '../markdown-view.js';
 import { JsonView, Loaded, Page, useResource } from '../ui.js';
 
@@ -8,7 +8,7 @@ import { JsonView, Loaded, Page, useResource } from '../ui.js';
  * rendered by markdown-view.tsx) and the JSON Schema of its data.
  */
 export function EventTypesPage() {
-  const catalog = useResource<{ data: EventTypeEntry[] }>('/v1/event-types');
+  const catalog = useResource(() => operations.listEventTypes(), []);
   const [open, setOpen] = useState<string | undefined>(undefined);
   return (
     <Page title="Event catalog">

@@ -1,13 +1,14 @@
 import { useId, useState } from 'react';
 import { formatDateTime, formatRelative } from '../format.js';
 import { navigate } from '../router.js';
-import { EVENT_TYPES, type ServiceEvent } from '../types.js';
-import { Empty, JsonView, Link, Loaded, Page, Pager, SearchBox, usePagedList, useResource } from '../ui.js';
+import { operations } from '../api.js';
+import { JsonView, Link, Loaded, Page, PagedItems, present, SearchBox, useEventTypes, usePagedList, useResource } from '../ui.js';
 
 export function EventsPage() {
   const [type, setType] = useState('');
-  const list = usePagedList<ServiceEvent>('/v1/events', { type });
+  const list = usePagedList((page) => operations.listEvents({ query: { ...page, ...present({ type }) } }), [type]);
   const typeId = useId();
+  const eventTypes = useEventTypes();
   const [open, setOpen] = useState<string | undefined>(undefined);
   return (
     <Page title="Events">
@@ -16,7 +17,7 @@ export function EventsPage() {
           <label htmlFor={typeId}>Type</label>
           <select id={typeId} value={type} onChange={(event) => setType(event.target.value)}>
             <option value="">All types</option>
-            {EVENT_TYPES.map((eventType) => (
+            {eventTypes.map((eventType) => (
               <option key={eventType} value={eventType}>
                 {eventType}
               </option>
@@ -30,48 +31,36 @@ export function EventsPage() {
           onSearch={(value) => value !== '' && navigate(`/events/${value}`)}
         />
       </div>
-      <Loaded resource={list.resource}>
-        {({ data }) =>
-          data.length === 0 ? (
-            <Empty>{type === '' ? 'No events yet.' : `No ${type} events.`}</Empty>
-          ) : (
-            <ul className="rows" data-testid="event-list">
-              {data.map((event) => (
-                <li key={event.id} className="event">
-                  <div className="row">
-                    <div>
-                      <strong>{event.type}</strong> <Link to={`/events/${event.id}`}>{event.id}</Link>
-                      <div className="muted" title={formatDateTime(event.created_at)}>
-                        {formatRelative(event.created_at)}
-                      </div>
+      <PagedItems list={list} empty={type === '' ? 'No events yet.' : `No ${type} events.`}>
+        {(data) => (
+          <ul className="rows" data-testid="event-list">
+            {data.map((event) => (
+              <li key={event.id} className="event">
+                <div className="row">
+                  <div>
+                    <strong>{event.type}</strong> <Link to={`/events/${event.id}`}>{event.id}</Link>
+                    <div className="muted" title={formatDateTime(event.created_at)}>
+                      {formatRelative(event.created_at)}
                     </div>
-                    <button
-                      type="button"
-                      aria-expanded={open === event.id}
-                      onClick={() => setOpen(open === event.id ? undefined : event.id)}
-                    >
-                      {open === event.id ? 'Hide data' : 'Show data'}
-                    </button>
                   </div>
-                  {open === event.id ? <JsonView value={event} label={`Event ${event.id}`} /> : null}
-                </li>
-              ))}
-            </ul>
-          )
-        }
-      </Loaded>
-      <Pager {...list} />
+                  <button type="button" aria-expanded={open === event.id} onClick={() => setOpen(open === event.id ? undefined : event.id)}>
+                    {open === event.id ? 'Hide data' : 'Show data'}
+                  </button>
+                </div>
+                {open === event.id ? <JsonView value={event} label={`Event ${event.id}`} /> : null}
+              </li>
+            ))}
+          </ul>
+        )}
+      </PagedItems>
     </Page>
   );
 }
 
 export function EventPage(props: { id: string }) {
-  const event = useResource<ServiceEvent>(`/v1/events/${props.id}`);
+  const event = useResource(() => operations.getEvent({ path: { id: props.id } }), [props.id]);
   return (
-    <Page title="Event">
-      <p>
-        <Link to="/events">← Events</Link>
-      </p>
+    <Page title="Event" back={{ to: '/events', label: 'Events' }}>
       <Loaded resource={event}>
         {(data) => (
           <section className="panel" aria-labelledby="event-title">

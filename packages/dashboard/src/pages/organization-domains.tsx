@@ -1,16 +1,17 @@
 import { useId, useState } from 'react';
-import { del, post } from '../api.js';
+import { operations } from '../api.js';
 import { formatDateTime } from '../format.js';
-import type { OrganizationDomain } from '../types.js';
-import { Empty, ErrorBox, Loaded, Pager, StatusBadge, useAction, usePagedList } from '../ui.js';
+import { ErrorBox, PagedItems, StatusBadge, useAction, usePagedList } from '../ui.js';
 
 /**
  * An organization's email domains: each one's status and, while pending, the TXT record the
  * organization must publish before "Verify" can find it. SSO answers only for verified domains.
  */
 export function OrganizationDomains(props: { organizationId: string }) {
-  const base = `/v1/organizations/${props.organizationId}/domains`;
-  const domains = usePagedList<OrganizationDomain>(base, {}, { cursor: (domain) => domain.domain });
+  const id = props.organizationId;
+  const domains = usePagedList((page) => operations.listOrganizationDomains({ path: { id }, query: page }), [id], {
+    cursor: (domain) => domain.domain,
+  });
   const [domain, setDomain] = useState('');
   const [verification, setVerification] = useState<'dns' | 'manual'>('dns');
   const action = useAction();
@@ -24,7 +25,7 @@ export function OrganizationDomains(props: { organizationId: string }) {
         onSubmit={(event) => {
           event.preventDefault();
           void action
-            .run(() => post(base, { domain: domain.trim(), verification }))
+            .run(() => operations.addOrganizationDomain({ path: { id }, body: { domain: domain.trim(), verification } }))
             .then((ok) => {
               if (ok) setDomain('');
               domains.resource.reload();
@@ -50,55 +51,50 @@ export function OrganizationDomains(props: { organizationId: string }) {
           </button>
         </div>
       </form>
-      {action.error === undefined ? null : <ErrorBox error={action.error} />}
-      <Loaded resource={domains.resource}>
-        {({ data }) =>
-          data.length === 0 ? (
-            <Empty>No domains. SSO through this organization's connection answers only for its verified domains.</Empty>
-          ) : (
-            <ul className="rows">
-              {data.map((item) => (
-                <li key={item.domain} className="row">
-                  <div>
-                    {item.domain} <StatusBadge status={item.status} />
-                    <div className="muted">
-                      {item.status === 'verified'
-                        ? `verified ${item.verified_at === null ? '' : formatDateTime(item.verified_at)} (${item.verification})`
-                        : 'publish this TXT record, then verify:'}
-                    </div>
-                    {item.status === 'pending' ? (
-                      <div>
-                        <code>{item.txt_record.name}</code> TXT <code>{item.txt_record.value}</code>
-                      </div>
-                    ) : null}
+      <ErrorBox error={action.error} />
+      <PagedItems list={domains} empty="No domains. SSO through this organization's connection answers only for its verified domains.">
+        {(data) => (
+          <ul className="rows">
+            {data.map((item) => (
+              <li key={item.domain} className="row">
+                <div>
+                  {item.domain} <StatusBadge status={item.status} />
+                  <div className="muted">
+                    {item.status === 'verified'
+                      ? `verified ${item.verified_at === null ? '' : formatDateTime(item.verified_at)} (${item.verification})`
+                      : 'publish this TXT record, then verify:'}
                   </div>
-                  <div>
-                    {item.status === 'pending' ? (
-                      <button
-                        type="button"
-                        aria-label={`Verify ${item.domain}`}
-                        disabled={action.pending}
-                        onClick={() => change(() => post(`${base}/${item.domain}/verify`))}
-                      >
-                        Verify
-                      </button>
-                    ) : null}
+                  {item.status === 'pending' ? (
+                    <div>
+                      <code>{item.txt_record.name}</code> TXT <code>{item.txt_record.value}</code>
+                    </div>
+                  ) : null}
+                </div>
+                <div>
+                  {item.status === 'pending' ? (
                     <button
                       type="button"
-                      aria-label={`Remove domain ${item.domain}`}
+                      aria-label={`Verify ${item.domain}`}
                       disabled={action.pending}
-                      onClick={() => change(() => del(`${base}/${item.domain}`))}
+                      onClick={() => change(() => operations.verifyOrganizationDomain({ path: { id, domain: item.domain } }))}
                     >
-                      Remove
+                      Verify
                     </button>
-                  </div>
-                </li>
-              ))}
-            </ul>
-          )
-        }
-      </Loaded>
-      <Pager {...domains} />
+                  ) : null}
+                  <button
+                    type="button"
+                    aria-label={`Remove domain ${item.domain}`}
+                    disabled={action.pending}
+                    onClick={() => change(() => operations.deleteOrganizationDomain({ path: { id, domain: item.domain } }))}
+                  >
+                    Remove
+                  </button>
+                </div>
+              </li>
+            ))}
+          </ul>
+        )}
+      </PagedItems>
     </section>
   );
 }

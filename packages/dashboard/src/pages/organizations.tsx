@@ -1,12 +1,24 @@
 import { useId, useState } from 'react';
-import { del, post } from '../api.js';
+import { operations } from '../api.js';
 import { formatDateTime, formatRelative } from '../format.js';
-import type { Invitation, Member, Organization } from '../types.js';
 import { OrganizationDomains } from './organization-domains.js';
-import { Empty, ErrorBox, Link, Loaded, Page, Pager, SearchBox, StatusBadge, useAction, usePagedList, useResource } from '../ui.js';
+import {
+  Empty,
+  ErrorBox,
+  Link,
+  Loaded,
+  Page,
+  PagedItems,
+  Pager,
+  SearchBox,
+  StatusBadge,
+  useAction,
+  usePagedList,
+  useResource,
+} from '../ui.js';
 
 export function OrganizationsPage() {
-  const list = usePagedList<Organization>('/v1/organizations', {});
+  const list = usePagedList((page) => operations.listOrganizations({ query: page }), []);
   const [filter, setFilter] = useState('');
   const [name, setName] = useState('');
   const action = useAction();
@@ -18,7 +30,7 @@ export function OrganizationsPage() {
         onSubmit={(event) => {
           event.preventDefault();
           void action
-            .run(() => post('/v1/organizations', { name: name.trim() }))
+            .run(() => operations.createOrganization({ body: { name: name.trim() } }))
             .then((ok) => {
               if (ok) setName('');
               list.resource.reload();
@@ -33,7 +45,7 @@ export function OrganizationsPage() {
           </button>
         </div>
       </form>
-      {action.error === undefined ? null : <ErrorBox error={action.error} />}
+      <ErrorBox error={action.error} />
       <SearchBox label="Filter by name or slug" value={filter} onSearch={setFilter} />
       <Loaded resource={list.resource}>
         {({ data }) => {
@@ -64,19 +76,19 @@ export function OrganizationsPage() {
 }
 
 export function OrganizationPage(props: { id: string }) {
-  const organization = useResource<Organization>(`/v1/organizations/${props.id}`);
-  const members = usePagedList<Member>(`/v1/organizations/${props.id}/members`, {}, { cursor: (member) => member.user_id });
-  const invitations = usePagedList<Invitation>(`/v1/organizations/${props.id}/invitations`, {});
+  const path = { id: props.id };
+  const organization = useResource(() => operations.getOrganization({ path }), [props.id]);
+  const members = usePagedList((page) => operations.listOrganizationMembers({ path, query: page }), [props.id], {
+    cursor: (member) => member.user_id,
+  });
+  const invitations = usePagedList((page) => operations.listOrganizationInvitations({ path, query: page }), [props.id]);
   const [email, setEmail] = useState('');
   const [role, setRole] = useState('member');
   const action = useAction();
   const ids = { email: useId(), role: useId() };
   return (
-    <Page title="Organization">
-      <p>
-        <Link to="/organizations">← Organizations</Link>
-      </p>
-      {action.error === undefined ? null : <ErrorBox error={action.error} />}
+    <Page title="Organization" back={{ to: '/organizations', label: 'Organizations' }}>
+      <ErrorBox error={action.error} />
       <Loaded resource={organization}>
         {(data) => (
           <section className="panel">
@@ -89,34 +101,31 @@ export function OrganizationPage(props: { id: string }) {
       </Loaded>
       <section className="panel" aria-labelledby="members">
         <h2 id="members">Members</h2>
-        <Loaded resource={members.resource}>
-          {({ data }) =>
-            data.length === 0 ? (
-              <Empty>No members.</Empty>
-            ) : (
-              <ul className="rows">
-                {data.map((member) => (
-                  <li key={member.user_id} className="row">
-                    <div>
-                      <Link to={`/users/${member.user_id}`}>{member.user_id}</Link> · {member.role}
-                    </div>
-                    <button
-                      type="button"
-                      aria-label={`Remove member ${member.user_id}`}
-                      disabled={action.pending}
-                      onClick={() =>
-                        void action.run(() => del(`/v1/organizations/${props.id}/members/${member.user_id}`)).then(members.resource.reload)
-                      }
-                    >
-                      Remove
-                    </button>
-                  </li>
-                ))}
-              </ul>
-            )
-          }
-        </Loaded>
-        <Pager {...members} />
+        <PagedItems list={members} empty="No members.">
+          {(data) => (
+            <ul className="rows">
+              {data.map((member) => (
+                <li key={member.user_id} className="row">
+                  <div>
+                    <Link to={`/users/${member.user_id}`}>{member.user_id}</Link> · {member.role}
+                  </div>
+                  <button
+                    type="button"
+                    aria-label={`Remove member ${member.user_id}`}
+                    disabled={action.pending}
+                    onClick={() =>
+                      void action
+                        .run(() => operations.removeOrganizationMember({ path: { id: props.id, user_id: member.user_id } }))
+                        .then(members.resource.reload)
+                    }
+                  >
+                    Remove
+                  </button>
+                </li>
+              ))}
+            </ul>
+          )}
+        </PagedItems>
       </section>
       <section className="panel" aria-labelledby="invitations">
         <h2 id="invitations">Invitations</h2>
@@ -125,7 +134,7 @@ export function OrganizationPage(props: { id: string }) {
           onSubmit={(event) => {
             event.preventDefault();
             void action
-              .run(() => post(`/v1/organizations/${props.id}/invitations`, { email: email.trim(), role }))
+              .run(() => operations.createOrganizationInvitation({ path, body: { email: email.trim(), role } }))
               .then((ok) => {
                 if (ok) setEmail('');
                 invitations.resource.reload();
@@ -148,39 +157,34 @@ export function OrganizationPage(props: { id: string }) {
             </button>
           </div>
         </form>
-        <Loaded resource={invitations.resource}>
-          {({ data }) =>
-            data.length === 0 ? (
-              <Empty>No invitations.</Empty>
-            ) : (
-              <ul className="rows">
-                {data.map((invitation) => (
-                  <li key={invitation.id} className="row">
-                    <div>
-                      {invitation.email} · {invitation.role} <StatusBadge status={invitation.status} />
-                      <div className="muted">expires {formatDateTime(invitation.expires_at)}</div>
-                    </div>
-                    {invitation.status === 'pending' ? (
-                      <button
-                        type="button"
-                        aria-label={`Revoke invitation for ${invitation.email}`}
-                        disabled={action.pending}
-                        onClick={() =>
-                          void action
-                            .run(() => del(`/v1/organizations/${props.id}/invitations/${invitation.id}`))
-                            .then(invitations.resource.reload)
-                        }
-                      >
-                        Revoke
-                      </button>
-                    ) : null}
-                  </li>
-                ))}
-              </ul>
-            )
-          }
-        </Loaded>
-        <Pager {...invitations} />
+        <PagedItems list={invitations} empty="No invitations.">
+          {(data) => (
+            <ul className="rows">
+              {data.map((invitation) => (
+                <li key={invitation.id} className="row">
+                  <div>
+                    {invitation.email} · {invitation.role} <StatusBadge status={invitation.status} />
+                    <div className="muted">expires {formatDateTime(invitation.expires_at)}</div>
+                  </div>
+                  {invitation.status === 'pending' ? (
+                    <button
+                      type="button"
+                      aria-label={`Revoke invitation for ${invitation.email}`}
+                      disabled={action.pending}
+                      onClick={() =>
+                        void action
+                          .run(() => operations.revokeOrganizationInvitation({ path: { id: props.id, invitation_id: invitation.id } }))
+                          .then(invitations.resource.reload)
+                      }
+                    >
+                      Revoke
+                    </button>
+                  ) : null}
+                </li>
+              ))}
+            </ul>
+          )}
+        </PagedItems>
       </section>
       <OrganizationDomains organizationId={props.id} />
     </Page>

@@ -1,36 +1,21 @@
+import type { ResponseBody } from '@svc/sdk';
 import { useMemo } from 'react';
+import { operations } from '../api.js';
 import { dayToSeconds, formatDay, total } from '../chart-axis.js';
 import { Chart, type ChartSeries } from '../chart.js';
 import { formatCredits, formatLatency, formatPercent } from '../format.js';
 import { Loaded, Page, useResource } from '../ui.js';
 
-interface Overview {
-  users: number;
-  wallets: number;
-  credits_in_circulation: number;
-  events_today: number;
-  as_of: string;
-}
-interface CreditsDay {
-  day: string;
-  added: number;
-  deducted: number;
-}
-interface WebhooksDay {
-  day: string;
-  attempts: number;
-  succeeded: number;
-  success_rate: number | null;
-  latency_ms_avg: number | null;
-}
+type CreditsDay = ResponseBody<'GET /v1/stats/credits'>['data'][number];
+type WebhooksDay = ResponseBody<'GET /v1/stats/webhooks'>['data'][number];
 
 const DAYS = 30;
 const PERIOD = `Last ${DAYS} days`;
 
 export function OverviewPage() {
-  const overview = useResource<Overview>('/v1/stats/overview');
-  const credits = useResource<{ data: CreditsDay[] }>(`/v1/stats/credits?days=${DAYS}`);
-  const webhooks = useResource<{ data: WebhooksDay[] }>(`/v1/stats/webhooks?days=${DAYS}`);
+  const overview = useResource(() => operations.getStatsOverview(), []);
+  const credits = useResource(() => operations.getCreditStats({ query: { days: DAYS } }), []);
+  const webhooks = useResource(() => operations.getWebhookStats({ query: { days: DAYS } }), []);
   return (
     <Page
       title="Overview"

@@ -1,14 +1,13 @@
 import { useId, useState } from 'react';
-import { del, put } from '../api.js';
+import type { OAuthProvider } from '@svc/sdk';
+import { operations } from '../api.js';
 import { formatDateTime } from '../format.js';
-import type { List } from '../api.js';
-import type { Provider } from '../types.js';
 import { Empty, ErrorBox, Loaded, Page, SearchBox, useAction, useResource } from '../ui.js';
 
 export function SettingsPage() {
-  const providers = useResource<List<Provider>>('/v1/auth/providers');
+  const providers = useResource(() => operations.listOAuthProviders(), []);
   const [filter, setFilter] = useState('');
-  const [editing, setEditing] = useState<Provider | 'new' | undefined>(undefined);
+  const [editing, setEditing] = useState<OAuthProvider | 'new' | undefined>(undefined);
   const action = useAction();
   return (
     <Page
@@ -32,7 +31,7 @@ export function SettingsPage() {
           }}
         />
       )}
-      {action.error === undefined ? null : <ErrorBox error={action.error} />}
+      <ErrorBox error={action.error} />
       <SearchBox label="Filter providers" value={filter} onSearch={setFilter} />
       <Loaded resource={providers}>
         {({ data }) => {
@@ -90,7 +89,9 @@ export function SettingsPage() {
                       disabled={action.pending}
                       onClick={() => {
                         if (window.confirm(`Remove ${provider.provider}? Its users can no longer sign in with it.`))
-                          void action.run(() => del(`/v1/auth/providers/${provider.provider}`)).then(providers.reload);
+                          void action
+                            .run(() => operations.deleteOAuthProvider({ path: { provider: provider.provider } }))
+                            .then(providers.reload);
                       }}
                     >
                       Remove
@@ -106,7 +107,7 @@ export function SettingsPage() {
   );
 }
 
-function ProviderForm(props: { provider: Provider | undefined; onDone: () => void }) {
+function ProviderForm(props: { provider: OAuthProvider | undefined; onDone: () => void }) {
   const existing = props.provider;
   const [key, setKey] = useState(existing?.provider ?? '');
   const [clientId, setClientId] = useState(existing?.client_id ?? '');
@@ -129,7 +130,9 @@ function ProviderForm(props: { provider: Provider | undefined; onDone: () => voi
           ...(secret === '' ? {} : { client_secret: secret }),
           ...(issuer.trim() === '' ? {} : { issuer: issuer.trim() }),
         };
-        void action.run(() => put(`/v1/auth/providers/${encodeURIComponent(key.trim())}`, body)).then((ok) => ok && props.onDone());
+        void action
+          .run(() => operations.configureOAuthProvider({ path: { provider: key.trim() }, body }))
+          .then((ok) => ok && props.onDone());
       }}
     >
       <h3>{existing === undefined ? 'Configure a provider' : `Edit ${existing.provider}`}</h3>
@@ -149,7 +152,7 @@ function ProviderForm(props: { provider: Provider | undefined; onDone: () => voi
       <input id={ids.issuer} type="url" value={issuer} onChange={(event) => setIssuer(event.target.value)} />
       <label htmlFor={ids.redirects}>Redirect URIs, one per line</label>
       <textarea id={ids.redirects} rows={3} value={redirects} onChange={(event) => setRedirects(event.target.value)} required />
-      {action.error === undefined ? null : <ErrorBox error={action.error} />}
+      <ErrorBox error={action.error} />
       <div className="actions">
         <button type="submit" className="primary" disabled={action.pending}>
           Save

@@ -1,8 +1,8 @@
 import { useState } from 'react';
-import { type List, post } from '../api.js';
+import type { SigningKey } from '@svc/sdk';
+import { operations } from '../api.js';
 import { formatDateTime, formatRelative } from '../format.js';
-import type { SigningKey } from '../types.js';
-import { CopyButton, Empty, ErrorBox, Loaded, Page, StatusBadge, useAction, useResource } from '../ui.js';
+import { CopyButton, Empty, ErrorBox, Loaded, Page, StatusBadge, Table, useAction, useResource } from '../ui.js';
 
 const STATUS_NOTE: Record<SigningKey['status'], string> = {
   signing: 'signs new session JWTs',
@@ -15,7 +15,7 @@ const STATUS_NOTE: Record<SigningKey['status'], string> = {
  * the list never carries private material), and the rotation (docs/adr/0020-session-jwts.md).
  */
 export function SigningKeysPage(props: { projectId: string }) {
-  const keys = useResource<List<SigningKey>>('/v1/project/signing-keys');
+  const keys = useResource(() => operations.listSigningKeys(), []);
   const [rotated, setRotated] = useState<SigningKey | undefined>(undefined);
   const action = useAction();
   const jwksUrl = `${window.location.origin}/v1/projects/${props.projectId}/jwks.json`;
@@ -33,7 +33,7 @@ export function SigningKeysPage(props: { projectId: string }) {
                 'Rotate the signing key? The next key signs new JWTs at once; JWTs signed so far still verify until they expire.',
               )
             )
-              void action.run(async () => setRotated(await post<SigningKey>('/v1/project/signing-keys/rotate'))).then(keys.reload);
+              void action.run(async () => setRotated(await operations.rotateSigningKey())).then(keys.reload);
           }}
         >
           Rotate
@@ -49,39 +49,30 @@ export function SigningKeysPage(props: { projectId: string }) {
           Rotated: <code>{rotated.kid}</code> signs from now on.
         </p>
       )}
-      {action.error === undefined ? null : <ErrorBox error={action.error} />}
+      <ErrorBox error={action.error} />
       <Loaded resource={keys}>
         {({ data }) =>
           data.length === 0 ? (
             <Empty>No signing keys yet: the project gets its first on its first session.</Empty>
           ) : (
-            <div className="table-wrap">
-              <table data-testid="signing-key-list">
-                <caption className="visually-hidden">Session JWT signing keys</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Key id (kid)</th>
-                    <th scope="col">Algorithm</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Created</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.map((key) => (
-                    <tr key={key.kid} data-testid="signing-key" data-status={key.status}>
-                      <td>
-                        <code>{key.kid}</code>
-                      </td>
-                      <td>{key.alg}</td>
-                      <td>
-                        <StatusBadge status={key.status} /> <span className="muted">{STATUS_NOTE[key.status]}</span>
-                      </td>
-                      <td title={formatDateTime(key.created_at)}>{formatRelative(key.created_at)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table
+              caption="Session JWT signing keys"
+              columns={['Key id (kid)', 'Algorithm', 'Status', 'Created']}
+              testId="signing-key-list"
+            >
+              {data.map((key) => (
+                <tr key={key.kid} data-testid="signing-key" data-status={key.status}>
+                  <td>
+                    <code>{key.kid}</code>
+                  </td>
+                  <td>{key.alg}</td>
+                  <td>
+                    <StatusBadge status={key.status} /> <span className="muted">{STATUS_NOTE[key.status]}</span>
+                  </td>
+                  <td title={formatDateTime(key.created_at)}>{formatRelative(key.created_at)}</td>
+                </tr>
+              ))}
+            </Table>
           )
         }
       </Loaded>

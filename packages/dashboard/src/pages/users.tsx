@@ -1,69 +1,64 @@
 import { useState } from 'react';
-import { del, post } from '../api.js';
+import { operations } from '../api.js';
 import { formatAmount, formatDateTime, formatRelative } from '../format.js';
-import type { MfaStatus, SessionInfo, User, Wallet } from '../types.js';
 import { UserPasskeys } from './user-passkeys.js';
-import { Empty, ErrorBox, Link, Loaded, Page, Pager, SearchBox, StatusBadge, useAction, usePagedList, useResource } from '../ui.js';
+import {
+  Empty,
+  ErrorBox,
+  Link,
+  Loaded,
+  Page,
+  PagedItems,
+  present,
+  SearchBox,
+  StatusBadge,
+  Table,
+  useAction,
+  usePagedList,
+  useResource,
+} from '../ui.js';
 
 export function UsersPage() {
   const [email, setEmail] = useState('');
-  const list = usePagedList<User>('/v1/users', { email });
+  const list = usePagedList((page) => operations.listUsers({ query: { ...page, ...present({ email }) } }), [email]);
   return (
     <Page title="Users">
       <SearchBox label="Search by email" placeholder="ada@example.com" value={email} onSearch={setEmail} />
-      <Loaded resource={list.resource}>
-        {({ data }) =>
-          data.length === 0 ? (
-            <Empty>{email === '' ? 'No users yet. They appear here once they sign up.' : `No user with the email ${email}.`}</Empty>
-          ) : (
-            <div className="table-wrap">
-              <table>
-                <caption className="visually-hidden">Users</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Email</th>
-                    <th scope="col">Name</th>
-                    <th scope="col">Roles</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Created</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.map((user) => (
-                    <tr key={user.id}>
-                      <td className="break">
-                        <Link to={`/users/${user.id}`}>{user.email}</Link>
-                      </td>
-                      <td>{user.name}</td>
-                      <td>{user.roles.join(', ') || '—'}</td>
-                      <td>{user.banned ? <StatusBadge status="banned" /> : user.email_verified ? 'verified' : 'unverified'}</td>
-                      <td title={formatDateTime(user.created_at)}>{formatRelative(user.created_at)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )
-        }
-      </Loaded>
-      <Pager {...list} />
+      <PagedItems
+        list={list}
+        empty={email === '' ? 'No users yet. They appear here once they sign up.' : `No user with the email ${email}.`}
+      >
+        {(data) => (
+          <Table caption="Users" columns={['Email', 'Name', 'Roles', 'Status', 'Created']}>
+            {data.map((user) => (
+              <tr key={user.id}>
+                <td className="break">
+                  <Link to={`/users/${user.id}`}>{user.email}</Link>
+                </td>
+                <td>{user.name}</td>
+                <td>{user.roles.join(', ') || '—'}</td>
+                <td>{user.banned ? <StatusBadge status="banned" /> : user.email_verified ? 'verified' : 'unverified'}</td>
+                <td title={formatDateTime(user.created_at)}>{formatRelative(user.created_at)}</td>
+              </tr>
+            ))}
+          </Table>
+        )}
+      </PagedItems>
     </Page>
   );
 }
 
 export function UserPage(props: { id: string }) {
-  const user = useResource<User>(`/v1/users/${props.id}`);
-  const sessions = usePagedList<SessionInfo>(`/v1/users/${props.id}/sessions`, {});
-  const wallets = usePagedList<Wallet>('/v1/wallets', { user_id: props.id });
-  const mfa = useResource<MfaStatus>(`/v1/users/${props.id}/mfa`);
+  const path = { id: props.id };
+  const user = useResource(() => operations.getUser({ path }), [props.id]);
+  const sessions = usePagedList((page) => operations.listUserSessions({ path, query: page }), [props.id]);
+  const wallets = usePagedList((page) => operations.listWallets({ query: { ...page, user_id: props.id } }), [props.id]);
+  const mfa = useResource(() => operations.getUserMfa({ path }), [props.id]);
   const action = useAction();
-  const act = (path: string, after: () => void) => void action.run(() => post(path)).then((ok) => ok && after());
+  const act = (call: () => Promise<unknown>, after: () => void) => void action.run(call).then((ok) => ok && after());
   return (
-    <Page title="User">
-      <p>
-        <Link to="/users">← Users</Link>
-      </p>
-      {action.error === undefined ? null : <ErrorBox error={action.error} />}
+    <Page title="User" back={{ to: '/users', label: 'Users' }}>
+      <ErrorBox error={action.error} />
       <Loaded resource={user}>
         {(data) => (
           <section className="panel" aria-labelledby="profile">
@@ -88,7 +83,7 @@ export function UserPage(props: { id: string }) {
             </dl>
             <div className="actions">
               {data.banned ? (
-                <button type="button" disabled={action.pending} onClick={() => act(`/v1/users/${data.id}/unban`, user.reload)}>
+                <button type="button" disabled={action.pending} onClick={() => act(() => operations.unbanUser({ path }), user.reload)}>
                   Unban
                 </button>
               ) : (
@@ -96,7 +91,12 @@ export function UserPage(props: { id: string }) {
                   type="button"
                   className="danger"
                   disabled={action.pending}
-                  onClick={() => act(`/v1/users/${data.id}/ban`, () => (user.reload(), sessions.resource.reload()))}
+                  onClick={() =>
+                    act(
+                      () => operations.banUser({ path }),
+                      () => (user.reload(), sessions.resource.reload()),
+                    )
+                  }
                 >
                   Ban (ends every session)
                 </button>
@@ -126,7 +126,7 @@ export function UserPage(props: { id: string }) {
             type="button"
             className="danger"
             disabled={action.pending || mfa.data?.totp.status === 'none'}
-            onClick={() => void action.run(() => del(`/v1/users/${props.id}/mfa`)).then((ok) => ok && mfa.reload())}
+            onClick={() => void action.run(() => operations.resetUserMfa({ path })).then((ok) => ok && mfa.reload())}
           >
             Reset second factors
           </button>
@@ -156,64 +156,53 @@ export function UserPage(props: { id: string }) {
             type="button"
             className="danger"
             disabled={action.pending || sessions.resource.data?.data.length === 0}
-            onClick={() => act(`/v1/users/${props.id}/sessions/revoke`, sessions.resource.reload)}
+            onClick={() => act(() => operations.revokeUserSessions({ path }), sessions.resource.reload)}
           >
             Revoke all
           </button>
         </div>
-        <Loaded resource={sessions.resource}>
-          {({ data }) =>
-            data.length === 0 ? (
-              <Empty>No active sessions.</Empty>
-            ) : (
-              <ul className="rows" data-testid="session-list">
-                {data.map((session) => (
-                  <li key={session.id} className="row">
-                    <div>
-                      <code>{session.id}</code>
-                      <div className="muted">
-                        {session.ip ?? 'unknown IP'} · {session.user_agent ?? 'unknown client'} · last used{' '}
-                        {formatRelative(session.last_used_at)} · expires {formatDateTime(session.expires_at)}
-                      </div>
+        <PagedItems list={sessions} empty="No active sessions.">
+          {(data) => (
+            <ul className="rows" data-testid="session-list">
+              {data.map((session) => (
+                <li key={session.id} className="row">
+                  <div>
+                    <code>{session.id}</code>
+                    <div className="muted">
+                      {session.ip ?? 'unknown IP'} · {session.user_agent ?? 'unknown client'} · last used{' '}
+                      {formatRelative(session.last_used_at)} · expires {formatDateTime(session.expires_at)}
                     </div>
-                    <button
-                      type="button"
-                      aria-label={`Revoke session ${session.id}`}
-                      disabled={action.pending}
-                      onClick={() => act(`/v1/sessions/${session.id}/revoke`, sessions.resource.reload)}
-                    >
-                      Revoke
-                    </button>
-                  </li>
-                ))}
-              </ul>
-            )
-          }
-        </Loaded>
-        <Pager {...sessions} />
+                  </div>
+                  <button
+                    type="button"
+                    aria-label={`Revoke session ${session.id}`}
+                    disabled={action.pending}
+                    onClick={() => act(() => operations.revokeSession({ path: { id: session.id } }), sessions.resource.reload)}
+                  >
+                    Revoke
+                  </button>
+                </li>
+              ))}
+            </ul>
+          )}
+        </PagedItems>
       </section>
 
       <UserPasskeys userId={props.id} />
 
       <section className="panel" aria-labelledby="wallets">
         <h2 id="wallets">Wallets</h2>
-        <Loaded resource={wallets.resource}>
-          {({ data }) =>
-            data.length === 0 ? (
-              <Empty>No wallets.</Empty>
-            ) : (
-              <ul className="plain">
-                {data.map((wallet) => (
-                  <li key={wallet.id}>
-                    <Link to={`/wallets/${wallet.id}`}>{wallet.id}</Link> · {formatAmount(wallet.balance, wallet.currency)} ·{' '}
-                    {wallet.status}
-                  </li>
-                ))}
-              </ul>
-            )
-          }
-        </Loaded>
-        <Pager {...wallets} />
+        <PagedItems list={wallets} empty="No wallets.">
+          {(data) => (
+            <ul className="plain">
+              {data.map((wallet) => (
+                <li key={wallet.id}>
+                  <Link to={`/wallets/${wallet.id}`}>{wallet.id}</Link> · {formatAmount(wallet.balance, wallet.currency)} · {wallet.status}
+                </li>
+              ))}
+            </ul>
+          )}
+        </PagedItems>
       </section>
     </Page>
   );

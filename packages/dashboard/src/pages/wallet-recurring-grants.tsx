@@ -1,7 +1,7 @@
-import { del } from '../api.js';
+import type { RecurringGrant } from '@svc/sdk';
+import { operations } from '../api.js';
 import { formatCredits, formatDateTime, formatRelative } from '../format.js';
-import type { RecurringGrant } from '../types.js';
-import { Empty, ErrorBox, Loaded, Pager, StatusBadge, useAction, usePagedList } from '../ui.js';
+import { ErrorBox, PagedItems, StatusBadge, Table, useAction, usePagedList } from '../ui.js';
 
 /** "every 2 months", "every day". */
 function every(grant: RecurringGrant): string {
@@ -13,82 +13,69 @@ function every(grant: RecurringGrant): string {
  * grants"), each active one with a Cancel button (no further credits; those made stay).
  */
 export function RecurringGrantsPanel(props: { walletId: string; currency: string }) {
-  const grants = usePagedList<RecurringGrant>(`/v1/wallets/${props.walletId}/recurring-grants`, {});
+  const grants = usePagedList((page) => operations.listRecurringGrants({ path: { id: props.walletId }, query: page }), [props.walletId]);
   const action = useAction();
   const cancel = (grant: RecurringGrant) =>
-    void action.run(() => del(`/v1/recurring-grants/${grant.id}`)).then((ok) => ok && grants.resource.reload());
+    void action.run(() => operations.cancelRecurringGrant({ path: { id: grant.id } })).then((ok) => ok && grants.resource.reload());
   return (
     <section className="panel" aria-labelledby="recurring-grants">
       <h2 id="recurring-grants">Recurring grants</h2>
-      {action.error === undefined ? null : <ErrorBox error={action.error} />}
-      <Loaded resource={grants.resource}>
-        {({ data }) =>
-          data.length === 0 ? (
-            <Empty>No recurring grants.</Empty>
-          ) : (
-            <div className="table-wrap">
-              <table data-testid="recurring-grants">
-                <caption className="visually-hidden">Recurring grants, newest first</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Recurring grant</th>
-                    <th scope="col">Status</th>
-                    <th scope="col" className="number">
-                      Amount
-                    </th>
-                    <th scope="col">Period</th>
-                    <th scope="col">Expires</th>
-                    <th scope="col">Next credit</th>
-                    <th scope="col">Description</th>
-                    <th scope="col">
-                      <span className="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.map((grant) => (
-                    <tr key={grant.id}>
-                      <td>
-                        <code>{grant.id}</code>
-                      </td>
-                      <td>
-                        <StatusBadge status={grant.status} />
-                      </td>
-                      <td className="number">
-                        {formatCredits(grant.amount)} {props.currency}
-                      </td>
-                      <td title={`from ${formatDateTime(grant.starts_at)}`}>{every(grant)}</td>
-                      <td>{grant.expires === 'never' ? 'never' : 'at period end'}</td>
-                      <td>
-                        {grant.next_grant_at === null ? (
-                          '—'
-                        ) : (
-                          <span title={formatDateTime(grant.next_grant_at)}>{formatRelative(grant.next_grant_at)}</span>
-                        )}
-                      </td>
-                      <td>{grant.description ?? ''}</td>
-                      <td>
-                        {grant.status === 'active' ? (
-                          <button
-                            type="button"
-                            className="danger"
-                            aria-label={`Cancel recurring grant ${grant.id}`}
-                            disabled={action.pending}
-                            onClick={() => cancel(grant)}
-                          >
-                            Cancel
-                          </button>
-                        ) : null}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )
-        }
-      </Loaded>
-      <Pager {...grants} />
+      <ErrorBox error={action.error} />
+      <PagedItems list={grants} empty="No recurring grants.">
+        {(data) => (
+          <Table
+            caption="Recurring grants, newest first"
+            columns={[
+              'Recurring grant',
+              'Status',
+              { number: 'Amount' },
+              'Period',
+              'Expires',
+              'Next credit',
+              'Description',
+              { hidden: 'Actions' },
+            ]}
+            testId="recurring-grants"
+          >
+            {data.map((grant) => (
+              <tr key={grant.id}>
+                <td>
+                  <code>{grant.id}</code>
+                </td>
+                <td>
+                  <StatusBadge status={grant.status} />
+                </td>
+                <td className="number">
+                  {formatCredits(grant.amount)} {props.currency}
+                </td>
+                <td title={`from ${formatDateTime(grant.starts_at)}`}>{every(grant)}</td>
+                <td>{grant.expires === 'never' ? 'never' : 'at period end'}</td>
+                <td>
+                  {grant.next_grant_at === null ? (
+                    '—'
+                  ) : (
+                    <span title={formatDateTime(grant.next_grant_at)}>{formatRelative(grant.next_grant_at)}</span>
+                  )}
+                </td>
+                <td>{grant.description ?? ''}</td>
+                <td>
+                  {grant.status === 'active' ? (
+                    <button
+                      type="button"
+                      className="danger"
+                      aria-label={`Cancel recurring grant ${grant.id}`}
+                      disabled={action.pending}
+                      onClick={() => cancel(grant)}
+                    >
+                      Cancel
+                    </button>
+                  ) : null}
+                </td>
+              </tr>
+            ))}
+          </Table>
+        )}
+      </PagedItems>
     </section>
   );
 }

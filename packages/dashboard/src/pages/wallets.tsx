@@ -1,5 +1,6 @@
-import { useId, useMemo, useState } from 'react';
-import { newIdempotencyKey, post } from '../api.js';
+import { type ReactNode, useId, useMemo, useState } from 'react';
+import type { Wallet, WalletTransaction as Transaction } from '@svc/sdk';
+import { newIdempotencyKey, operations } from '../api.js';
 import { Chart, type ChartSeries } from '../chart.js';
 import {
   balanceSeries,
@@ -12,15 +13,29 @@ import {
   resultingBalance,
 } from '../format.js';
 import { navigate } from '../router.js';
-import type { List } from '../api.js';
-import type { Transaction, Wallet } from '../types.js';
 import { CategoriesPanel, GrantsPanel, HoldsPanel } from './wallet-holds.js';
 import { RecurringGrantsPanel } from './wallet-recurring-grants.js';
-import { Dialog, Empty, ErrorBox, Link, Loaded, Page, Pager, SearchBox, StatusBadge, useAction, usePagedList, useResource } from '../ui.js';
+import {
+  type Action,
+  Dialog,
+  Empty,
+  ErrorBox,
+  Link,
+  Loaded,
+  Page,
+  PagedItems,
+  present,
+  SearchBox,
+  StatusBadge,
+  Table,
+  useAction,
+  usePagedList,
+  useResource,
+} from '../ui.js';
 
 export function WalletsPage() {
   const [userId, setUserId] = useState('');
-  const list = usePagedList<Wallet>('/v1/wallets', { user_id: userId });
+  const list = usePagedList((page) => operations.listWallets({ query: { ...page, ...present({ user_id: userId }) } }), [userId]);
   return (
     <Page title="Wallets">
       <SearchBox
@@ -29,48 +44,27 @@ export function WalletsPage() {
         value={userId}
         onSearch={(value) => (value.startsWith('wlt_') ? navigate(`/wallets/${value}`) : setUserId(value))}
       />
-      <Loaded resource={list.resource}>
-        {({ data }) =>
-          data.length === 0 ? (
-            <Empty>{userId === '' ? 'No wallets yet.' : `No wallets for ${userId}.`}</Empty>
-          ) : (
-            <div className="table-wrap">
-              <table>
-                <caption className="visually-hidden">Wallets</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Wallet</th>
-                    <th scope="col" className="number">
-                      Balance
-                    </th>
-                    <th scope="col">Status</th>
-                    <th scope="col">User</th>
-                    <th scope="col">Created</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.map((wallet) => (
-                    <tr key={wallet.id}>
-                      <td>
-                        <Link to={`/wallets/${wallet.id}`}>{wallet.id}</Link>
-                      </td>
-                      <td className="number">{formatAmount(wallet.balance, wallet.currency)}</td>
-                      <td>
-                        <StatusBadge status={wallet.status} />
-                      </td>
-                      <td>
-                        <Link to={`/users/${wallet.user_id}`}>{wallet.user_id}</Link>
-                      </td>
-                      <td title={formatDateTime(wallet.created_at)}>{formatRelative(wallet.created_at)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )
-        }
-      </Loaded>
-      <Pager {...list} />
+      <PagedItems list={list} empty={userId === '' ? 'No wallets yet.' : `No wallets for ${userId}.`}>
+        {(data) => (
+          <Table caption="Wallets" columns={['Wallet', { number: 'Balance' }, 'Status', 'User', 'Created']}>
+            {data.map((wallet) => (
+              <tr key={wallet.id}>
+                <td>
+                  <Link to={`/wallets/${wallet.id}`}>{wallet.id}</Link>
+                </td>
+                <td className="number">{formatAmount(wallet.balance, wallet.currency)}</td>
+                <td>
+                  <StatusBadge status={wallet.status} />
+                </td>
+                <td>
+                  <Link to={`/users/${wallet.user_id}`}>{wallet.user_id}</Link>
+                </td>
+                <td title={formatDateTime(wallet.created_at)}>{formatRelative(wallet.created_at)}</td>
+              </tr>
+            ))}
+          </Table>
+        )}
+      </PagedItems>
     </Page>
   );
 }
@@ -79,9 +73,10 @@ type Operation = 'add' | 'deduct' | 'transfer';
 const OPERATION_LABELS: Record<Operation, string> = { add: 'Add credits', deduct: 'Deduct credits', transfer: 'Transfer credits' };
 
 export function WalletPage(props: { id: string }) {
-  const wallet = useResource<Wallet>(`/v1/wallets/${props.id}`);
-  const history = useResource<List<Transaction>>(`/v1/wallets/${props.id}/transactions?limit=100`);
-  const transactions = usePagedList<Transaction>(`/v1/wallets/${props.id}/transactions`, {});
+  const path = { id: props.id };
+  const wallet = useResource(() => operations.getWallet({ path }), [props.id]);
+  const history = useResource(() => operations.listWalletTransactions({ path, query: { limit: 100 } }), [props.id]);
+  const transactions = usePagedList((page) => operations.listWalletTransactions({ path, query: page }), [props.id]);
   const [operation, setOperation] = useState<Operation | undefined>(undefined);
   const [reversing, setReversing] = useState<Transaction | undefined>(undefined);
   const status = useAction();
@@ -91,10 +86,7 @@ export function WalletPage(props: { id: string }) {
     transactions.resource.reload();
   };
   return (
-    <Page title="Wallet">
-      <p>
-        <Link to="/wallets">← Wallets</Link>
-      </p>
+    <Page title="Wallet" back={{ to: '/wallets', label: 'Wallets' }}>
       <Loaded resource={wallet}>
         {(data) => (
           <section className="panel" aria-labelledby="wallet-title">
@@ -129,7 +121,7 @@ export function WalletPage(props: { id: string }) {
               <dt>Created</dt>
               <dd>{formatDateTime(data.created_at)}</dd>
             </dl>
-            {status.error === undefined ? null : <ErrorBox error={status.error} />}
+            <ErrorBox error={status.error} />
             <div className="actions">
               {(['add', 'deduct', 'transfer'] as const).map((kind) => (
                 <button key={kind} type="button" disabled={data.status !== 'active'} onClick={() => setOperation(kind)}>
@@ -141,7 +133,7 @@ export function WalletPage(props: { id: string }) {
                   type="button"
                   className="danger"
                   disabled={status.pending}
-                  onClick={() => void status.run(() => post(`/v1/wallets/${data.id}/freeze`)).then(reload)}
+                  onClick={() => void status.run(() => operations.freezeWallet({ path })).then(reload)}
                 >
                   Freeze
                 </button>
@@ -149,7 +141,7 @@ export function WalletPage(props: { id: string }) {
                 <button
                   type="button"
                   disabled={status.pending}
-                  onClick={() => void status.run(() => post(`/v1/wallets/${data.id}/unfreeze`)).then(reload)}
+                  onClick={() => void status.run(() => operations.unfreezeWallet({ path })).then(reload)}
                 >
                   Unfreeze
                 </button>
@@ -189,79 +181,53 @@ export function WalletPage(props: { id: string }) {
 
       <section className="panel" aria-labelledby="transactions">
         <h2 id="transactions">Transactions</h2>
-        <Loaded resource={transactions.resource}>
-          {({ data }) =>
-            data.length === 0 ? (
-              <Empty>No transactions yet.</Empty>
-            ) : (
-              <div className="table-wrap">
-                <table data-testid="transactions">
-                  <caption className="visually-hidden">Transactions, newest first</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">When</th>
-                      <th scope="col">Type</th>
-                      <th scope="col" className="number">
-                        Amount
-                      </th>
-                      <th scope="col" className="number">
-                        Balance after
-                      </th>
-                      <th scope="col">Description</th>
-                      <th scope="col">
-                        <span className="visually-hidden">Actions</span>
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {data.map((transaction) => (
-                      <tr key={`${transaction.id}:${transaction.type}`}>
-                        <td title={formatDateTime(transaction.created_at)}>{formatRelative(transaction.created_at)}</td>
-                        <td>
-                          {transaction.type.replace('_', ' ')}
-                          {transaction.counterparty_wallet_id === undefined ? null : (
-                            <>
-                              {' '}
-                              <Link to={`/wallets/${transaction.counterparty_wallet_id}`}>{transaction.counterparty_wallet_id}</Link>
-                            </>
-                          )}
-                          {transaction.repaid > 0 ? (
-                            <span className="muted"> (repaid {formatCredits(transaction.repaid)} of debt)</span>
-                          ) : null}
-                          {transaction.reverses === undefined ? null : (
-                            <span className="muted">
-                              {' '}
-                              of <code>{transaction.reverses}</code>
-                            </span>
-                          )}
-                        </td>
-                        <td className="number">
-                          {transaction.type === 'reversal'
-                            ? formatCredits(transaction.amount)
-                            : formatDelta(
-                                transaction.type === 'credit' || transaction.type === 'transfer_in'
-                                  ? transaction.amount
-                                  : -transaction.amount,
-                              )}
-                        </td>
-                        <td className="number">{transaction.balance_after === null ? '—' : formatCredits(transaction.balance_after)}</td>
-                        <td>{transaction.description ?? ''}</td>
-                        <td>
-                          {REVERSIBLE.has(transaction.type) ? (
-                            <button type="button" onClick={() => setReversing(transaction)}>
-                              Reverse
-                            </button>
-                          ) : null}
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )
-          }
-        </Loaded>
-        <Pager {...transactions} />
+        <PagedItems list={transactions} empty="No transactions yet.">
+          {(data) => (
+            <Table
+              caption="Transactions, newest first"
+              columns={['When', 'Type', { number: 'Amount' }, { number: 'Balance after' }, 'Description', { hidden: 'Actions' }]}
+              testId="transactions"
+            >
+              {data.map((transaction) => (
+                <tr key={`${transaction.id}:${transaction.type}`}>
+                  <td title={formatDateTime(transaction.created_at)}>{formatRelative(transaction.created_at)}</td>
+                  <td>
+                    {transaction.type.replace('_', ' ')}
+                    {transaction.counterparty_wallet_id === undefined ? null : (
+                      <>
+                        {' '}
+                        <Link to={`/wallets/${transaction.counterparty_wallet_id}`}>{transaction.counterparty_wallet_id}</Link>
+                      </>
+                    )}
+                    {transaction.repaid > 0 ? <span className="muted"> (repaid {formatCredits(transaction.repaid)} of debt)</span> : null}
+                    {transaction.reverses === undefined ? null : (
+                      <span className="muted">
+                        {' '}
+                        of <code>{transaction.reverses}</code>
+                      </span>
+                    )}
+                  </td>
+                  <td className="number">
+                    {transaction.type === 'reversal'
+                      ? formatCredits(transaction.amount)
+                      : formatDelta(
+                          transaction.type === 'credit' || transaction.type === 'transfer_in' ? transaction.amount : -transaction.amount,
+                        )}
+                  </td>
+                  <td className="number">{transaction.balance_after === null ? '—' : formatCredits(transaction.balance_after)}</td>
+                  <td>{transaction.description ?? ''}</td>
+                  <td>
+                    {REVERSIBLE.has(transaction.type) ? (
+                      <button type="button" onClick={() => setReversing(transaction)}>
+                        Reverse
+                      </button>
+                    ) : null}
+                  </td>
+                </tr>
+              ))}
+            </Table>
+          )}
+        </PagedItems>
         {reversing === undefined ? null : (
           <ReverseDialog
             transaction={reversing}
@@ -291,7 +257,7 @@ function ReverseDialog(props: { transaction: Transaction; onClose: () => void; o
   const [confirming, setConfirming] = useState<number | 'all' | undefined>(undefined);
   const [formError, setFormError] = useState<string | undefined>(undefined);
   const action = useAction();
-  const ids = { amount: useId(), description: useId() };
+  const amountId = useId();
 
   const submit = () => {
     if (amountText.trim() === '') {
@@ -312,65 +278,46 @@ function ReverseDialog(props: { transaction: Transaction; onClose: () => void; o
       ...(description.trim() === '' ? {} : { description: description.trim() }),
     };
     void action
-      .run(() => post(`/v1/transactions/${props.transaction.id}/reverse`, body, idempotencyKey))
+      .run(() => operations.reverseTransaction({ path: { id: props.transaction.id }, body }, { idempotencyKey }))
       .then((ok) => ok && props.onDone());
   };
 
   return (
-    <Dialog title="Reverse a transaction" open onClose={props.onClose}>
-      {confirming === undefined ? (
-        <form
-          onSubmit={(event) => {
-            event.preventDefault();
-            submit();
-          }}
-        >
+    <ReviewDialog
+      title="Reverse a transaction"
+      testId="reverse-confirmation"
+      fields={
+        <>
           <p>
             <code>{props.transaction.id}</code>: {props.transaction.type.replace('_', ' ')} of {formatCredits(props.transaction.amount)}
           </p>
-          <label htmlFor={ids.amount}>Amount (credits; empty: all that is left)</label>
+          <label htmlFor={amountId}>Amount (credits; empty: all that is left)</label>
           <input
-            id={ids.amount}
+            id={amountId}
             inputMode="numeric"
             autoComplete="off"
             value={amountText}
             onChange={(event) => setAmountText(event.target.value)}
             autoFocus
           />
-          <label htmlFor={ids.description}>Description (optional)</label>
-          <input id={ids.description} value={description} maxLength={500} onChange={(event) => setDescription(event.target.value)} />
-          {formError === undefined ? null : (
-            <p className="field-error" role="alert">
-              {formError}
-            </p>
-          )}
-          <div className="actions">
-            <button type="submit" className="primary">
-              Review
-            </button>
-            <button type="button" onClick={props.onClose}>
-              Cancel
-            </button>
-          </div>
-        </form>
-      ) : (
-        <div data-testid="reverse-confirmation">
-          <p>
-            Reverse <strong>{confirming === 'all' ? 'all that is left' : formatCredits(confirming)}</strong> of{' '}
-            <code>{props.transaction.id}</code>.
-          </p>
-          {action.error === undefined ? null : <ErrorBox error={action.error} />}
-          <div className="actions">
-            <button type="button" className="primary" disabled={action.pending} onClick={() => confirm(confirming)} autoFocus>
-              {action.pending ? 'Working…' : 'Confirm: reverse'}
-            </button>
-            <button type="button" disabled={action.pending} onClick={() => setConfirming(undefined)}>
-              Back
-            </button>
-          </div>
-        </div>
+        </>
+      }
+      description={description}
+      onDescription={setDescription}
+      formError={formError}
+      onReview={submit}
+      confirming={confirming}
+      summary={(amount) => (
+        <p>
+          Reverse <strong>{amount === 'all' ? 'all that is left' : formatCredits(amount)}</strong> of <code>{props.transaction.id}</code>.
+        </p>
       )}
-    </Dialog>
+      confirmLabel="Confirm: reverse"
+      action={action}
+      onConfirm={confirm}
+      onBack={() => setConfirming(undefined)}
+      onClose={props.onClose}
+    />
   );
 }
 
@@ -387,7 +334,7 @@ function OperationDialog(props: { wallet: Wallet; operation: Operation; onClose:
   const [confirming, setConfirming] = useState<number | undefined>(undefined);
   const [formError, setFormError] = useState<string | undefined>(undefined);
   const action = useAction();
-  const ids = { amount: useId(), description: useId(), to: useId() };
+  const ids = { amount: useId(), to: useId() };
   const direction = props.operation === 'add' ? 'add' : 'deduct';
   const label = OPERATION_LABELS[props.operation];
 
@@ -408,25 +355,23 @@ function OperationDialog(props: { wallet: Wallet; operation: Operation; onClose:
 
   const confirm = (amount: number) => {
     const body = { amount, ...(description.trim() === '' ? {} : { description: description.trim() }) };
-    const path =
+    const path = { id: props.wallet.id };
+    const options = { idempotencyKey };
+    const call = () =>
       props.operation === 'add'
-        ? `/v1/wallets/${props.wallet.id}/credits`
+        ? operations.creditWallet({ path, body }, options)
         : props.operation === 'deduct'
-          ? `/v1/wallets/${props.wallet.id}/debits`
-          : '/v1/wallets/transfer';
-    const payload = props.operation === 'transfer' ? { ...body, from_wallet_id: props.wallet.id, to_wallet_id: toWalletId.trim() } : body;
-    void action.run(() => post(path, payload, idempotencyKey)).then((ok) => ok && props.onDone());
+          ? operations.debitWallet({ path, body }, options)
+          : operations.transferCredits({ body: { ...body, from_wallet_id: props.wallet.id, to_wallet_id: toWalletId.trim() } }, options);
+    void action.run(call).then((ok) => ok && props.onDone());
   };
 
   return (
-    <Dialog title={label} open onClose={props.onClose}>
-      {confirming === undefined ? (
-        <form
-          onSubmit={(event) => {
-            event.preventDefault();
-            submit();
-          }}
-        >
+    <ReviewDialog
+      title={label}
+      testId="confirmation"
+      fields={
+        <>
           <label htmlFor={ids.amount}>Amount (credits)</label>
           <input
             id={ids.amount}
@@ -450,27 +395,18 @@ function OperationDialog(props: { wallet: Wallet; operation: Operation; onClose:
               />
             </>
           ) : null}
-          <label htmlFor={ids.description}>Description (optional)</label>
-          <input id={ids.description} value={description} maxLength={500} onChange={(event) => setDescription(event.target.value)} />
-          {formError === undefined ? null : (
-            <p className="field-error" role="alert">
-              {formError}
-            </p>
-          )}
-          <div className="actions">
-            <button type="submit" className="primary">
-              Review
-            </button>
-            <button type="button" onClick={props.onClose}>
-              Cancel
-            </button>
-          </div>
-        </form>
-      ) : (
-        <div data-testid="confirmation">
+        </>
+      }
+      description={description}
+      onDescription={setDescription}
+      formError={formError}
+      onReview={submit}
+      confirming={confirming}
+      summary={(amount) => (
+        <>
           <p>
             {props.operation === 'add' ? 'Add' : props.operation === 'deduct' ? 'Deduct' : 'Transfer'}{' '}
-            <strong>{formatCredits(confirming)}</strong> {props.wallet.currency} {props.operation === 'add' ? 'to' : 'from'}{' '}
+            <strong>{formatCredits(amount)}</strong> {props.wallet.currency} {props.operation === 'add' ? 'to' : 'from'}{' '}
             <code>{props.wallet.id}</code>
             {props.operation === 'transfer' ? (
               <>
@@ -483,16 +419,84 @@ function OperationDialog(props: { wallet: Wallet; operation: Operation; onClose:
           <p>
             Balance: {formatCredits(props.wallet.balance)} →{' '}
             <strong data-testid="resulting-balance">
-              {formatCredits(resultingBalance(props.wallet.balance, confirming, direction, props.wallet.credit_limit) ?? 0)}
+              {formatCredits(resultingBalance(props.wallet.balance, amount, direction, props.wallet.credit_limit) ?? 0)}
             </strong>{' '}
             {props.wallet.currency}
           </p>
-          {action.error === undefined ? null : <ErrorBox error={action.error} />}
+        </>
+      )}
+      confirmLabel={`Confirm: ${label.toLowerCase()}`}
+      action={action}
+      onConfirm={confirm}
+      onBack={() => setConfirming(undefined)}
+      onClose={props.onClose}
+    />
+  );
+}
+
+/**
+ * The two steps of an operation's dialog: the form (`fields`, then the description), whose Review
+ * checks it and sets `confirming` or a `formError`; then the summary of what will happen, with
+ * Confirm and Back.
+ */
+function ReviewDialog<Value extends number | 'all'>(props: {
+  title: string;
+  testId: string;
+  fields: ReactNode;
+  description: string;
+  onDescription: (description: string) => void;
+  formError: string | undefined;
+  onReview: () => void;
+  confirming: Value | undefined;
+  summary: (confirming: Value) => ReactNode;
+  confirmLabel: string;
+  action: Action;
+  onConfirm: (confirming: Value) => void;
+  onBack: () => void;
+  onClose: () => void;
+}) {
+  const { confirming, action } = props;
+  const descriptionId = useId();
+  return (
+    <Dialog title={props.title} open onClose={props.onClose}>
+      {confirming === undefined ? (
+        <form
+          onSubmit={(event) => {
+            event.preventDefault();
+            props.onReview();
+          }}
+        >
+          {props.fields}
+          <label htmlFor={descriptionId}>Description (optional)</label>
+          <input
+            id={descriptionId}
+            value={props.description}
+            maxLength={500}
+            onChange={(event) => props.onDescription(event.target.value)}
+          />
+          {props.formError === undefined ? null : (
+            <p className="field-error" role="alert">
+              {props.formError}
+            </p>
+          )}
           <div className="actions">
-            <button type="button" className="primary" disabled={action.pending} onClick={() => confirm(confirming)} autoFocus>
-              {action.pending ? 'Working…' : `Confirm: ${label.toLowerCase()}`}
+            <button type="submit" className="primary">
+              Review
             </button>
-            <button type="button" disabled={action.pending} onClick={() => setConfirming(undefined)}>
+            <button type="button" onClick={props.onClose}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      ) : (
+        <div data-testid={props.testId}>
+          {props.summary(confirming)}
+          <ErrorBox error={action.error} />
+          <div className="actions">
+            <button type="button" className="primary" disabled={action.pending} onClick={() => props.onConfirm(confirming)} autoFocus>
+              {action.pending ? 'Working…' : props.confirmLabel}
+            </button>
+            <button type="button" disabled={action.pending} onClick={props.onBack}>
               Back
             </button>
           </div>

@@ -1,8 +1,8 @@
 import { useId, useState } from 'react';
-import { patch, post } from '../api.js';
+import type { WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret } from '@svc/sdk';
+import { operations } from '../api.js';
 import { formatDateTime, formatLatency, formatRelative } from '../format.js';
 import { navigate } from '../router.js';
-import { type Delivery, type Endpoint, EVENT_TYPES, type Recovery } from '../types.js';
 import {
   Dialog,
   Empty,
@@ -10,17 +10,22 @@ import {
   Link,
   Loaded,
   Page,
+  PagedItems,
   Pager,
+  present,
   SearchBox,
   SecretOnce,
   StatusBadge,
+  Table,
   useAction,
+  useEventTypes,
   usePagedList,
   useResource,
 } from '../ui.js';
 
 function EventPicker(props: { selected: readonly string[]; onChange: (events: string[]) => void }) {
   const all = props.selected.includes('*');
+  const eventTypes = useEventTypes();
   const toggle = (type: string, on: boolean) =>
     props.onChange(on ? [...props.selected.filter((item) => item !== type), type] : props.selected.filter((item) => item !== type));
   return (
@@ -29,7 +34,7 @@ function EventPicker(props: { selected: readonly string[]; onChange: (events: st
       <label className="check">
         <input type="checkbox" checked={all} onChange={(event) => props.onChange(event.target.checked ? ['*'] : [])} /> All events (*)
       </label>
-      {EVENT_TYPES.map((type) => (
+      {eventTypes.map((type) => (
         <label key={type} className="check">
           <input
             type="checkbox"
@@ -46,9 +51,9 @@ function EventPicker(props: { selected: readonly string[]; onChange: (events: st
 
 export function WebhooksPage() {
   const [filter, setFilter] = useState('');
-  const list = usePagedList<Endpoint>('/v1/webhooks', {});
+  const list = usePagedList((page) => operations.listWebhooks({ query: page }), []);
   const [creating, setCreating] = useState(false);
-  const [created, setCreated] = useState<Endpoint | undefined>(undefined);
+  const [created, setCreated] = useState<WebhookEndpointWithSecret | undefined>(undefined);
   return (
     <Page
       title="Webhooks"
@@ -108,7 +113,7 @@ export function WebhooksPage() {
   );
 }
 
-function CreateEndpointDialog(props: { onClose: () => void; onCreated: (endpoint: Endpoint) => void }) {
+function CreateEndpointDialog(props: { onClose: () => void; onCreated: (endpoint: WebhookEndpointWithSecret) => void }) {
   const [url, setUrl] = useState('https://');
   const [description, setDescription] = useState('');
   const [events, setEvents] = useState<string[]>(['*']);
@@ -120,10 +125,8 @@ function CreateEndpointDialog(props: { onClose: () => void; onCreated: (endpoint
         onSubmit={(event) => {
           event.preventDefault();
           void action.run(async () => {
-            const endpoint = await post<Endpoint>('/v1/webhooks', {
-              url: url.trim(),
-              events,
-              ...(description.trim() === '' ? {} : { description: description.trim() }),
+            const endpoint = await operations.createWebhook({
+              body: { url: url.trim(), events, ...(description.trim() === '' ? {} : { description: description.trim() }) },
             });
             props.onCreated(endpoint);
           });
@@ -134,7 +137,7 @@ function CreateEndpointDialog(props: { onClose: () => void; onCreated: (endpoint
         <label htmlFor={ids.description}>Description (optional)</label>
         <input id={ids.description} value={description} onChange={(event) => setDescription(event.target.value)} />
         <EventPicker selected={events} onChange={setEvents} />
-        {action.error === undefined ? null : <ErrorBox error={action.error} />}
+        <ErrorBox error={action.error} />
         <div className="actions">
           <button type="submit" className="primary" disabled={action.pending || events.length === 0}>
             Create
@@ -149,9 +152,12 @@ function CreateEndpointDialog(props: { onClose: () => void; onCreated: (endpoint
 }
 
 export function WebhookPage(props: { id: string }) {
-  const endpoint = useResource<Endpoint>(`/v1/webhooks/${props.id}`);
-  const [status, setStatus] = useState('');
-  const deliveries = usePagedList<Delivery>(`/v1/webhooks/${props.id}/deliveries`, { status });
+  const endpoint = useResource(() => operations.getWebhook({ path: { id: props.id } }), [props.id]);
+  const [status, setStatus] = useState<WebhookDelivery['status'] | ''>('');
+  const deliveries = usePagedList(
+    (page) => operations.listWebhookDeliveries({ path: { id: props.id }, query: { ...page, ...present({ status }) } }),
+    [props.id, status],
+  );
   const [secret, setSecret] = useState<string | undefined>(undefined);
   const [editing, setEditing] = useState<string[] | undefined>(undefined);
   const [notice, setNotice] = useState<string | undefined>(undefined);
@@ -164,11 +170,8 @@ export function WebhookPage(props: { id: string }) {
       deliveries.resource.reload();
     });
   return (
-    <Page title="Webhook endpoint">
-      <p>
-        <Link to="/webhooks">← Webhooks</Link>
-      </p>
-      {action.error === undefined ? null : <ErrorBox error={action.error} />}
+    <Page title="Webhook endpoint" back={{ to: '/webhooks', label: 'Webhooks' }}>
+      <ErrorBox error={action.error} />
       {notice === undefined ? null : (
         <p className="notice" role="status">
           {notice}
@@ -204,7 +207,7 @@ export function WebhookPage(props: { id: string }) {
               disabled={action.pending}
               onRecover={(since) =>
                 run(async () => {
-                  const recovery = await post<Recovery>(`/v1/webhooks/${data.id}/recover`, { since });
+                  const recovery = await operations.recoverWebhook({ path: { id: data.id }, body: { since } });
                   setNotice(`Recovery started: ${recovery.deliveries} deliver${recovery.deliveries === 1 ? 'y' : 'ies'} to send again.`);
                 }, '')
               }
@@ -214,7 +217,10 @@ export function WebhookPage(props: { id: string }) {
               <form
                 onSubmit={(event) => {
                   event.preventDefault();
-                  run(() => patch(`/v1/webhooks/${data.id}`, { events: editing }).then(() => setEditing(undefined)), 'Events saved.');
+                  run(
+                    () => operations.updateWebhook({ path: { id: data.id }, body: { events: editing } }).then(() => setEditing(undefined)),
+                    'Events saved.',
+                  );
                 }}
               >
                 <EventPicker selected={editing} onChange={setEditing} />
@@ -232,7 +238,9 @@ export function WebhookPage(props: { id: string }) {
               <button
                 type="button"
                 disabled={action.pending}
-                onClick={() => run(() => post(`/v1/webhooks/${data.id}/test`), 'Test event sent; its delivery appears below.')}
+                onClick={() =>
+                  run(() => operations.sendTestWebhook({ path: { id: data.id } }), 'Test event sent; its delivery appears below.')
+                }
               >
                 Send test event
               </button>
@@ -244,7 +252,7 @@ export function WebhookPage(props: { id: string }) {
                 disabled={action.pending}
                 onClick={() =>
                   run(
-                    () => patch(`/v1/webhooks/${data.id}`, { enabled: !data.enabled }),
+                    () => operations.updateWebhook({ path: { id: data.id }, body: { enabled: !data.enabled } }),
                     data.enabled ? 'Endpoint disabled.' : 'Endpoint enabled.',
                   )
                 }
@@ -256,7 +264,7 @@ export function WebhookPage(props: { id: string }) {
                 disabled={action.pending}
                 onClick={() =>
                   run(
-                    () => post<Endpoint>(`/v1/webhooks/${data.id}/rotate-secret`).then((rotated) => setSecret(rotated.secret)),
+                    () => operations.rotateWebhookSecret({ path: { id: data.id } }).then((rotated) => setSecret(rotated.secret)),
                     'Secret rotated.',
                   )
                 }
@@ -273,7 +281,7 @@ export function WebhookPage(props: { id: string }) {
           <h2 id="deliveries">Deliveries</h2>
           <div className="inline-field">
             <label htmlFor={statusId}>Status</label>
-            <select id={statusId} value={status} onChange={(event) => setStatus(event.target.value)}>
+            <select id={statusId} value={status} onChange={(event) => setStatus(event.target.value as WebhookDelivery['status'] | '')}>
               <option value="">All</option>
               <option value="pending">Pending</option>
               <option value="succeeded">Succeeded</option>
@@ -284,71 +292,62 @@ export function WebhookPage(props: { id: string }) {
             </button>
           </div>
         </div>
-        <Loaded resource={deliveries.resource}>
-          {({ data }) =>
-            data.length === 0 ? (
-              <Empty>No deliveries{status === '' ? '' : ` with status ${status}`}. Send a test event to see one.</Empty>
-            ) : (
-              <ul className="rows" data-testid="delivery-list">
-                {data.map((delivery) => (
-                  <li key={delivery.id} className="delivery" data-testid="delivery" data-status={delivery.status}>
-                    <div className="row">
-                      <div>
-                        <StatusBadge status={delivery.status} /> <strong>{delivery.event_type}</strong>{' '}
-                        <Link to={`/events/${delivery.event_id}`}>{delivery.event_id}</Link>
-                        <div className="muted">
-                          {delivery.attempt_count} attempt{delivery.attempt_count === 1 ? '' : 's'} · {formatRelative(delivery.created_at)}
-                          {delivery.next_attempt_at === null ? '' : ` · next ${formatRelative(delivery.next_attempt_at)}`}
-                        </div>
+        <PagedItems
+          list={deliveries}
+          empty={<>No deliveries{status === '' ? '' : ` with status ${status}`}. Send a test event to see one.</>}
+        >
+          {(data) => (
+            <ul className="rows" data-testid="delivery-list">
+              {data.map((delivery) => (
+                <li key={delivery.id} className="delivery" data-testid="delivery" data-status={delivery.status}>
+                  <div className="row">
+                    <div>
+                      <StatusBadge status={delivery.status} /> <strong>{delivery.event_type}</strong>{' '}
+                      <Link to={`/events/${delivery.event_id}`}>{delivery.event_id}</Link>
+                      <div className="muted">
+                        {delivery.attempt_count} attempt{delivery.attempt_count === 1 ? '' : 's'} · {formatRelative(delivery.created_at)}
+                        {delivery.next_attempt_at === null ? '' : ` · next ${formatRelative(delivery.next_attempt_at)}`}
                       </div>
-                      <button
-                        type="button"
-                        aria-label={`Retry delivery ${delivery.id}`}
-                        disabled={action.pending}
-                        onClick={() =>
-                          run(() => post(`/v1/webhooks/${props.id}/deliveries/${delivery.id}/retry`), 'Retried; the new attempt is listed.')
-                        }
-                      >
-                        Retry
-                      </button>
                     </div>
-                    {delivery.attempts.length === 0 ? null : (
-                      <div className="table-wrap">
-                        <table className="attempts">
-                          <caption className="visually-hidden">Attempts of {delivery.id}</caption>
-                          <thead>
-                            <tr>
-                              <th scope="col">#</th>
-                              <th scope="col">When</th>
-                              <th scope="col">Status</th>
-                              <th scope="col">Latency</th>
-                              <th scope="col">Response</th>
-                            </tr>
-                          </thead>
-                          <tbody>
-                            {delivery.attempts.map((attempt) => (
-                              <tr key={attempt.attempt}>
-                                <td>
-                                  {attempt.attempt}
-                                  {attempt.kind === 'manual' ? ' (manual)' : ''}
-                                </td>
-                                <td title={formatDateTime(attempt.created_at)}>{formatRelative(attempt.created_at)}</td>
-                                <td data-testid="attempt-status">{attempt.status_code ?? 'no answer'}</td>
-                                <td>{formatLatency(attempt.latency_ms)}</td>
-                                <td className="excerpt">{attempt.response_body?.slice(0, 200) ?? attempt.error ?? ''}</td>
-                              </tr>
-                            ))}
-                          </tbody>
-                        </table>
-                      </div>
-                    )}
-                  </li>
-                ))}
-              </ul>
-            )
-          }
-        </Loaded>
-        <Pager {...deliveries} />
+                    <button
+                      type="button"
+                      aria-label={`Retry delivery ${delivery.id}`}
+                      disabled={action.pending}
+                      onClick={() =>
+                        run(
+                          () => operations.retryWebhookDelivery({ path: { id: props.id, delivery_id: delivery.id } }),
+                          'Retried; the new attempt is listed.',
+                        )
+                      }
+                    >
+                      Retry
+                    </button>
+                  </div>
+                  {delivery.attempts.length === 0 ? null : (
+                    <Table
+                      caption={`Attempts of ${delivery.id}`}
+                      columns={['#', 'When', 'Status', 'Latency', 'Response']}
+                      className="attempts"
+                    >
+                      {delivery.attempts.map((attempt) => (
+                        <tr key={attempt.attempt}>
+                          <td>
+                            {attempt.attempt}
+                            {attempt.kind === 'manual' ? ' (manual)' : ''}
+                          </td>
+                          <td title={formatDateTime(attempt.created_at)}>{formatRelative(attempt.created_at)}</td>
+                          <td data-testid="attempt-status">{attempt.status_code ?? 'no answer'}</td>
+                          <td>{formatLatency(attempt.latency_ms)}</td>
+                          <td className="excerpt">{attempt.response_body?.slice(0, 200) ?? attempt.error ?? ''}</td>
+                        </tr>
+                      ))}
+                    </Table>
+                  )}
+                </li>
+              ))}
+            </ul>
+          )}
+        </PagedItems>
       </section>
       <p>
         <button type="button" className="link" onClick={() => navigate('/events')}>
@@ -360,7 +359,7 @@ export function WebhookPage(props: { id: string }) {
 }
 
 /** Enabled, or disabled with its reason: `failing` (switched off automatically) or by hand. */
-function EndpointStatus(props: { endpoint: Endpoint }) {
+function EndpointStatus(props: { endpoint: WebhookEndpoint }) {
   const { endpoint } = props;
   if (endpoint.enabled) return <StatusBadge status="enabled" />;
   return (
