@@ -1,8 +1,14 @@
 import { type Static, type TLiteral, type TSchema, Type } from '@sinclair/typebox';
-import { HoldSchema } from './holds.schemas.js';
+import { HoldSchema } from '../ledger/holds.schemas.js';
 import { ListQuery, StrictObject } from '../../lib/schemas.js';
 import { ActorSchema } from '../audit/audit.schemas.js';
-import { CATEGORY_DEFAULT, CATEGORY_PATTERN, CategoriesSchema, CategoryBalanceSchema, CategorySchema } from './wallets.categories.js';
+import {
+  CATEGORY_DEFAULT,
+  CATEGORY_PATTERN,
+  CategoriesSchema,
+  CategoryBalanceSchema,
+  CategorySchema,
+} from '../ledger/ledger.categories.js';
 
 import {
   AMOUNT_MAX,
@@ -11,7 +17,7 @@ import {
   METADATA_KEY_LENGTH_MAX,
   METADATA_KEYS_MAX,
   METADATA_VALUE_LENGTH_MAX,
-} from './wallets.limits.js';
+} from '../ledger/ledger.limits.js';
 
 export { AMOUNT_MAX, BALANCE_MAX, DESCRIPTION_LENGTH_MAX, METADATA_KEY_LENGTH_MAX, METADATA_KEYS_MAX, METADATA_VALUE_LENGTH_MAX };
 const WALLET_ID_LENGTH_MAX = 64;

@@ -16,12 +16,12 @@ import {
   type WalletList,
   type WalletTransaction,
 } from './wallets.schemas.js';
-import { parseMetadata, withoutEmptyValues } from './metadata.js';
-import { walletClosed, walletMissing } from './wallets.rules.js';
+import { parseMetadata, withoutEmptyValues } from '../../lib/metadata.js';
+import { walletClosed, walletMissing } from '../ledger/ledger.rules.js';
 import * as store from './wallets.store.js';
-import { availableOf, availableOfReading, categoryBalancesOf } from './ledger.available.js';
-import * as ledgerStore from './ledger.store.js';
-import { toWalletTransaction } from './ledger.views.js';
+import { availableOf, availableOfReading, categoryBalancesOf } from '../ledger/ledger.available.js';
+import * as ledgerStore from '../ledger/ledger.store.js';
+import { toWalletTransaction } from '../ledger/ledger.views.js';
 
 export interface WalletsServiceOptions {
   readonly db: Db;
@@ -90,7 +90,7 @@ export class WalletsService {
     return { ...toWallet(row), available: await availableOfReading(this.#db.kysely, projectId, row, now) };
   }
 
-  /** Wallets as the API shows them, `available` as of now (ledger.available.ts). */
+  /** Wallets as the API shows them, `available` as of now (modules/ledger/ledger.available.ts). */
   async #views(projectId: string, rows: readonly store.WalletRow[]): Promise<Wallet[]> {
     const available = await availableOf(this.#db.kysely, projectId, rows, isoTime(this.#clock.now()));
     return rows.map((row) => ({ ...toWallet(row), available: available.get(row.id) ?? row.balance - row.held }));
@@ -337,7 +337,7 @@ export function toWallet(row: store.WalletRow): Wallet {
     user_id: row.user_id,
     currency: row.currency,
     balance: row.balance,
-    // Without unsettled expiries; reads that show it correct it (ledger.available.ts).
+    // Without unsettled expiries; reads that show it correct it (modules/ledger/ledger.available.ts).
     available: row.balance - row.held,
     credit_limit: row.credit_limit,
     debt: row.debt,

@@ -9,7 +9,7 @@ import * as ledger from './ledger.store.js';
 import { toTransaction, toTransfer, toWalletTransaction } from './ledger.views.js';
 import { LedgerWriter } from './ledger.write.js';
 import { GRANT_PRIORITY_DEFAULT } from './ledger.movements.js';
-import { CATEGORY_DEFAULT } from './wallets.categories.js';
+import { CATEGORY_DEFAULT } from './ledger.categories.js';
 import { type CaptureHoldBody, type CreateHoldBody, HOLD_EXPIRES_IN_SECONDS_DEFAULT } from './holds.schemas.js';
 import type {
   Balance,
@@ -21,9 +21,9 @@ import type {
   Transfer,
   TransferBody,
   WalletTransactionList,
-} from './wallets.schemas.js';
-import { assertAmount, walletMissing } from './wallets.rules.js';
-import * as wallets from './wallets.store.js';
+} from '../wallets/wallets.schemas.js';
+import { assertAmount, walletMissing } from './ledger.rules.js';
+import * as wallets from '../wallets/wallets.store.js';
 
 export type { BatchOutcome, MovementOutcome, MovementRequest } from './ledger.movements.js';
 

@@ -12,9 +12,9 @@ import {
   walletsClient,
   type WalletsClient,
   walletsWithBalances,
-} from './wallets.fixtures.js';
+} from '../wallets/wallets.fixtures.js';
 import { LEDGER_CHECKS, verifyLedger } from './ledger.verify.js';
-import type { Transaction, Transfer } from './wallets.schemas.js';
+import type { Transaction, Transfer } from '../wallets/wallets.schemas.js';
 
 /**
  * Random batches of credits, debits and transfers, sent all at once, with keys that repeat (same

@@ -21,8 +21,8 @@ import {
   walletsClient,
   type WalletsClient,
   walletsWithBalances,
-} from './wallets.fixtures.js';
-import type { Batch, Transaction, Transfer, Wallet } from './wallets.schemas.js';
+} from '../wallets/wallets.fixtures.js';
+import type { Batch, Transaction, Transfer, Wallet } from '../wallets/wallets.schemas.js';
 
 /**
  * Random requests sent all at once: single credits, debits and transfers mixed with batches,

@@ -124,7 +124,7 @@ const RECENT_OF_WALLET = fixedQuery<WalletHistoryRow>(
   `${RECENT_HISTORY} where e.project_id = ? and e.account_id = ? order by e.seq desc limit ?`,
 );
 
-/** The oldest active wallet as wallets.store.ts reads it (index wallets_project_user_created_idx). */
+/** The oldest active wallet as modules/wallets/wallets.store.ts reads it (index wallets_project_user_created_idx). */
 const RECENT_OF_OLDEST_ACTIVE_WALLET = fixedQuery<WalletHistoryRow>(
   `${RECENT_HISTORY} where e.project_id = ? and e.account_id = (
      select w.id from wallets w where w.project_id = ? and w.user_id = ? and w.status = 'active'

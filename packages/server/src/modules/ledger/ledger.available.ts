@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { parseSources } from './ledger.plan-holds.js';
-import type { WalletReading, WalletRow } from './wallets.store.js';
-import type { CategoryBalance } from './wallets.categories.js';
+import type { WalletReading, WalletRow } from '../wallets/wallets.store.js';
+import type { CategoryBalance } from './ledger.categories.js';
 
 /**
  * `available` as a read sees it at `now` (docs/adr/0018-holds-and-grants.md): balance − held, where
