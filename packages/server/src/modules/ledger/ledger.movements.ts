@@ -3,7 +3,7 @@ import { ApiError } from '../../lib/errors.js';
 import { type RequestAnswer, type RequestKey, reusedError } from '../../lib/idempotency.store.js';
 import type { AuditContext } from '../audit/audit.service.js';
 import type { Hold } from './holds.schemas.js';
-import type { Transaction, Transfer } from '../wallets/wallets.schemas.js';
+import type { Transaction, Transfer } from './ledger.schemas.js';
 import { CATEGORY_DEFAULT } from './ledger.categories.js';
 
 /**

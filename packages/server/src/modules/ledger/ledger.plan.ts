@@ -24,10 +24,10 @@ import type { BalanceWrite, LedgerKey, LedgerRefusalRow } from './ledger.stateme
 import { type KeyedAnswer, keyedAnswers, ledgerEntry, ledgerKeyText, transactionRowOf, transactionRow } from './ledger.plan-rows.js';
 import { issuanceAccountId, type LedgerTransactionRow, type NewLedgerEntry, type TransactionWithBalance } from './ledger.store.js';
 import { toTransaction, toTransfer } from './ledger.views.js';
-import { BALANCE_MAX, type Source, type Transaction, type Transfer } from '../wallets/wallets.schemas.js';
+import { BALANCE_MAX, type Source, type Transaction, type Transfer } from './ledger.schemas.js';
 import { refuseOutOfRange, refuseTransfer, refuseUnusable } from './ledger.rules.js';
 import { CATEGORY_DEFAULT } from './ledger.categories.js';
-import type { WalletRow } from '../wallets/wallets.store.js';
+import type { WalletsTable as WalletRow } from '../../db/schema.js';
 
 export interface PlanInput {
   /** The batch's wallets, locked. */

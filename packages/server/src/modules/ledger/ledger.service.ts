@@ -21,11 +21,19 @@ import type {
   Transfer,
   TransferBody,
   WalletTransactionList,
-} from '../wallets/wallets.schemas.js';
+} from './ledger.schemas.js';
 import { assertAmount, walletMissing } from './ledger.rules.js';
-import * as wallets from '../wallets/wallets.store.js';
 
 export type { BatchOutcome, MovementOutcome, MovementRequest } from './ledger.movements.js';
+
+// The ledger's surface for other modules, besides LedgerService: what the wallets API
+// (modules/wallets/) reads of the ledger to show wallets, holds and grants, and the refusals it
+// shares with the write path.
+export { GRANT_PRIORITY_DEFAULT } from './ledger.movements.js';
+export { availableOf, availableOfReading, categoryBalancesOf } from './ledger.available.js';
+export { recentOfOldestActiveWallet, recentOfWallet } from './ledger.store.js';
+export { toGrant, toHold, toWalletTransaction } from './ledger.views.js';
+export { refuseUnusable, walletClosed, walletMissing } from './ledger.rules.js';
 
 export interface LedgerServiceOptions {
   readonly db: Db;
@@ -184,7 +192,7 @@ export class LedgerService {
   async listWalletTransactions(projectId: string, walletId: string, query: ListTransactionsQuery): Promise<WalletTransactionList> {
     const limit = query.limit ?? LIST_LIMIT_DEFAULT;
     const db = this.#db.kysely;
-    if ((await wallets.findWallet(db, projectId, walletId)) === undefined) throw walletMissing(walletId);
+    if (!(await ledger.walletExists(db, projectId, walletId))) throw walletMissing(walletId);
     let beforeSeq: number | undefined;
     if (query.starting_after !== undefined) {
       beforeSeq = await ledger.findWalletEntrySeq(db, projectId, walletId, query.starting_after);

@@ -50,6 +50,12 @@ export async function reversedAmount(db: Executor, projectId: string, transactio
   return Number(row?.total ?? 0);
 }
 
+/** Whether the project has the wallet, whatever its status. */
+export async function walletExists(db: Executor, projectId: string, walletId: string): Promise<boolean> {
+  const row = await db.selectFrom('wallets').select('id').where('project_id', '=', projectId).where('id', '=', walletId).executeTakeFirst();
+  return row !== undefined;
+}
+
 /** Where one transaction sits in a wallet's history; the cursor of that history. */
 export async function findWalletEntrySeq(
   db: Executor,

@@ -1,7 +1,7 @@
 import { assert } from '../../lib/assert.js';
 import type { WalletGrantsTable, WalletHoldsTable } from '../../db/schema.js';
 import type { LedgerTransactionRow, WalletHistoryRow } from './ledger.store.js';
-import type { Source, Transaction, Transfer, WalletTransaction } from '../wallets/wallets.schemas.js';
+import type { Source, Transaction, Transfer, WalletTransaction } from './ledger.schemas.js';
 import type { Grant, Hold } from './holds.schemas.js';
 import { parseMetadata } from '../../lib/metadata.js';
 import { CATEGORY_DEFAULT, parseCategories } from './ledger.categories.js';

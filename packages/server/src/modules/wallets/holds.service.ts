@@ -3,11 +3,9 @@ import type { PeriodicJob } from '../../jobs/scheduler.js';
 import { type Clock, isoTime } from '../../lib/clock.js';
 import { ApiError } from '../../lib/errors.js';
 import { SYSTEM_AUDIT_CONTEXT } from '../audit/audit.service.js';
-import type { LedgerService } from '../ledger/ledger.service.js';
-import { toGrant, toHold } from '../ledger/ledger.views.js';
+import { type LedgerService, toGrant, toHold, walletMissing } from '../ledger/ledger.service.js';
 import type { GrantList, Hold, HoldList, ListGrantsQuery, ListHoldsQuery } from '../ledger/holds.schemas.js';
 import * as holds from './holds.store.js';
-import { walletMissing } from '../ledger/ledger.rules.js';
 import * as wallets from './wallets.store.js';
 
 const LIST_LIMIT_DEFAULT = 20;

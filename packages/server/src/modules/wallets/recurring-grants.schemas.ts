@@ -7,7 +7,7 @@ import {
   METADATA_KEY_LENGTH_MAX,
   METADATA_KEYS_MAX,
   METADATA_VALUE_LENGTH_MAX,
-} from '../ledger/ledger.limits.js';
+} from '../ledger/ledger.schemas.js';
 
 /** Recurring grants (docs/api.md section 4, "Recurring grants"; docs/adr/0022-recurring-grants.md). */
 

@@ -7,14 +7,18 @@ import { type Clock, isoTime, parseTimeParam } from '../../lib/clock.js';
 import { ApiError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { type AuditContext, type AuditService, SYSTEM_AUDIT_CONTEXT } from '../audit/audit.service.js';
-import type { LedgerService } from '../ledger/ledger.service.js';
-import { GRANT_PRIORITY_DEFAULT, type MovementRequest } from '../ledger/ledger.movements.js';
-import { CATEGORY_DEFAULT } from '../ledger/ledger.categories.js';
+import {
+  GRANT_PRIORITY_DEFAULT,
+  type LedgerService,
+  type MovementRequest,
+  refuseUnusable,
+  walletMissing,
+} from '../ledger/ledger.service.js';
+import { CATEGORY_DEFAULT } from '../ledger/ledger.schemas.js';
 import { parseMetadata } from '../../lib/metadata.js';
 import { duePeriods, periodStartMs, type Schedule } from './recurring-grants.periods.js';
 import type { CreateRecurringGrantBody, ListRecurringGrantsQuery, RecurringGrant, RecurringGrantList } from './recurring-grants.schemas.js';
 import * as store from './recurring-grants.store.js';
-import { refuseUnusable, walletMissing } from '../ledger/ledger.rules.js';
 import * as wallets from './wallets.store.js';
 
 const LIST_LIMIT_DEFAULT = 20;

@@ -31,8 +31,8 @@ import {
   WalletTransactionListSchema,
 } from './wallets.schemas.js';
 import type { WalletsService } from './wallets.service.js';
-import { GRANT_PRIORITY_DEFAULT } from '../ledger/ledger.movements.js';
-import { CATEGORY_DEFAULT } from '../ledger/ledger.categories.js';
+import { GRANT_PRIORITY_DEFAULT } from '../ledger/ledger.service.js';
+import { CATEGORY_DEFAULT } from '../ledger/ledger.schemas.js';
 import { HOLD_EXPIRES_IN_SECONDS_DEFAULT } from '../ledger/holds.schemas.js';
 
 const security = [{ secretKey: [] }, { secretKeyHeader: [] }];

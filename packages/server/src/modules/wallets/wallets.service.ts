@@ -17,11 +17,17 @@ import {
   type WalletTransaction,
 } from './wallets.schemas.js';
 import { parseMetadata, withoutEmptyValues } from '../../lib/metadata.js';
-import { walletClosed, walletMissing } from '../ledger/ledger.rules.js';
 import * as store from './wallets.store.js';
-import { availableOf, availableOfReading, categoryBalancesOf } from '../ledger/ledger.available.js';
-import * as ledgerStore from '../ledger/ledger.store.js';
-import { toWalletTransaction } from '../ledger/ledger.views.js';
+import {
+  availableOf,
+  availableOfReading,
+  categoryBalancesOf,
+  recentOfOldestActiveWallet,
+  recentOfWallet,
+  toWalletTransaction,
+  walletClosed,
+  walletMissing,
+} from '../ledger/ledger.service.js';
 
 export interface WalletsServiceOptions {
   readonly db: Db;
@@ -123,7 +129,7 @@ export class WalletsService {
       return this.userStatement(projectId, userId, { walletId: wallet.id, currency }, limit);
     }
     if (walletId === undefined) {
-      const rows = await ledgerStore.recentOfOldestActiveWallet(this.#db, projectId, userId, limit);
+      const rows = await recentOfOldestActiveWallet(this.#db, projectId, userId, limit);
       const wallet = await store.readOldestActiveWallet(this.#db, projectId, userId, now);
       if (wallet === undefined) throw new ApiError('resource_missing', 'This user has no active wallet.', { param: 'wallet_id' });
       // An empty history, or another wallet's (the oldest active one changed between the two
@@ -131,7 +137,7 @@ export class WalletsService {
       if (rows[0]?.account_id !== wallet.id) return this.userStatement(projectId, userId, { walletId: wallet.id }, limit);
       return { balance: await this.#balance(projectId, wallet, now), transactions: rows.map((row) => toWalletTransaction(row, wallet.id)) };
     }
-    const rows = await ledgerStore.recentOfWallet(this.#db, projectId, walletId, limit);
+    const rows = await recentOfWallet(this.#db, projectId, walletId, limit);
     const wallet = await store.readWallet(this.#db, projectId, walletId, now);
     if (wallet === undefined || wallet.user_id !== userId) {
       throw new ApiError('resource_missing', `No wallet ${walletId} of this user.`, { param: 'wallet_id' });
