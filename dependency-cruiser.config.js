@@ -16,6 +16,9 @@ const MODULE_SURFACE = String.raw`\.(service|schemas|module)\.ts$`;
 /** A wiring file (`*.module.ts`) may also compose another module's routes. */
 const MODULE_SURFACE_FOR_WIRING = String.raw`\.(service|schemas|module|routes)\.ts$`;
 
+/** The ledger module's public entry points (docs/architecture.md, "Boundaries"). */
+const LEDGER_ENTRY_POINTS = `${SRC}/modules/ledger/(ledger\\.service|ledger\\.schemas|holds\\.schemas)\\.ts$`;
+
 /** The composition root and the CLI, which construct everything. */
 const ROOT = `${SRC}/(main|cli)\\.ts$`;
 
@@ -45,6 +48,14 @@ export default {
       severity: 'error',
       from: { path: `${SRC}/modules/([^/]+)/`, pathNot: [...TEST_CODE, String.raw`\.module\.ts$`] },
       to: { path: `${SRC}/modules/`, pathNot: [`${SRC}/modules/$1/`, MODULE_SURFACE] },
+    },
+    {
+      name: 'ledger-public-entry-points',
+      comment:
+        "The ledger engine (modules/ledger/) shows other modules three files: ledger.service.ts (LedgerService, and what the wallets API reads of the ledger), ledger.schemas.ts and holds.schemas.ts (the movements' shapes). Its other services and schemas, if it grows any, stay inside. Tests may reach further.",
+      severity: 'error',
+      from: { path: `${SRC}/modules/(?!ledger/)[^/]+/`, pathNot: TEST_CODE },
+      to: { path: `${SRC}/modules/ledger/`, pathNot: LEDGER_ENTRY_POINTS },
     },
     {
       name: 'module-surface-wiring',
@@ -86,10 +97,10 @@ export default {
     {
       name: 'db-backup-verifies-the-ledger-only',
       comment:
-        "db/backup.ts checks a backup or restored copy with the ledger invariants of modules/wallets/ledger.verify.ts (docs/operations.md, 'Backups') and imports nothing else above db/.",
+        "db/backup.ts checks a backup or restored copy with the ledger invariants of modules/ledger/ledger.verify.ts (docs/operations.md, 'Backups') and imports nothing else above db/.",
       severity: 'error',
       from: { path: `${SRC}/db/backup\\.ts$` },
-      to: { path: [`${SRC}/(modules|http|jobs|security|test)/`, ROOT], pathNot: `${SRC}/modules/wallets/ledger\\.verify\\.ts$` },
+      to: { path: [`${SRC}/(modules|http|jobs|security|test)/`, ROOT], pathNot: `${SRC}/modules/ledger/ledger\\.verify\\.ts$` },
     },
     {
       name: 'jobs-use-module-services',

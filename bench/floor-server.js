@@ -27,11 +27,11 @@ import { appendChainedSqlite } from '../packages/server/dist/modules/audit/audit
 import { insertUnchainedEntry } from '../packages/server/dist/modules/audit/audit.store.js';
 import { newId } from '../packages/server/dist/lib/ids.js';
 import { AuditService } from '../packages/server/dist/modules/audit/audit.service.js';
-import { ledgerAuditSource } from '../packages/server/dist/modules/wallets/ledger.audit.js';
-import { HOLD_EXPIRES_IN_SECONDS_DEFAULT } from '../packages/server/dist/modules/wallets/holds.schemas.js';
-import { GRANT_PRIORITY_DEFAULT } from '../packages/server/dist/modules/wallets/ledger.movements.js';
-import { CATEGORY_DEFAULT } from '../packages/server/dist/modules/wallets/wallets.categories.js';
-import { LedgerWriter } from '../packages/server/dist/modules/wallets/ledger.write.js';
+import { ledgerAuditSource } from '../packages/server/dist/modules/ledger/ledger.audit.js';
+import { HOLD_EXPIRES_IN_SECONDS_DEFAULT } from '../packages/server/dist/modules/ledger/holds.schemas.js';
+import { GRANT_PRIORITY_DEFAULT } from '../packages/server/dist/modules/ledger/ledger.movements.js';
+import { CATEGORY_DEFAULT } from '../packages/server/dist/modules/ledger/ledger.categories.js';
+import { LedgerWriter } from '../packages/server/dist/modules/ledger/ledger.write.js';
 import { systemClock } from '../packages/server/dist/lib/clock.js';
 
 const AUDIT_VARIANTS = ['none', 'entry', 'chained', 'writer'];

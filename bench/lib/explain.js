@@ -7,8 +7,8 @@ import * as events from '../../packages/server/dist/modules/events/event-log.sto
 import * as sessions from '../../packages/server/dist/modules/sessions/sessions.store.js';
 import * as stats from '../../packages/server/dist/modules/stats/stats.store.js';
 import * as users from '../../packages/server/dist/modules/users/users.store.js';
-import { ledgerAuditSource } from '../../packages/server/dist/modules/wallets/ledger.audit.js';
-import * as ledger from '../../packages/server/dist/modules/wallets/ledger.store.js';
+import { ledgerAuditSource } from '../../packages/server/dist/modules/ledger/ledger.audit.js';
+import * as ledger from '../../packages/server/dist/modules/ledger/ledger.store.js';
 import * as wallets from '../../packages/server/dist/modules/wallets/wallets.store.js';
 import * as webhooks from '../../packages/server/dist/modules/webhooks/webhooks.store.js';
 

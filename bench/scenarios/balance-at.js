@@ -15,7 +15,7 @@ import { measure } from '../lib/load.js';
 import { probePostgres } from '../lib/postgres.js';
 import { createProject, expectOk, prepareDatabase, startService } from '../lib/service.js';
 import { openDatabase } from '../../packages/server/dist/db/database.js';
-import { findWalletBalanceAt } from '../../packages/server/dist/modules/wallets/ledger.store.js';
+import { findWalletBalanceAt } from '../../packages/server/dist/modules/ledger/ledger.store.js';
 
 const P99_TARGET_MS = 20;
 const FIRST = Date.parse('2025-11-01T00:00:00.000Z');

@@ -1,7 +1,7 @@
 import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { Kysely, SqliteDialect } from 'kysely';
-import { verifyLedger } from '../modules/wallets/ledger.verify.js';
+import { verifyLedger } from '../modules/ledger/ledger.verify.js';
 import type { Db } from './database.js';
 import type { Database } from './schema.js';
 import { SqliteDriver } from './sqlite-driver.js';

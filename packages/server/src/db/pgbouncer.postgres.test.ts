@@ -21,7 +21,7 @@ const VITEST = join(ROOT, 'node_modules/vitest/vitest.mjs');
 /** Run again with every connection of the service through the pooler; their PostgreSQL halves only. */
 const POOLED_TEST_FILES = [
   'packages/server/src/modules/wallets/wallets.test.ts',
-  'packages/server/src/modules/wallets/ledger.test.ts',
+  'packages/server/src/modules/ledger/ledger.test.ts',
   'packages/server/src/modules/sessions/sessions.test.ts',
   'packages/server/src/modules/webhooks/webhooks.test.ts',
   'packages/server/src/modules/webhooks/webhooks.delivery.test.ts',

@@ -7,7 +7,7 @@ import { type Kysely, sql } from 'kysely';
 /**
  * A wallet's grants with credits left, in spending order (priority, then earliest expiry with
  * never-expiring last, then age; docs/adr/0018-holds-and-grants.md). A debit reads the first of
- * them from this index and stops (modules/wallets/ledger.statements-holds.ts `loadGrants`), where
+ * them from this index and stops (modules/ledger/ledger.statements-holds.ts `loadGrants`), where
  * it sorted every grant the wallet had left: 122 ms per debit on PostgreSQL for a wallet holding
  * 100,000 unspent credits. It replaces `wallet_grants_live_idx` (project_id, wallet_id, priority),
  * its prefix.

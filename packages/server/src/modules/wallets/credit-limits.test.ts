@@ -8,8 +8,8 @@ import { describeEachDialect, testConfig, useTestDatabase } from '../../test/dat
 import { useTestService } from '../../test/service.js';
 import { manualClock } from '../../test/webhook-receiver.js';
 import { settleExpired } from './holds.service.js';
-import type { GrantList, Hold } from './holds.schemas.js';
-import { verifyLedger } from './ledger.verify.js';
+import type { GrantList, Hold } from '../ledger/holds.schemas.js';
+import { verifyLedger } from '../ledger/ledger.verify.js';
 import { errorCode, expectStatus, walletsClient, type WalletsClient } from './wallets.fixtures.js';
 import {
   BALANCE_MAX,

@@ -6,8 +6,8 @@ import { MIGRATIONS } from '../../db/migrations/index.js';
 import { inTransaction } from '../../db/transaction.js';
 import { describeEachDialect, testConfig, useTestDatabase } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
-import type { Hold } from './holds.schemas.js';
-import { verifyLedger } from './ledger.verify.js';
+import type { Hold } from '../ledger/holds.schemas.js';
+import { verifyLedger } from '../ledger/ledger.verify.js';
 import { errorCode, expectStatus, walletsClient, type WalletsClient } from './wallets.fixtures.js';
 import type { Wallet } from './wallets.schemas.js';
 

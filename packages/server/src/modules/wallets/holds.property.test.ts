@@ -5,8 +5,8 @@ import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
 import { manualClock } from '../../test/webhook-receiver.js';
 import { settleExpired } from './holds.service.js';
-import type { Hold } from './holds.schemas.js';
-import { LEDGER_CHECKS, verifyLedger } from './ledger.verify.js';
+import type { Hold } from '../ledger/holds.schemas.js';
+import { LEDGER_CHECKS, verifyLedger } from '../ledger/ledger.verify.js';
 import { walletsClient, type WalletsClient } from './wallets.fixtures.js';
 import type { Wallet } from './wallets.schemas.js';
 

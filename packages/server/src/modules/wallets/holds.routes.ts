@@ -12,8 +12,8 @@ import {
   HoldSchema,
   ListGrantsQuery,
   ListHoldsQuery,
-} from './holds.schemas.js';
-import type { BatchOutcome, LedgerService } from './ledger.service.js';
+} from '../ledger/holds.schemas.js';
+import type { BatchOutcome, LedgerService } from '../ledger/ledger.service.js';
 import { outcomeAnswer, sendKeyedOutcome, sendOutcome } from './wallets.routes.js';
 import { WalletParams } from './wallets.schemas.js';
 

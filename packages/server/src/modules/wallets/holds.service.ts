@@ -4,11 +4,9 @@ import { type Clock, isoTime } from '../../lib/clock.js';
 import { listOf, startPage } from '../../db/pagination.js';
 import { ApiError } from '../../lib/errors.js';
 import { SYSTEM_AUDIT_CONTEXT } from '../audit/audit.service.js';
-import type { LedgerService } from './ledger.service.js';
-import { toGrant, toHold } from './ledger.views.js';
-import type { GrantList, Hold, HoldList, ListGrantsQuery, ListHoldsQuery } from './holds.schemas.js';
+import { type LedgerService, toGrant, toHold, walletMissing } from '../ledger/ledger.service.js';
+import type { GrantList, Hold, HoldList, ListGrantsQuery, ListHoldsQuery } from '../ledger/holds.schemas.js';
 import * as holds from './holds.store.js';
-import { walletMissing } from './wallets.rules.js';
 import * as wallets from './wallets.store.js';
 
 /** The expiry job's period: a hold or grant is settled within about this long after it expires (the contract allows 5 s). */

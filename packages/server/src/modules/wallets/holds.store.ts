@@ -4,7 +4,7 @@ import type { Database, HoldStatus, WalletGrantsTable, WalletHoldsTable } from '
 
 type Executor = Kysely<Database>;
 
-/** Reads of holds and grants, every one scoped by project; their writes are the ledger's (ledger.statements-holds.ts). */
+/** Reads of holds and grants, every one scoped by project; their writes are the ledger's (modules/ledger/ledger.statements-holds.ts). */
 
 export async function findHold(db: Executor, projectId: string, holdId: string): Promise<WalletHoldsTable | undefined> {
   return db.selectFrom('wallet_holds').selectAll().where('project_id', '=', projectId).where('id', '=', holdId).executeTakeFirst();

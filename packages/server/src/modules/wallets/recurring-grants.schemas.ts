@@ -1,13 +1,13 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { ListQuery, StrictObject } from '../../lib/schemas.js';
-import { GRANT_PRIORITY_MAX, GRANT_PRIORITY_MIN } from './holds.schemas.js';
+import { GRANT_PRIORITY_MAX, GRANT_PRIORITY_MIN } from '../ledger/holds.schemas.js';
 import {
   AMOUNT_MAX,
   DESCRIPTION_LENGTH_MAX,
   METADATA_KEY_LENGTH_MAX,
   METADATA_KEYS_MAX,
   METADATA_VALUE_LENGTH_MAX,
-} from './wallets.limits.js';
+} from '../ledger/ledger.schemas.js';
 
 /** Recurring grants (docs/api.md section 4, "Recurring grants"; docs/adr/0022-recurring-grants.md). */
 

@@ -8,21 +8,25 @@ import { type Clock, isoTime, parseTimeParam } from '../../lib/clock.js';
 import { ApiError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { type AuditContext, type AuditService, SYSTEM_AUDIT_CONTEXT } from '../audit/audit.service.js';
-import type { LedgerService } from './ledger.service.js';
-import { GRANT_PRIORITY_DEFAULT, type MovementRequest } from './ledger.movements.js';
-import { CATEGORY_DEFAULT } from './wallets.categories.js';
-import { parseMetadata } from './metadata.js';
+import {
+  GRANT_PRIORITY_DEFAULT,
+  type LedgerService,
+  type MovementRequest,
+  refuseUnusable,
+  walletMissing,
+} from '../ledger/ledger.service.js';
+import { CATEGORY_DEFAULT } from '../ledger/ledger.schemas.js';
+import { parseMetadata } from '../../lib/metadata.js';
 import { duePeriods, periodStartMs, type Schedule } from './recurring-grants.periods.js';
 import type { CreateRecurringGrantBody, ListRecurringGrantsQuery, RecurringGrant, RecurringGrantList } from './recurring-grants.schemas.js';
 import * as store from './recurring-grants.store.js';
-import { refuseUnusable, walletMissing } from './wallets.rules.js';
 import * as wallets from './wallets.store.js';
 
 /** The job's period: a period is credited within about this long after it begins (the contract allows 5 s). */
 export const RECURRING_GRANTS_INTERVAL_MS = 1000;
 /** Recurring grants looked at per run at the most; the next run takes the rest. */
 const GRANTS_PER_RUN_MAX = 200;
-/** Credits per run at the most, so one run is one flush of the write path at the most (ledger.write.ts). */
+/** Credits per run at the most, so one run is one flush of the write path at the most (modules/ledger/ledger.write.ts). */
 const CREDITS_PER_RUN_MAX = 1000;
 /** Credits per recurring grant per run at the most, so one grant long overdue does not crowd out the others. */
 const CREDITS_PER_GRANT_MAX = 100;

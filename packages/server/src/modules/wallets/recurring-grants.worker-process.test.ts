@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createService } from '../../main.js';
 import { describeEachDialect, testConfig, useTestDatabase } from '../../test/database.js';
-import { verifyLedger } from './ledger.verify.js';
+import { verifyLedger } from '../ledger/ledger.verify.js';
 import type { RecurringGrant } from './recurring-grants.schemas.js';
 import { expectStatus, walletsClient } from './wallets.fixtures.js';
 

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/ids.js';
 import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
-import { verifyLedger } from './ledger.verify.js';
+import { verifyLedger } from '../ledger/ledger.verify.js';
 import { errorCode, expectStatus, walletsClient, type WalletsClient } from './wallets.fixtures.js';
 import type { Batch, Transaction, Transfer } from './wallets.schemas.js';
 

@@ -6,7 +6,7 @@ import { assert } from '../../lib/assert.js';
 import { ApiError, renderError } from '../../lib/errors.js';
 import type { RequestAnswer, StoredAnswer } from '../../lib/idempotency.store.js';
 import { auditContext } from '../audit/audit.service.js';
-import type { BatchOutcome, LedgerService, MovementOutcome, MovementRequest } from './ledger.service.js';
+import type { BatchOutcome, LedgerService, MovementOutcome, MovementRequest } from '../ledger/ledger.service.js';
 import {
   BalanceQuery,
   BalanceSchema,
@@ -31,9 +31,9 @@ import {
   WalletTransactionListSchema,
 } from './wallets.schemas.js';
 import type { WalletsService } from './wallets.service.js';
-import { GRANT_PRIORITY_DEFAULT } from './ledger.movements.js';
-import { CATEGORY_DEFAULT } from './wallets.categories.js';
-import { HOLD_EXPIRES_IN_SECONDS_DEFAULT } from './holds.schemas.js';
+import { GRANT_PRIORITY_DEFAULT } from '../ledger/ledger.service.js';
+import { CATEGORY_DEFAULT } from '../ledger/ledger.schemas.js';
+import { HOLD_EXPIRES_IN_SECONDS_DEFAULT } from '../ledger/holds.schemas.js';
 
 const security = [{ secretKey: [] }, { secretKeyHeader: [] }];
 const tags = ['wallets'];

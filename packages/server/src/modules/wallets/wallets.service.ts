@@ -17,12 +17,18 @@ import {
   type WalletList,
   type WalletTransaction,
 } from './wallets.schemas.js';
-import { parseMetadata, withoutEmptyValues } from './metadata.js';
-import { walletClosed, walletMissing } from './wallets.rules.js';
+import { parseMetadata, withoutEmptyValues } from '../../lib/metadata.js';
 import * as store from './wallets.store.js';
-import { availableOf, availableOfReading, categoryBalancesOf } from './ledger.available.js';
-import * as ledgerStore from './ledger.store.js';
-import { toWalletTransaction } from './ledger.views.js';
+import {
+  availableOf,
+  availableOfReading,
+  categoryBalancesOf,
+  recentOfOldestActiveWallet,
+  recentOfWallet,
+  toWalletTransaction,
+  walletClosed,
+  walletMissing,
+} from '../ledger/ledger.service.js';
 
 export interface WalletsServiceOptions {
   readonly db: Db;
@@ -89,7 +95,7 @@ export class WalletsService {
     return { ...toWallet(row), available: await availableOfReading(this.#db.kysely, projectId, row, now) };
   }
 
-  /** Wallets as the API shows them, `available` as of now (ledger.available.ts). */
+  /** Wallets as the API shows them, `available` as of now (modules/ledger/ledger.available.ts). */
   async #views(projectId: string, rows: readonly store.WalletRow[]): Promise<Wallet[]> {
     const available = await availableOf(this.#db.kysely, projectId, rows, isoTime(this.#clock.now()));
     return rows.map((row) => ({ ...toWallet(row), available: available.get(row.id) ?? row.balance - row.held }));
@@ -122,7 +128,7 @@ export class WalletsService {
       return this.userStatement(projectId, userId, { walletId: wallet.id, currency }, limit);
     }
     if (walletId === undefined) {
-      const rows = await ledgerStore.recentOfOldestActiveWallet(this.#db, projectId, userId, limit);
+      const rows = await recentOfOldestActiveWallet(this.#db, projectId, userId, limit);
       const wallet = await store.readOldestActiveWallet(this.#db, projectId, userId, now);
       if (wallet === undefined) throw new ApiError('resource_missing', 'This user has no active wallet.', { param: 'wallet_id' });
       // An empty history, or another wallet's (the oldest active one changed between the two
@@ -130,7 +136,7 @@ export class WalletsService {
       if (rows[0]?.account_id !== wallet.id) return this.userStatement(projectId, userId, { walletId: wallet.id }, limit);
       return { balance: await this.#balance(projectId, wallet, now), transactions: rows.map((row) => toWalletTransaction(row, wallet.id)) };
     }
-    const rows = await ledgerStore.recentOfWallet(this.#db, projectId, walletId, limit);
+    const rows = await recentOfWallet(this.#db, projectId, walletId, limit);
     const wallet = await store.readWallet(this.#db, projectId, walletId, now);
     if (wallet === undefined || wallet.user_id !== userId) {
       throw new ApiError('resource_missing', `No wallet ${walletId} of this user.`, { param: 'wallet_id' });
@@ -332,7 +338,7 @@ export function toWallet(row: store.WalletRow): Wallet {
     user_id: row.user_id,
     currency: row.currency,
     balance: row.balance,
-    // Without unsettled expiries; reads that show it correct it (ledger.available.ts).
+    // Without unsettled expiries; reads that show it correct it (modules/ledger/ledger.available.ts).
     available: row.balance - row.held,
     credit_limit: row.credit_limit,
     debt: row.debt,

@@ -68,7 +68,7 @@ export async function listWallets(db: Executor, projectId: string, filter: ListW
 /**
  * A wallet as a read sees it: its row, and whether a grant of it has expired or a pending hold of
  * it has passed `expires_at` without the write path having settled it yet (then `available` needs
- * the reads of ledger.available.ts; usually it does not). One statement.
+ * the reads of modules/ledger/ledger.available.ts; usually it does not). One statement.
  */
 export type WalletReading = WalletRow & { readonly unsettled: number };
 

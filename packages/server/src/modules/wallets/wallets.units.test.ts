@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
-import type { Hold } from './holds.schemas.js';
-import { verifyLedger } from './ledger.verify.js';
+import type { Hold } from '../ledger/holds.schemas.js';
+import { verifyLedger } from '../ledger/ledger.verify.js';
 import { errorCode, expectStatus, walletsClient, type WalletsClient } from './wallets.fixtures.js';
 import type { Batch, Transaction, Wallet, WalletList } from './wallets.schemas.js';
 

@@ -50,6 +50,12 @@ export async function reversedAmount(db: Executor, projectId: string, transactio
   return Number(row?.total ?? 0);
 }
 
+/** Whether the project has the wallet, whatever its status. */
+export async function walletExists(db: Executor, projectId: string, walletId: string): Promise<boolean> {
+  const row = await db.selectFrom('wallets').select('id').where('project_id', '=', projectId).where('id', '=', walletId).executeTakeFirst();
+  return row !== undefined;
+}
+
 /** Where one transaction sits in a wallet's history; the cursor of that history. */
 export async function findWalletEntrySeq(
   db: Executor,
@@ -124,7 +130,7 @@ const RECENT_OF_WALLET = fixedQuery<WalletHistoryRow>(
   `${RECENT_HISTORY} where e.project_id = ? and e.account_id = ? order by e.seq desc limit ?`,
 );
 
-/** The oldest active wallet as wallets.store.ts reads it (index wallets_project_user_created_idx). */
+/** The oldest active wallet as modules/wallets/wallets.store.ts reads it (index wallets_project_user_created_idx). */
 const RECENT_OF_OLDEST_ACTIVE_WALLET = fixedQuery<WalletHistoryRow>(
   `${RECENT_HISTORY} where e.project_id = ? and e.account_id = (
      select w.id from wallets w where w.project_id = ? and w.user_id = ? and w.status = 'active'

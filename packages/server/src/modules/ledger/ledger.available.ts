@@ -1,8 +1,10 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../db/schema.js';
+import type { Database, WalletsTable as WalletRow } from '../../db/schema.js';
 import { parseSources } from './ledger.plan-holds.js';
-import type { WalletReading, WalletRow } from './wallets.store.js';
-import type { CategoryBalance } from './wallets.categories.js';
+import type { CategoryBalance } from './ledger.categories.js';
+
+/** A wallet as modules/wallets/wallets.store.ts `readWallet` reads it: its row, and whether something on it is unsettled. */
+type WalletReading = WalletRow & { readonly unsettled: number };
 
 /**
  * `available` as a read sees it at `now` (docs/adr/0018-holds-and-grants.md): balance − held, where

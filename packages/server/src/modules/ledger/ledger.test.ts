@@ -10,7 +10,7 @@ import {
   SOUND_LEDGER,
   walletsClient,
   type WalletsClient,
-} from './wallets.fixtures.js';
+} from '../wallets/wallets.fixtures.js';
 import {
   AMOUNT_MAX,
   BALANCE_MAX,
@@ -20,7 +20,7 @@ import {
   TransferSchema,
   type WalletTransactionList,
   WalletTransactionListSchema,
-} from './wallets.schemas.js';
+} from '../wallets/wallets.schemas.js';
 
 describeEachDialect('ledger', (dialect) => {
   const current = useTestService(dialect);

@@ -3,8 +3,8 @@ import { createService, type Service } from '../../main.js';
 import { createTestDatabase, describeEachDialect, testConfig, type TestDatabase } from '../../test/database.js';
 import { startOtlpReceiver } from '../../test/otlp-receiver.js';
 import { useTestService } from '../../test/service.js';
-import { errorCode, ledgerViolations, SOUND_LEDGER, walletsClient, type WalletsClient } from './wallets.fixtures.js';
-import type { Batch, Transaction } from './wallets.schemas.js';
+import { errorCode, ledgerViolations, SOUND_LEDGER, walletsClient, type WalletsClient } from '../wallets/wallets.fixtures.js';
+import type { Batch, Transaction } from '../wallets/wallets.schemas.js';
 
 describeEachDialect('ledger under concurrency', (dialect) => {
   const current = useTestService(dialect);
@@ -40,7 +40,7 @@ describeEachDialect('ledger under concurrency', (dialect) => {
     // span carries `svc.db.attempts`. So a second instance of the service on the same database
     // starts traces (one tracer per process: the first instance's spans go out with them), the
     // transfers go through both instances (each groups its own into a few flushes,
-    // modules/wallets/group-commit.ts), and no transaction may have run twice.
+    // modules/ledger/group-commit.ts), and no transaction may have run twice.
     const otlp = await startOtlpReceiver();
     const traced = await createService({
       ...current().service.config,

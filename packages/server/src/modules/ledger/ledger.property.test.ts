@@ -13,7 +13,7 @@ import {
   walletsClient,
   type WalletsClient,
   walletsWithBalances,
-} from './wallets.fixtures.js';
+} from '../wallets/wallets.fixtures.js';
 import { LEDGER_CHECKS, verifyLedger } from './ledger.verify.js';
 import {
   catchUp,
@@ -28,8 +28,8 @@ import {
   recurringSpec,
   restriction,
 } from './ledger.property.fixtures.js';
-import { grantDuePeriods } from './recurring-grants.service.js';
-import type { Transaction, Transfer } from './wallets.schemas.js';
+import { grantDuePeriods } from '../wallets/recurring-grants.service.js';
+import type { Transaction, Transfer } from '../wallets/wallets.schemas.js';
 
 /**
  * Random batches of credits, debits and transfers, sent all at once, with keys that repeat (same

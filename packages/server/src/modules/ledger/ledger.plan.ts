@@ -1,5 +1,5 @@
 import { assert } from '../../lib/assert.js';
-import { ApiError, isApiError } from '../../lib/errors.js';
+import { isApiError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { AuditContext } from '../audit/audit.service.js';
 import type { EventData, NewEvent } from '../events/events.service.js';
@@ -8,7 +8,6 @@ import { GrantBook, type GrantRow } from './ledger.grants.js';
 import {
   type BatchOutcome,
   fieldsHash,
-  GRANT_PRIORITY_DEFAULT,
   isKeyed,
   keyReused,
   keyScope,
@@ -20,14 +19,14 @@ import {
 } from './ledger.movements.js';
 import { HoldPlanner, type HoldRow, refuseUnavailable, refuseUnavailableIn } from './ledger.plan-holds.js';
 import { type ReversalCore, ReversalPlanner, type ReversibleRow } from './ledger.plan-reversals.js';
+import { planTransfer } from './ledger.plan-transfers.js';
 import type { BalanceWrite, LedgerKey, LedgerRefusalRow } from './ledger.statements.js';
 import { type KeyedAnswer, keyedAnswers, ledgerEntry, ledgerKeyText, transactionRowOf, transactionRow } from './ledger.plan-rows.js';
 import { issuanceAccountId, type LedgerTransactionRow, type NewLedgerEntry, type TransactionWithBalance } from './ledger.store.js';
-import { toTransaction, toTransfer } from './ledger.views.js';
-import { BALANCE_MAX, type Source, type Transaction, type Transfer } from './wallets.schemas.js';
-import { refuseOutOfRange, refuseTransfer, refuseUnusable } from './wallets.rules.js';
-import { CATEGORY_DEFAULT } from './wallets.categories.js';
-import type { WalletRow } from './wallets.store.js';
+import { toTransaction } from './ledger.views.js';
+import { BALANCE_MAX, type Source, type Transaction } from './ledger.schemas.js';
+import { refuseOutOfRange, refuseUnusable } from './ledger.rules.js';
+import type { WalletsTable as WalletRow } from '../../db/schema.js';
 
 export interface PlanInput {
   /** The batch's wallets, locked. */
@@ -289,7 +288,7 @@ export class LedgerPlan implements ReversalCore {
       case 'debit':
         return this.#move(projectId, context, id, movement);
       case 'transfer':
-        return this.#transfer(projectId, context, id, movement);
+        return planTransfer(this, projectId, context, id, movement);
       case 'hold':
         return this.holds.hold(projectId, context, movement);
       case 'capture':
@@ -340,65 +339,6 @@ export class LedgerPlan implements ReversalCore {
     this.#walletEntries(projectId, id, wallet, delta);
     this.#creditEvents(projectId, id, wallet, movement.type, amount, movement.description);
     return toTransaction(row, wallet.balance);
-  }
-
-  #transfer(projectId: string, context: AuditContext, id: string, movement: MovementRequest & { type: 'transfer' }): Transfer {
-    const { fromWalletId, toWalletId, amount } = movement;
-    if (fromWalletId === toWalletId)
-      throw new ApiError('same_wallet', 'A transfer needs two different wallets.', { param: 'to_wallet_id' });
-    const source = this.#wallets.get(walletKey(projectId, fromWalletId));
-    const target = this.#wallets.get(walletKey(projectId, toWalletId));
-    refuseTransfer(source, target, { fromWalletId, toWalletId, amount });
-    assert(target !== undefined, 'a checked transfer has its target');
-    refuseUnavailable(source, amount);
-    const { categories } = movement;
-    if (categories !== null) refuseUnavailableIn(this.grants, { projectId, wallet: source, categories, amount, now: this.#now });
-    const [sourceBefore, targetBefore] = [source.balance, target.balance];
-    // The credits keep their grants' terms, category included, in the receiving wallet
-    // (docs/adr/0018-holds-and-grants.md, docs/adr/0021-categories.md); the part taken on the
-    // sender's credit limit arrives with the default terms. A receiver in debt repays it first, with
-    // the credits in the order they were drawn (docs/adr/0023-credit-limits.md).
-    const sources = this.borrow(projectId, source, amount, categories);
-    const parts = sources.map((part) => {
-      const drawn = this.grants.get(part.grant_id);
-      assert(drawn !== undefined, 'a drawn grant is known');
-      return { amount: part.amount, priority: drawn.priority, expiresAt: drawn.expires_at, category: drawn.category };
-    });
-    const borrowed = amount - sources.reduce((sum, part) => sum + part.amount, 0);
-    if (borrowed > 0) parts.push({ amount: borrowed, priority: GRANT_PRIORITY_DEFAULT, expiresAt: null, category: CATEGORY_DEFAULT });
-    const repaid = this.repay(projectId, target, amount);
-    let toRepay = repaid;
-    for (const part of parts) {
-      const kept = part.amount - Math.min(toRepay, part.amount);
-      toRepay -= part.amount - kept;
-      if (kept === 0) continue;
-      this.grants.create({
-        projectId,
-        walletId: toWalletId,
-        transactionId: id,
-        amount: kept,
-        priority: part.priority,
-        expiresAt: part.expiresAt,
-        category: part.category,
-        now: this.#now,
-      });
-    }
-    this.setBalance(projectId, source, sourceBefore - amount);
-    this.setBalance(projectId, target, targetBefore + amount);
-    const row = transactionRow({ projectId, context, id, currency: source.currency, now: this.#now }, movement, sources, repaid);
-    this.transactions.push(row);
-    this.entries.push(
-      ledgerEntry(this.#now, projectId, id, fromWalletId, -amount, source.balance),
-      ledgerEntry(this.#now, projectId, id, toWalletId, amount, target.balance),
-    );
-    const transfer = toTransfer(row);
-    const data = { transfer_id: id, from: fromWalletId, to: toWalletId, amount, status: transfer.status };
-    this.events.push(
-      walletEvent(projectId, id, 'wallet.transfer.sent', data, this.#now),
-      walletEvent(projectId, id, 'wallet.transfer.received', data, this.#now),
-      ...lowBalanceEvents(projectId, id, fromWalletId, source, amount, this.#now),
-    );
-    return transfer;
   }
 
   setBalance(projectId: string, wallet: WalletRow, balance: number): void {

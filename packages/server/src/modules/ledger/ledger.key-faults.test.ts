@@ -8,7 +8,7 @@ import type { Clock } from '../../lib/clock.js';
 import { randomBase62 } from '../../lib/ids.js';
 import { createService, type Service } from '../../main.js';
 import { createTestDatabase, describeEachDialect, type TestDatabase, testConfig } from '../../test/database.js';
-import { createUser, walletsClient } from './wallets.fixtures.js';
+import { createUser, walletsClient } from '../wallets/wallets.fixtures.js';
 
 /**
  * The ways a request's key and its change could come apart without a crash

@@ -7,8 +7,8 @@ import {
   METADATA_KEY_LENGTH_MAX,
   METADATA_KEYS_MAX,
   METADATA_VALUE_LENGTH_MAX,
-} from './wallets.limits.js';
-import { CategoriesSchema } from './wallets.categories.js';
+} from './ledger.limits.js';
+import { CategoriesSchema } from './ledger.categories.js';
 
 /** Holds and grants (docs/api.md section 4, "Holds and grants"; docs/adr/0018-holds-and-grants.md). */
 

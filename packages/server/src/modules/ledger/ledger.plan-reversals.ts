@@ -8,10 +8,10 @@ import { type PlanCore, parseSources, refuseUnavailable } from './ledger.plan-ho
 import { ledgerEntry, transactionRowOf } from './ledger.plan-rows.js';
 import { issuanceAccountId, type LedgerTransactionRow, type NewLedgerEntry } from './ledger.store.js';
 import { toTransaction } from './ledger.views.js';
-import { CATEGORY_DEFAULT } from './wallets.categories.js';
-import { limitText, refuseOutOfRange, refuseUnusable } from './wallets.rules.js';
-import type { Source, Transaction } from './wallets.schemas.js';
-import type { WalletRow } from './wallets.store.js';
+import { CATEGORY_DEFAULT } from './ledger.categories.js';
+import { limitText, refuseOutOfRange, refuseUnusable } from './ledger.rules.js';
+import type { Source, Transaction } from './ledger.schemas.js';
+import type { WalletsTable as WalletRow } from '../../db/schema.js';
 
 /** A transaction a flush may reverse, and how much of it reversals committed before the flush gave back. */
 export interface ReversibleRow {

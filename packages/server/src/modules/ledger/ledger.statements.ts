@@ -7,7 +7,7 @@ import { findKeys } from '../../lib/idempotency.store.js';
 import { movementKeyScope, refusalOfKeyRow } from './ledger.plan-rows.js';
 import type { LedgerTransactionRow, NewLedgerEntry, TransactionWithBalance } from './ledger.store.js';
 import type { GrantRow } from './ledger.grants.js';
-import type { WalletRow } from './wallets.store.js';
+import type { WalletsTable as WalletRow } from '../../db/schema.js';
 
 /**
  * The statements of the ledger's one write path (ledger.write.ts), one implementation per dialect

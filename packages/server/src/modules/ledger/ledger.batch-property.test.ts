@@ -26,7 +26,7 @@ import {
   recurringSpec,
   restriction,
 } from './ledger.property.fixtures.js';
-import { grantDuePeriods } from './recurring-grants.service.js';
+import { grantDuePeriods } from '../wallets/recurring-grants.service.js';
 import {
   createUser,
   errorCode,
@@ -37,8 +37,8 @@ import {
   walletsClient,
   type WalletsClient,
   walletsWithBalances,
-} from './wallets.fixtures.js';
-import type { Batch, Transaction, Transfer, Wallet } from './wallets.schemas.js';
+} from '../wallets/wallets.fixtures.js';
+import type { Batch, Transaction, Transfer, Wallet } from '../wallets/wallets.schemas.js';
 
 /**
  * Random requests sent all at once: single credits, debits and transfers mixed with batches,

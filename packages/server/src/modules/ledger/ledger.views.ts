@@ -1,10 +1,10 @@
 import { assert } from '../../lib/assert.js';
 import type { WalletGrantsTable, WalletHoldsTable } from '../../db/schema.js';
 import type { LedgerTransactionRow, WalletHistoryRow } from './ledger.store.js';
-import type { Source, Transaction, Transfer, WalletTransaction } from './wallets.schemas.js';
+import type { Source, Transaction, Transfer, WalletTransaction } from './ledger.schemas.js';
 import type { Grant, Hold } from './holds.schemas.js';
-import { parseMetadata } from './metadata.js';
-import { CATEGORY_DEFAULT, parseCategories } from './wallets.categories.js';
+import { parseMetadata } from '../../lib/metadata.js';
+import { CATEGORY_DEFAULT, parseCategories } from './ledger.categories.js';
 import { actorFromColumns } from '../audit/audit.service.js';
 import { GRANT_PRIORITY_DEFAULT, type KeyedMovement } from './ledger.movements.js';
 

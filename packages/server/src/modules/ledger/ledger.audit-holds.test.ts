@@ -3,10 +3,10 @@ import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
 import { manualClock } from '../../test/webhook-receiver.js';
 import type { AuditEntry, AuditList } from '../audit/audit.schemas.js';
-import { settleExpired } from './holds.service.js';
+import { settleExpired } from '../wallets/holds.service.js';
 import type { Hold } from './holds.schemas.js';
-import { expectStatus, walletsClient, type WalletsClient } from './wallets.fixtures.js';
-import type { Transaction } from './wallets.schemas.js';
+import { expectStatus, walletsClient, type WalletsClient } from '../wallets/wallets.fixtures.js';
+import type { Transaction } from '../wallets/wallets.schemas.js';
 
 /**
  * Holds and money movements in the audit log, read from the ledger with the end user's address and

@@ -8,10 +8,10 @@ import type { GrantBook } from './ledger.grants.js';
 import type { MovementRequest } from './ledger.movements.js';
 import { toHold } from './ledger.views.js';
 import type { Hold } from './holds.schemas.js';
-import type { Source, Transaction } from './wallets.schemas.js';
-import { limitText, refuseUnusable } from './wallets.rules.js';
-import { categoriesColumn } from './wallets.categories.js';
-import type { WalletRow } from './wallets.store.js';
+import type { Source, Transaction } from './ledger.schemas.js';
+import { limitText, refuseUnusable } from './ledger.rules.js';
+import { categoriesColumn } from './ledger.categories.js';
+import type { WalletsTable as WalletRow } from '../../db/schema.js';
 
 export type HoldRow = WalletHoldsTable;
 

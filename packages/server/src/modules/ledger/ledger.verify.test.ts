@@ -6,7 +6,7 @@ import { beforeAll, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
 import { LEDGER_CHECKS, verifyLedger } from './ledger.verify.js';
-import { walletsClient, type WalletsClient } from './wallets.fixtures.js';
+import { walletsClient, type WalletsClient } from '../wallets/wallets.fixtures.js';
 
 const SVC = fileURLToPath(new URL('../../../bin/svc.js', import.meta.url));
 

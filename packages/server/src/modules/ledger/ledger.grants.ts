@@ -1,7 +1,7 @@
 import { assert } from '../../lib/assert.js';
 import { newId } from '../../lib/ids.js';
 import type { WalletGrantsTable } from '../../db/schema.js';
-import type { Source } from './wallets.schemas.js';
+import type { Source } from './ledger.schemas.js';
 
 export type GrantRow = WalletGrantsTable;
 

@@ -1,7 +1,7 @@
 import { assert } from '../../lib/assert.js';
 import { ApiError } from '../../lib/errors.js';
-import { AMOUNT_MAX, BALANCE_MAX } from './wallets.schemas.js';
-import type { WalletRow } from './wallets.store.js';
+import { AMOUNT_MAX, BALANCE_MAX } from './ledger.schemas.js';
+import type { WalletsTable as WalletRow } from '../../db/schema.js';
 
 /**
  * The rules of a movement, one named refusal each (docs/api.md section 2), checked in this order:

@@ -7,8 +7,8 @@ import type { HoldRow } from './ledger.plan-holds.js';
 import type { LedgerKey, LedgerRefusalRow } from './ledger.statements.js';
 import type { LedgerTransactionRow, NewLedgerEntry, TransactionWithBalance } from './ledger.store.js';
 import { movementOfHold, movementOfRow, toHold, toTransaction, toTransfer } from './ledger.views.js';
-import type { Source } from './wallets.schemas.js';
-import { categoriesColumn } from './wallets.categories.js';
+import type { Source } from './ledger.schemas.js';
+import { categoriesColumn } from './ledger.categories.js';
 
 /** The rows a plan (ledger.plan.ts) writes, and the answers its idempotency keys already gave. */
 

@@ -8,7 +8,7 @@ import { createService } from '../../main.js';
 import { randomBase62 } from '../../lib/ids.js';
 import { createTestDatabase, describeEachDialect, type TestDatabase, testConfig } from '../../test/database.js';
 import { killServeProcess, type ServeProcess, startServeProcess, stopServeProcess, SVC } from '../../test/serve-process.js';
-import { createUser, walletsClient } from './wallets.fixtures.js';
+import { createUser, walletsClient } from '../wallets/wallets.fixtures.js';
 
 /**
  * Money under SIGKILL: many clients send credits (single, and in batches with and without keys on

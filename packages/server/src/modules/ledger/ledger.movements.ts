@@ -3,8 +3,8 @@ import { ApiError } from '../../lib/errors.js';
 import { type RequestAnswer, type RequestKey, reusedError } from '../../lib/idempotency.store.js';
 import type { AuditContext } from '../audit/audit.service.js';
 import type { Hold } from './holds.schemas.js';
-import type { Transaction, Transfer } from './wallets.schemas.js';
-import { CATEGORY_DEFAULT } from './wallets.categories.js';
+import type { Transaction, Transfer } from './ledger.schemas.js';
+import { CATEGORY_DEFAULT } from './ledger.categories.js';
 
 /**
  * What the ledger's one write path takes and answers (docs/adr/0005-ledger-write-path.md): a

@@ -10,7 +10,7 @@ import * as ledger from './ledger.store.js';
 import { toTransaction, toTransfer, toWalletTransaction } from './ledger.views.js';
 import { LedgerWriter } from './ledger.write.js';
 import { GRANT_PRIORITY_DEFAULT } from './ledger.movements.js';
-import { CATEGORY_DEFAULT } from './wallets.categories.js';
+import { CATEGORY_DEFAULT } from './ledger.categories.js';
 import { type CaptureHoldBody, type CreateHoldBody, HOLD_EXPIRES_IN_SECONDS_DEFAULT } from './holds.schemas.js';
 import type {
   Balance,
@@ -22,11 +22,19 @@ import type {
   Transfer,
   TransferBody,
   WalletTransactionList,
-} from './wallets.schemas.js';
-import { assertAmount, walletMissing } from './wallets.rules.js';
-import * as wallets from './wallets.store.js';
+} from './ledger.schemas.js';
+import { assertAmount, walletMissing } from './ledger.rules.js';
 
 export type { BatchOutcome, MovementOutcome, MovementRequest } from './ledger.movements.js';
+
+// The ledger's surface for other modules, besides LedgerService: what the wallets API
+// (modules/wallets/) reads of the ledger to show wallets, holds and grants, and the refusals it
+// shares with the write path.
+export { GRANT_PRIORITY_DEFAULT } from './ledger.movements.js';
+export { availableOf, availableOfReading, categoryBalancesOf } from './ledger.available.js';
+export { recentOfOldestActiveWallet, recentOfWallet } from './ledger.store.js';
+export { toGrant, toHold, toWalletTransaction } from './ledger.views.js';
+export { refuseUnusable, walletClosed, walletMissing } from './ledger.rules.js';
 
 export interface LedgerServiceOptions {
   readonly db: Db;
@@ -182,7 +190,7 @@ export class LedgerService {
   /** A wallet's history, newest first; transfers appear as `transfer_out` or `transfer_in`. */
   async listWalletTransactions(projectId: string, walletId: string, query: ListTransactionsQuery): Promise<WalletTransactionList> {
     const db = this.#db.kysely;
-    if ((await wallets.findWallet(db, projectId, walletId)) === undefined) throw walletMissing(walletId);
+    if (!(await ledger.walletExists(db, projectId, walletId))) throw walletMissing(walletId);
     const page = await startPage(query, {
       find: (id) => ledger.findWalletEntrySeq(db, projectId, walletId, id),
       missing: (id) => `Wallet ${walletId} has no transaction ${id} to start after.`,

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import type { Db } from '../../db/database.js';
-import { expectStatus, type WalletsClient } from './wallets.fixtures.js';
-import type { RecurringGrant } from './recurring-grants.schemas.js';
-import type { Balance, Transaction, Transfer, WalletTransactionList } from './wallets.schemas.js';
+import { expectStatus, type WalletsClient } from '../wallets/wallets.fixtures.js';
+import type { RecurringGrant } from '../wallets/recurring-grants.schemas.js';
+import type { Balance, Transaction, Transfer, WalletTransactionList } from '../wallets/wallets.schemas.js';
 
 /**
  * What the ledger property tests (ledger.property.test.ts, ledger.batch-property.test.ts) add to

@@ -5,8 +5,8 @@ import { useTestService } from '../../test/service.js';
 import { manualClock } from '../../test/webhook-receiver.js';
 import type { Grant, GrantList, Hold } from './holds.schemas.js';
 import { verifyLedger } from './ledger.verify.js';
-import { errorCode, expectStatus, walletsClient, type WalletsClient } from './wallets.fixtures.js';
-import type { Batch, Transaction, Transfer, Wallet, WalletTransactionList } from './wallets.schemas.js';
+import { errorCode, expectStatus, walletsClient, type WalletsClient } from '../wallets/wallets.fixtures.js';
+import type { Batch, Transaction, Transfer, Wallet, WalletTransactionList } from '../wallets/wallets.schemas.js';
 
 /** Reversals (docs/api.md section 4, "Reversals"; docs/adr/0024-reversals.md). */
 describeEachDialect('reversals', (dialect) => {
