@@ -1,7 +1,8 @@
 /**
- * The pieces config.ts builds the configuration from: `ConfigError`, which names the variable at
- * fault, and the parsers of one variable each (whole numbers, durations, flags, URLs, lists), plus
- * the deep freeze of the result. What each variable means is config.ts's (docs/configuration.md).
+ * The pieces config.ts and its sections (config-*.ts) build the configuration from: `ConfigError`,
+ * which names the variable at fault, and the parsers of one variable each (whole numbers,
+ * durations, flags, URLs, lists), plus the deep freeze of the result. What each variable means is
+ * theirs (docs/configuration.md).
  */
 
 export class ConfigError extends Error {
@@ -12,6 +13,9 @@ export class ConfigError extends Error {
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
+
+/** `NODE_ENV`: the development settings are refused in production. */
+export type NodeEnv = 'development' | 'production' | 'test';
 
 const DURATION_UNIT_SECONDS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86_400 };
 

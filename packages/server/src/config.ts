@@ -1,13 +1,16 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import { type AuthConfig, authConfig } from './config-auth.js';
+import { type DatabaseConfig, databaseConfig } from './config-database.js';
+import { type OAuthConfig, oauthConfig } from './config-oauth.js';
 import {
   checkedUrl,
   ConfigError,
   deepFreeze,
-  duration,
   type Env,
   flag,
   integer,
+  type NodeEnv,
   nonEmpty,
   oneOf,
   optionalUrl,
@@ -15,10 +18,13 @@ import {
   trustProxy,
   workerId,
 } from './config-parsing.js';
-import { KEY_ID_PATTERN, SINGLE_KEY_ID } from './lib/secret-box.js';
-import { needsHostSelection, parsePostgresUrl, type PostgresTarget, PostgresUrlError } from './db/postgres-url.js';
+import { type SecretsConfig, secretsConfig } from './config-secrets.js';
 
 export { ConfigError } from './config-parsing.js';
+export { type AuthConfig, SESSION_JWT_ALGS, SESSION_JWT_TTL_SECONDS_MAX, type SessionJwtAlg } from './config-auth.js';
+export type { DatabaseConfig } from './config-database.js';
+export type { OAuthConfig, OAuthEndpoints } from './config-oauth.js';
+export type { SecretsConfig } from './config-secrets.js';
 
 /**
  * The environment, parsed and validated once at start into a frozen object. Every variable is
@@ -26,7 +32,7 @@ export { ConfigError } from './config-parsing.js';
  * the variable, rather than surfacing later as odd behaviour.
  */
 export interface Config {
-  readonly nodeEnv: 'development' | 'production' | 'test';
+  readonly nodeEnv: NodeEnv;
   readonly host: string;
   readonly port: number;
   readonly dataDir: string;
@@ -109,70 +115,6 @@ export interface TracingConfig {
   readonly scheduleDelayMs: number;
 }
 
-/** The keyring that seals secrets at rest (lib/secret-box.ts, docs/adr/0015-secrets-at-rest.md). */
-export interface SecretsConfig {
-  /**
-   * `SECRETS_ENCRYPTION_KEYS` (`id:key` pairs, the first seals, all open), or
-   * `SECRETS_ENCRYPTION_KEY` (one key, the id `default`); each key 32 bytes, kept as hex text (a
-   * frozen config cannot hold a Buffer: typed arrays refuse Object.freeze). Required in production;
-   * unset elsewhere → a key generated once and kept in `DATA_DIR/secrets.key`.
-   */
-  readonly keys: readonly { readonly id: string; readonly keyHex: string }[] | undefined;
-}
-
-/** Social and OpenID Connect sign-in (modules/oauth). */
-export interface OAuthConfig {
-  /** `OAUTH_ALLOW_INSECURE_HTTP=1`: `http://` provider addresses are allowed (development only). */
-  readonly allowInsecureHttp: boolean;
-  /** `OAUTH_ALLOW_PRIVATE=1`: provider addresses may be loopback or private (development and tests). */
-  readonly allowPrivate: boolean;
-  /** Where the built-in providers live; overridable so tests can point them at loopback servers. */
-  readonly endpoints: OAuthEndpoints;
-}
-
-export interface OAuthEndpoints {
-  /** `OAUTH_GOOGLE_ISSUER`, default `https://accounts.google.com`; discovered. */
-  readonly googleIssuer: string;
-  /** `OAUTH_APPLE_ISSUER`, default `https://appleid.apple.com`; discovered. */
-  readonly appleIssuer: string;
-  /** `OAUTH_GITHUB_URL`, default `https://github.com`: `/login/oauth/authorize` and `/login/oauth/access_token`. */
-  readonly githubUrl: string;
-  /** `OAUTH_GITHUB_API_URL`, default `https://api.github.com`: `/user` and `/user/emails`. */
-  readonly githubApiUrl: string;
-}
-
-export const SESSION_JWT_ALGS = ['ES256', 'RS256', 'EdDSA'] as const;
-export type SessionJwtAlg = (typeof SESSION_JWT_ALGS)[number];
-/** The longest a session JWT may live, whatever the configuration: how long a retired key stays published. */
-export const SESSION_JWT_TTL_SECONDS_MAX = 3600;
-
-export interface AuthConfig {
-  /** Lifetime of a session token (`SESSION_TTL`, default 24 h). */
-  readonly sessionTtlSeconds: number;
-  /** Lifetime of a refresh token (`REFRESH_TTL`, default 30 days); each refresh starts a new one. */
-  readonly refreshTtlSeconds: number;
-  /**
-   * `REFRESH_REUSE_GRACE_SECONDS` (default 0): how long a used refresh token presented again
-   * answers the same new session again (a client's network retry) instead of counting as reuse.
-   */
-  readonly refreshReuseGraceSeconds: number;
-  /**
-   * `REAUTH_WINDOW_SECONDS` (default 600): how recently a session's user must have signed in or
-   * reauthenticated to add a passkey or an authenticator, remove one, or change the password.
-   */
-  readonly reauthWindowSeconds: number;
-  /** `SESSION_JWT_ALG` (default `ES256`; `RS256`, `EdDSA`): the algorithm of new session JWT signing keys. */
-  readonly sessionJwtAlg: SessionJwtAlg;
-  /** `SESSION_JWT_TTL_SECONDS` (default 300, 30 to 3,600): a session JWT's longest life, never past its session's. */
-  readonly sessionJwtTtlSeconds: number;
-  /** Where `GET /v1/auth/verify-email` sends the browser after verifying; unset → a small HTML page. */
-  readonly emailVerifiedRedirectUrl: string | undefined;
-  /** The application's reset page; the reset email links to it with `?token=`. Unset → the email carries the token alone. */
-  readonly passwordResetUrl: string | undefined;
-  /** The application's page that accepts an organization invitation; the email links to it with `?token=`. Unset → the token alone. */
-  readonly invitationAcceptUrl: string | undefined;
-}
-
 export interface EmailConfig {
   /** `smtp://` or `smtps://` URL; unset → each email is logged and written to `DATA_DIR/outbox/`. */
   readonly smtpUrl: string | undefined;
@@ -181,25 +123,6 @@ export interface EmailConfig {
   /** The service's public base address (no `/v1`), for links in emails. */
   readonly publicUrl: string;
 }
-
-export type DatabaseConfig =
-  | { readonly dialect: 'sqlite'; readonly file: string; readonly synchronous: 'full' | 'normal' }
-  | {
-      readonly dialect: 'postgres';
-      readonly url: string;
-      readonly poolSize: number;
-      /**
-       * Set when the URL names several hosts or asks for one that takes writes
-       * (`target_session_attrs`): the service picks the host itself (db/failover-pool.ts).
-       */
-      readonly target?: PostgresTarget;
-      /**
-       * DATABASE_PREPARED_STATEMENTS: true keeps named prepared statements and the connection's
-       * `jit=off` startup option; false keeps no state on a connection beyond one transaction, for a
-       * transaction-mode pooler such as PgBouncer (docs/operations.md, "Poolers").
-       */
-      readonly preparedStatements: boolean;
-    };
 
 export interface RateLimitConfig {
   /** Requests per second per secret key; 0 turns the limit off. */
@@ -287,22 +210,7 @@ export function loadConfig(env: Env = process.env): Config {
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, { min: 1000, max: 300_000 }),
     metricsToken,
     dnsServers: dnsServers(env['DNS_SERVERS']),
-    auth: {
-      sessionTtlSeconds: duration(env, 'SESSION_TTL', 24 * 60 * 60),
-      refreshTtlSeconds: duration(env, 'REFRESH_TTL', 30 * 24 * 60 * 60),
-      // At most a minute: the window exists for a retry after a dropped response, and whoever holds
-      // a copy of the token may use it as long as it lasts.
-      refreshReuseGraceSeconds: integer(env, 'REFRESH_REUSE_GRACE_SECONDS', 0, { min: 0, max: 60 }),
-      // At most a session's default lifetime: a longer window would make every session count as recent.
-      reauthWindowSeconds: integer(env, 'REAUTH_WINDOW_SECONDS', 600, { min: 1, max: 24 * 60 * 60 }),
-      sessionJwtAlg: sessionJwtAlg(env),
-      // At least 30 s (clock skew between issuer and verifier eats a shorter life); at most an hour,
-      // the bound a revoked session's JWTs outlive it by (docs/security.md).
-      sessionJwtTtlSeconds: integer(env, 'SESSION_JWT_TTL_SECONDS', 300, { min: 30, max: SESSION_JWT_TTL_SECONDS_MAX }),
-      emailVerifiedRedirectUrl: optionalUrl(env, 'EMAIL_VERIFIED_REDIRECT_URL'),
-      passwordResetUrl: optionalUrl(env, 'PASSWORD_RESET_URL'),
-      invitationAcceptUrl: optionalUrl(env, 'INVITATION_ACCEPT_URL'),
-    },
+    auth: authConfig(env),
     email: {
       smtpUrl,
       from: nonEmpty(env['EMAIL_FROM']) ?? 'svc <no-reply@localhost>',
@@ -343,110 +251,6 @@ function shutdownTimeoutMs(env: Env): number {
   return integer(env, 'SHUTDOWN_TIMEOUT_SECONDS', SHUTDOWN_TIMEOUT_SECONDS_DEFAULT, { min: 1, max: 3600 }) * 1000;
 }
 
-function databaseConfig(env: Env, dataDir: string): DatabaseConfig {
-  const url = nonEmpty(env['DATABASE_URL']);
-  if (url === undefined || url.startsWith('sqlite:')) {
-    const file = url === undefined ? resolve(dataDir, 'svc.sqlite') : resolve(url.slice('sqlite:'.length).replace(/^\/\//, ''));
-    return { dialect: 'sqlite', file, synchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', ['full', 'normal'], 'full') };
-  }
-  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    const poolSize = integer(env, 'DATABASE_POOL_SIZE', 20, { min: 1, max: 500 });
-    const preparedStatements = flag(env, 'DATABASE_PREPARED_STATEMENTS', true);
-    let target: PostgresTarget;
-    try {
-      target = parsePostgresUrl(url);
-    } catch (error) {
-      if (error instanceof PostgresUrlError) throw new ConfigError('DATABASE_URL', error.message);
-      throw error;
-    }
-    return needsHostSelection(target)
-      ? { dialect: 'postgres', url, poolSize, preparedStatements, target }
-      : { dialect: 'postgres', url, poolSize, preparedStatements };
-  }
-  throw new ConfigError('DATABASE_URL', 'must start with postgres://, postgresql:// or sqlite:');
-}
-
-function oauthConfig(env: Env, nodeEnv: Config['nodeEnv']): OAuthConfig {
-  const allowInsecureHttp = flag(env, 'OAUTH_ALLOW_INSECURE_HTTP');
-  const allowPrivate = flag(env, 'OAUTH_ALLOW_PRIVATE');
-  for (const [name, on] of [
-    ['OAUTH_ALLOW_INSECURE_HTTP', allowInsecureHttp],
-    ['OAUTH_ALLOW_PRIVATE', allowPrivate],
-  ] as const) {
-    if (on && nodeEnv === 'production') throw new ConfigError(name, 'is a development setting and is refused when NODE_ENV=production');
-  }
-  const protocols = allowInsecureHttp ? ['https:', 'http:'] : ['https:'];
-  const endpoint = (name: string, fallback: string) => {
-    const value = nonEmpty(env[name]);
-    return value === undefined ? fallback : checkedUrl(name, value, protocols).replace(/\/+$/, '');
-  };
-  return {
-    allowInsecureHttp,
-    allowPrivate,
-    endpoints: {
-      googleIssuer: endpoint('OAUTH_GOOGLE_ISSUER', 'https://accounts.google.com'),
-      appleIssuer: endpoint('OAUTH_APPLE_ISSUER', 'https://appleid.apple.com'),
-      githubUrl: endpoint('OAUTH_GITHUB_URL', 'https://github.com'),
-      githubApiUrl: endpoint('OAUTH_GITHUB_API_URL', 'https://api.github.com'),
-    },
-  };
-}
-
-/**
- * The sealing keyring: `SECRETS_ENCRYPTION_KEYS=id:key,id:key` (the first seals, all open) or
- * `SECRETS_ENCRYPTION_KEY=key` (a ring of one, id `default`); not both. Ids are 1 to 32 letters,
- * digits, `_` or `-`, each once. Required in production.
- */
-function secretsConfig(env: Env, nodeEnv: Config['nodeEnv']): SecretsConfig {
-  const list = nonEmpty(env['SECRETS_ENCRYPTION_KEYS']);
-  const single = nonEmpty(env['SECRETS_ENCRYPTION_KEY']);
-  if (list !== undefined && single !== undefined) {
-    throw new ConfigError(
-      'SECRETS_ENCRYPTION_KEYS',
-      'and SECRETS_ENCRYPTION_KEY are both set; keep one (SECRETS_ENCRYPTION_KEY=K is SECRETS_ENCRYPTION_KEYS=default:K)',
-    );
-  }
-  if (single !== undefined) {
-    return { keys: [{ id: SINGLE_KEY_ID, keyHex: encryptionKey('SECRETS_ENCRYPTION_KEY', single).toString('hex') }] };
-  }
-  if (list === undefined) {
-    if (nodeEnv === 'production') {
-      throw new ConfigError(
-        'SECRETS_ENCRYPTION_KEYS',
-        'is required when NODE_ENV=production (or SECRETS_ENCRYPTION_KEY): id:key pairs, each key 32 random bytes in base64 (e.g. `k1:$(openssl rand -base64 32)`)',
-      );
-    }
-    return { keys: undefined };
-  }
-  const keys: { id: string; keyHex: string }[] = [];
-  for (const [index, pair] of list.split(',').entries()) {
-    const separator = pair.indexOf(':');
-    const id = separator === -1 ? '' : pair.slice(0, separator).trim();
-    const name = `SECRETS_ENCRYPTION_KEYS (entry ${index + 1})`;
-    if (separator === -1) throw new ConfigError(name, 'must be id:key, e.g. k1:<32 bytes in base64>');
-    if (!KEY_ID_PATTERN.test(id)) throw new ConfigError(name, `the key id must be 1 to 32 letters, digits, "_" or "-", got "${id}"`);
-    if (keys.some((key) => key.id === id)) throw new ConfigError(name, `the key id "${id}" appears twice`);
-    keys.push({ id, keyHex: encryptionKey(`${name} "${id}"`, pair.slice(separator + 1).trim()).toString('hex') });
-  }
-  return { keys };
-}
-
-/** 32 bytes, written as 64 hex digits or as base64 (standard or URL-safe, padding optional). */
-function encryptionKey(name: string, raw: string): Buffer {
-  const key = /^[0-9a-fA-F]{64}$/.test(raw)
-    ? Buffer.from(raw, 'hex')
-    : /^[A-Za-z0-9+/_-]{43}=?$/.test(raw)
-      ? Buffer.from(raw.replace(/-/g, '+').replace(/_/g, '/'), 'base64')
-      : undefined;
-  if (key?.length !== 32) {
-    throw new ConfigError(
-      name,
-      'the key must be 32 bytes written as base64 or as 64 hex digits (e.g. the output of `openssl rand -base64 32`)',
-    );
-  }
-  return key;
-}
-
 /** `DNS_SERVERS`: comma-separated `ip`, `ip:port` or `[ipv6]:port`; a port from 1 to 65535. */
 function dnsServers(value: string | undefined): readonly string[] {
   const servers = (value ?? '')
@@ -462,13 +266,4 @@ function dnsServers(value: string | undefined): readonly string[] {
     }
   }
   return servers;
-}
-
-/** `SESSION_JWT_ALG`, spelled as JOSE spells it (`oneOf` would lower-case it). */
-function sessionJwtAlg(env: Env): SessionJwtAlg {
-  const raw = nonEmpty(env['SESSION_JWT_ALG']);
-  if (raw === undefined) return 'ES256';
-  const alg = SESSION_JWT_ALGS.find((candidate) => candidate === raw);
-  if (alg === undefined) throw new ConfigError('SESSION_JWT_ALG', `must be one of ${SESSION_JWT_ALGS.join(', ')}, got "${raw}"`);
-  return alg;
 }

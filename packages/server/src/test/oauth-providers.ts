@@ -1,66 +1,23 @@
-import { execFileSync } from 'node:child_process';
-import { generateKeyPairSync, type KeyObject, sign, verify } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import Provider, { type Configuration } from 'oidc-provider';
-import { Agent } from 'undici';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, expect } from 'vitest';
+import { verifyEs256Jwt } from './es256-jwt.js';
+import { makeTestCertificate, type TestCertificate, trustingFetch } from './test-certificate.js';
+
+export { signJwt, verifyEs256Jwt } from './es256-jwt.js';
+export { makeTestCertificate, type TestCertificate, trustingFetch } from './test-certificate.js';
 
 /**
  * Stand-ins for identity providers on loopback, all over HTTPS with a self-signed certificate:
  * a real OpenID provider (oidc-provider) with its development login and consent pages, a scripted
  * one whose token endpoint answers whatever a test wants (for the refusals), and GitHub's token,
- * user and email APIs.
+ * user and email APIs. Their certificate is test-certificate.ts's, the JWTs they sign es256-jwt.ts's;
+ * both are re-exported here.
  */
-
-export interface TestCertificate {
-  readonly certPem: string;
-  readonly keyPem: string;
-  readonly certFile: string;
-  /** Deletes the files. */
-  remove(): void;
-}
-
-/** A self-signed P-256 certificate for 127.0.0.1 and localhost (it is its own CA), made with openssl. */
-export function makeTestCertificate(): TestCertificate {
-  const directory = mkdtempSync(join(tmpdir(), 'svc-oauth-cert-'));
-  const certFile = join(directory, 'cert.pem');
-  const keyFile = join(directory, 'key.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-      '-days',
-      '2',
-      '-subj',
-      '/CN=svc test provider',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost',
-    ],
-    { stdio: 'ignore' },
-  );
-  return {
-    certPem: readFileSync(certFile, 'utf8'),
-    keyPem: readFileSync(keyFile, 'utf8'),
-    certFile,
-    remove: () => rmSync(directory, { recursive: true, force: true }),
-  };
-}
 
 async function listen(server: Server): Promise<string> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -80,32 +37,6 @@ async function readBody(request: IncomingMessage): Promise<string> {
 
 function sendJson(response: ServerResponse, status: number, body: unknown): void {
   response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-}
-
-// ---- JWTs ------------------------------------------------------------------------------------
-
-export function signJwt(claims: object, key: KeyObject, header: { kid: string; alg?: 'ES256' }): string {
-  const encode = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
-  const input = `${encode({ alg: 'ES256', typ: 'JWT', ...header })}.${encode(claims)}`;
-  return `${input}.${sign('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
-}
-
-/** The header and claims of an ES256 JWT whose signature `publicKey` verifies; undefined otherwise. */
-export function verifyEs256Jwt(
-  token: string,
-  publicKey: KeyObject,
-): { header: Record<string, unknown>; claims: Record<string, unknown> } | undefined {
-  const [header, claims, signature] = token.split('.');
-  if (header === undefined || claims === undefined || signature === undefined) return undefined;
-  const ok = verify(
-    'sha256',
-    Buffer.from(`${header}.${claims}`),
-    { key: publicKey, dsaEncoding: 'ieee-p1363' },
-    Buffer.from(signature, 'base64url'),
-  );
-  if (!ok) return undefined;
-  const parse = (part: string) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8')) as Record<string, unknown>;
-  return { header: parse(header), claims: parse(claims) };
 }
 
 // ---- A real OpenID provider --------------------------------------------------------------------
@@ -191,12 +122,6 @@ export async function startOidcProvider(options: {
   }
 
   return { issuer, accounts, close: () => close(server) };
-}
-
-/** fetch that trusts the test certificate. */
-export function trustingFetch(certificate: TestCertificate): (url: string, init?: RequestInit) => Promise<Response> {
-  const dispatcher = new Agent({ connect: { ca: certificate.certPem } });
-  return (url, init = {}) => fetch(url, { ...init, redirect: 'manual', dispatcher } as unknown as RequestInit);
 }
 
 export type ProviderLanding =

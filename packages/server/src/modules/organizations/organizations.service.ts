@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { listOf, pageOf, startPage } from '../../db/pagination.js';
-import { inTransaction, rowLockFor, isUniqueViolation, type Transaction } from '../../db/transaction.js';
+import { inTransaction, rowLockFor, type Transaction } from '../../db/transaction.js';
 import { type Clock, isoTime } from '../../lib/clock.js';
 import { ApiError, isApiError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
@@ -19,16 +19,17 @@ import {
   type Organization,
   type OrganizationList,
   type PageQuery,
-  SLUG_LENGTH_MAX,
   type UpdateMemberBody,
   type UpdateOrganizationBody,
   type UserMembershipList,
 } from './organizations.schemas.js';
 import { verifiedDomains } from './domains.store.js';
 import * as store from './organizations.store.js';
+import { slugFromName, writingSlug } from './organizations.slugs.js';
 
 // The membership rule, for sign-ins that add members (SSO).
 export { addMemberInTransaction } from './memberships.js';
+export { slugFromName } from './organizations.slugs.js';
 
 /**
  * Takes the organization's row lock inside `trx` (PostgreSQL; SQLite writers hold the database
@@ -88,7 +89,7 @@ export class OrganizationsService {
         created_at: now,
         updated_at: now,
       };
-      await this.#writingSlug(slug, input.slug === undefined, () =>
+      await writingSlug(slug, input.slug === undefined, () =>
         inTransaction(this.#db, async (trx) => {
           await store.insertOrganization(trx, row);
           await recordEvent(trx, {
@@ -124,7 +125,7 @@ export class OrganizationsService {
   /** Changes the name, slug or metadata (replaced whole). No event: the catalog has no `organization.updated`. */
   async update(projectId: string, organizationId: string, input: UpdateOrganizationBody, context: AuditContext): Promise<Organization> {
     return this.#audited(context, projectId, organizationId, 'organization.update', async () => {
-      const row = await this.#writingSlug(input.slug, false, () =>
+      const row = await writingSlug(input.slug, false, () =>
         inTransaction(this.#db, async (trx) => {
           const now = isoTime(this.#clock.now());
           const updated = await store.updateOrganization(trx, projectId, organizationId, {
@@ -327,17 +328,6 @@ export class OrganizationsService {
     return member;
   }
 
-  /** Runs a write that sets `slug`, turning the unique index's refusal into 409 `organization_slug_taken`. */
-  async #writingSlug<T>(slug: string | undefined, derived: boolean, write: () => Promise<T>): Promise<T> {
-    try {
-      return await write();
-    } catch (error) {
-      if (slug === undefined || !isUniqueViolation(error)) throw error;
-      const hint = derived ? ' (derived from the name; pass another `slug`)' : '';
-      throw new ApiError('organization_slug_taken', `An organization with the slug "${slug}" already exists${hint}.`, { param: 'slug' });
-    }
-  }
-
   /** Runs a change that records its own entry; a refusal is recorded on its own after the rollback. */
   #audited<T>(
     context: AuditContext,
@@ -348,30 +338,6 @@ export class OrganizationsService {
   ): Promise<T> {
     return this.#audit.recordingRefusals(context, organizationRecord(projectId, organizationId, action), change);
   }
-}
-
-/**
- * The slug a name gives: accents dropped, lower case, every run of other characters one hyphen.
- * A name with no letter or digit in a-z0-9 gives none: 400, pass a `slug`.
- */
-export function slugFromName(name: string): string {
-  const slug = name
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .slice(0, SLUG_LENGTH_MAX)
-    .replace(/^-+|-+$/g, '');
-  if (slug === '') {
-    throw new ApiError(
-      'parameter_missing',
-      'No slug can be derived from this name; pass a `slug` (lower-case letters, digits and hyphens).',
-      {
-        param: 'slug',
-      },
-    );
-  }
-  return slug;
 }
 
 function organizationRecord(projectId: string, organizationId: string | null, action: AuditAction): AuditRecord {

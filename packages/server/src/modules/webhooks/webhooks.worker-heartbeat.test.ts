@@ -5,7 +5,7 @@ import { describeEachDialect } from '../../test/database.js';
 import { useTestService } from '../../test/service.js';
 import { manualClock } from '../../test/webhook-receiver.js';
 import { noDeliveryMetrics } from './webhooks.metrics.js';
-import { INTERRUPTED_ATTEMPT_ERROR, takeOverDeadWorker } from './webhooks.delivery.js';
+import { INTERRUPTED_ATTEMPT_ERROR, takeOverDeadWorker } from './webhooks.worker-takeover.js';
 import { WorkerHeartbeat } from './webhooks.worker-heartbeat.js';
 import { HEARTBEAT_STALE_MS } from './webhooks.worker-options.js';
 

@@ -2,7 +2,8 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { isoTime } from '../../lib/clock.js';
 import { randomBase62 } from '../../lib/ids.js';
-import { type DeliveryDependencies, takeOverDeadWorker } from './webhooks.delivery.js';
+import type { DeliveryDependencies } from './webhooks.delivery.js';
+import { takeOverDeadWorker } from './webhooks.worker-takeover.js';
 import * as workers from './webhooks.workers.store.js';
 
 /**
