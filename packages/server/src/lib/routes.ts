@@ -85,6 +85,8 @@ export interface RouteSpec<P, Q, B> {
   readonly body?: B;
   /** The body's media types in the document, when not JSON. */
   readonly consumes?: readonly string[];
+  /** The answer's media types in the document, when not JSON. */
+  readonly produces?: readonly string[];
   readonly response?: FastifySchema['response'];
   /** A session route an end user's browser calls: CORS on its answers, and its preflight. */
   readonly browser?: BrowserAccess;
@@ -144,7 +146,18 @@ export function routeModule(tag: string, routes: readonly RouteDeclaration[]): R
 
 function routeOptions(tag: string, route: RouteDeclaration): RouteOptions {
   const schema: Record<string, unknown> = route.hide === true ? { hide: true } : { tags: route.tags ?? [tag] };
-  for (const key of ['operationId', 'summary', 'description', 'errors', 'params', 'querystring', 'body', 'consumes', 'response'] as const) {
+  for (const key of [
+    'operationId',
+    'summary',
+    'description',
+    'errors',
+    'params',
+    'querystring',
+    'body',
+    'consumes',
+    'produces',
+    'response',
+  ] as const) {
     if (route[key] !== undefined) schema[key] = route[key];
   }
   const config: FastifyContextConfig = { credential: route.credential };
