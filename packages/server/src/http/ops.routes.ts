@@ -4,6 +4,7 @@ import type { Db } from '../db/database.js';
 import { databaseReachable } from '../db/database.js';
 import { constantTimeEqual, sha256Hex } from '../lib/crypto.js';
 import { ApiError } from '../lib/errors.js';
+import { defineRoute, type RouteDeclaration, registerRoutes } from '../lib/routes.js';
 import type { HttpMetrics } from './metrics.js';
 import { OPENAPI_PATH } from './openapi.js';
 
@@ -31,9 +32,6 @@ function checkMetricsToken(expected: string | undefined, authorization: string |
   }
 }
 
-const config = { credential: 'public', rateLimited: false } as const;
-const tags = ['operations'];
-
 /**
  * Health, readiness, metrics and the OpenAPI document: outside /v1's credentials and rate limits.
  * `/metrics` takes its own token when METRICS_TOKEN is set; in production without one it is not
@@ -43,83 +41,67 @@ const tags = ['operations'];
  */
 export function registerOpsRoutes(app: FastifyInstance, options: OpsRoutesOptions): void {
   const Status = Type.Object({ status: Type.String() });
-
-  app.get(
-    '/healthz',
-    {
-      config,
-      schema: {
-        operationId: 'getHealth',
-        description:
-          'Answers 200 while the process runs, without touching the database: for a liveness probe. Never rate limited and needs no credential.',
-        tags,
-        summary: 'The process is up',
-        response: { 200: { ...Status, description: 'Always `{"status": "ok"}`.' } },
-      },
-    },
-    () => ({
-      status: 'ok',
+  registerRoutes(app, 'operations', [
+    defineRoute({
+      method: 'GET',
+      url: '/healthz',
+      credential: 'public',
+      rateLimited: false,
+      operationId: 'getHealth',
+      summary: 'The process is up',
+      description:
+        'Answers 200 while the process runs, without touching the database: for a liveness probe. Never rate limited and needs no credential.',
+      response: { 200: { ...Status, description: 'Always `{"status": "ok"}`.' } },
+      handler: () => ({ status: 'ok' }),
     }),
-  );
-
-  app.get(
-    '/readyz',
-    {
-      config,
-      schema: {
-        operationId: 'getReadiness',
-        description:
-          'Answers 200 once the database answers a query, else 503 `service_unavailable`: for a readiness probe or a load balancer. Never rate limited and needs no credential.',
-        tags,
-        summary: 'The database answers',
-        response: { 200: { ...Status, description: '`{"status": "ready"}`: the database answered.' } },
+    defineRoute({
+      method: 'GET',
+      url: '/readyz',
+      credential: 'public',
+      rateLimited: false,
+      operationId: 'getReadiness',
+      summary: 'The database answers',
+      description:
+        'Answers 200 once the database answers a query, else 503 `service_unavailable`: for a readiness probe or a load balancer. Never rate limited and needs no credential.',
+      response: { 200: { ...Status, description: '`{"status": "ready"}`: the database answered.' } },
+      handler: async () => {
+        if (!(await databaseReachable(options.db))) throw new ApiError('service_unavailable', 'The database is not reachable.');
+        return { status: 'ready' };
       },
-    },
-    async () => {
-      if (!(await databaseReachable(options.db))) throw new ApiError('service_unavailable', 'The database is not reachable.');
-      return { status: 'ready' };
-    },
-  );
-
-  // Public unless METRICS_TOKEN is set; then a bearer token (the metricsToken security scheme).
-  // In production, no token means no route.
-  if (!options.production || options.metricsToken !== undefined) registerMetricsRoute(app, options);
-
-  app.get(
-    OPENAPI_PATH,
-    {
-      config,
-      schema: {
-        operationId: 'getOpenApiDocument',
-        description:
-          'This document: every route with its parameters, bodies, responses and error codes, and the webhook events as `webhooks`, generated from the route schemas the server validates with. The `/docs` page renders it. Needs no credential.',
-        tags,
-        summary: 'This API as OpenAPI 3.1',
-        response: { 200: { description: 'The OpenAPI document.', type: 'object', additionalProperties: true } },
-      },
-    },
-    () => app.swagger(),
-  );
+    }),
+    // Public unless METRICS_TOKEN is set; then a bearer token (the metricsToken security scheme).
+    // In production, no token means no route.
+    ...(!options.production || options.metricsToken !== undefined ? [metricsRoute(options)] : []),
+    defineRoute({
+      method: 'GET',
+      url: OPENAPI_PATH,
+      credential: 'public',
+      rateLimited: false,
+      operationId: 'getOpenApiDocument',
+      summary: 'This API as OpenAPI 3.1',
+      description:
+        'This document: every route with its parameters, bodies, responses and error codes, and the webhook events as `webhooks`, generated from the route schemas the server validates with. The `/docs` page renders it. Needs no credential.',
+      response: { 200: { description: 'The OpenAPI document.', type: 'object', additionalProperties: true } },
+      handler: () => app.swagger(),
+    }),
+  ]);
 }
 
-function registerMetricsRoute(app: FastifyInstance, options: OpsRoutesOptions): void {
-  app.get(
-    '/metrics',
-    {
-      config,
-      schema: {
-        operationId: 'getMetrics',
-        description:
-          'The process and HTTP metrics (request counts and durations by route and status, webhook delivery figures) for a Prometheus scrape, read from memory without a database query. With `METRICS_TOKEN` set it needs that token as a bearer token; in production without one the route does not exist.',
-        tags,
-        summary: 'Prometheus metrics, in the Prometheus text format',
-        response: { 200: { description: 'The metrics.', content: { 'text/plain': { schema: { type: 'string' } } } } },
-      },
-    },
-    async (request, reply) => {
+function metricsRoute(options: OpsRoutesOptions): RouteDeclaration {
+  return defineRoute({
+    method: 'GET',
+    url: '/metrics',
+    credential: 'public',
+    rateLimited: false,
+    operationId: 'getMetrics',
+    summary: 'Prometheus metrics, in the Prometheus text format',
+    description:
+      'The process and HTTP metrics (request counts and durations by route and status, webhook delivery figures) for a Prometheus scrape, read from memory without a database query. With `METRICS_TOKEN` set it needs that token as a bearer token; in production without one the route does not exist.',
+    response: { 200: { description: 'The metrics.', content: { 'text/plain': { schema: { type: 'string' } } } } },
+    handler: async (request, reply) => {
       checkMetricsToken(options.metricsToken, request.headers.authorization);
       const text = await options.metrics.registry.metrics();
       return reply.type(options.metrics.registry.contentType).send(text);
     },
-  );
+  });
 }

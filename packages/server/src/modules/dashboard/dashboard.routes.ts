@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { RouteModule } from '../../lib/routes.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { defineRoute, type RouteModule, routeModule } from '../../lib/routes.js';
 import { readCookie } from '../../lib/cookies.js';
 import { StrictObject } from '../../lib/schemas.js';
 import { ApiError } from '../../lib/errors.js';
@@ -50,16 +50,26 @@ export function dashboardRoutes(options: DashboardRoutesOptions): RouteModule {
     `${dashboard.cookieName}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure}`,
     `${DASHBOARD_SIGNED_IN_COOKIE_NAME}=${value === '' ? '' : '1'}; Path=/; Max-Age=${maxAgeSeconds}; SameSite=Strict${secure}`,
   ];
-  const config = { credential: 'public' } as const;
+  const page = (request: FastifyRequest, reply: FastifyReply) => {
+    if (files.index === undefined)
+      return reply.code(404).type('text/html; charset=utf-8').header('Cache-Control', 'no-store').send(NOT_BUILT_PAGE);
+    void reply.header('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+    void reply.header('X-Frame-Options', 'DENY');
+    void reply.header('Referrer-Policy', 'no-referrer');
+    return sendFile(request, reply, files.index, REVALIDATE);
+  };
 
-  return (app: FastifyInstance) => {
-    app.post(
-      '/dashboard/api/session',
-      { config, schema: { hide: true, body: SignInBody, response: { 201: SessionSchema } } },
-      async (request, reply) => {
-        const body = request.body as { secret_key: string };
+  return routeModule('dashboard', [
+    defineRoute({
+      method: 'POST',
+      url: '/dashboard/api/session',
+      credential: 'public',
+      hide: true,
+      body: SignInBody,
+      response: { 201: SessionSchema },
+      handler: async (request, reply) => {
         const { token, session } = await dashboard.signIn({
-          secretKey: body.secret_key,
+          secretKey: request.body.secret_key,
           ip: request.ip,
           userAgent: request.headers['user-agent'],
           origin: request.headers.origin,
@@ -71,46 +81,53 @@ export function dashboardRoutes(options: DashboardRoutesOptions): RouteModule {
           .header('Set-Cookie', cookies(token, DASHBOARD_SESSION_TTL_MS / 1000))
           .send(session);
       },
-    );
-
-    app.get('/dashboard/api/session', { config, schema: { hide: true, response: { 200: SessionSchema } } }, async (request, reply) => {
-      const session = await dashboard.describe(requireCookie(request, dashboard.cookieName));
-      return reply.header('Cache-Control', 'no-store').send(session);
-    });
-
-    app.delete('/dashboard/api/session', { config, schema: { hide: true } }, async (request, reply) => {
-      const csrf = request.headers['x-csrf-token'];
-      await dashboard.signOut({
-        token: requireCookie(request, dashboard.cookieName),
-        csrfToken: Array.isArray(csrf) ? csrf[0] : csrf,
-        origin: request.headers.origin,
-        host: request.host,
-        changes: true,
-      });
-      return reply.code(204).header('Cache-Control', 'no-store').header('Set-Cookie', cookies('', 0)).send();
-    });
-
-    const page = (request: FastifyRequest, reply: FastifyReply) => {
-      if (files.index === undefined)
-        return reply.code(404).type('text/html; charset=utf-8').header('Cache-Control', 'no-store').send(NOT_BUILT_PAGE);
-      void reply.header('Content-Security-Policy', CONTENT_SECURITY_POLICY);
-      void reply.header('X-Frame-Options', 'DENY');
-      void reply.header('Referrer-Policy', 'no-referrer');
-      return sendFile(request, reply, files.index, REVALIDATE);
-    };
-    const routeOptions = { config, schema: { hide: true } };
-    app.get('/dashboard', routeOptions, page);
-    app.get('/dashboard/*', routeOptions, (request, reply) => {
-      const path = (request.params as { '*': string })['*'];
-      const file = files.files.get(path);
-      if (file !== undefined) return sendFile(request, reply, file, path.startsWith('assets/') ? IMMUTABLE : REVALIDATE);
-      // A missing asset is a 404, not the page: a stale index.html must not get HTML for its script.
-      if (path.startsWith('assets/') || path.startsWith('api/'))
-        throw new ApiError('route_not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}.`);
-      // Any other path is one of the page's own routes (/dashboard/wallets/wlt_…): the page decides.
-      return page(request, reply);
-    });
-  };
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/dashboard/api/session',
+      credential: 'public',
+      hide: true,
+      response: { 200: SessionSchema },
+      handler: async (request, reply) => {
+        const session = await dashboard.describe(requireCookie(request, dashboard.cookieName));
+        return reply.header('Cache-Control', 'no-store').send(session);
+      },
+    }),
+    defineRoute({
+      method: 'DELETE',
+      url: '/dashboard/api/session',
+      credential: 'public',
+      hide: true,
+      handler: async (request, reply) => {
+        const csrf = request.headers['x-csrf-token'];
+        await dashboard.signOut({
+          token: requireCookie(request, dashboard.cookieName),
+          csrfToken: Array.isArray(csrf) ? csrf[0] : csrf,
+          origin: request.headers.origin,
+          host: request.host,
+          changes: true,
+        });
+        return reply.code(204).header('Cache-Control', 'no-store').header('Set-Cookie', cookies('', 0)).send();
+      },
+    }),
+    defineRoute({ method: 'GET', url: '/dashboard', credential: 'public', hide: true, handler: page }),
+    defineRoute({
+      method: 'GET',
+      url: '/dashboard/*',
+      credential: 'public',
+      hide: true,
+      handler: (request, reply) => {
+        const path = (request.params as { '*': string })['*'];
+        const file = files.files.get(path);
+        if (file !== undefined) return sendFile(request, reply, file, path.startsWith('assets/') ? IMMUTABLE : REVALIDATE);
+        // A missing asset is a 404, not the page: a stale index.html must not get HTML for its script.
+        if (path.startsWith('assets/') || path.startsWith('api/'))
+          throw new ApiError('route_not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}.`);
+        // Any other path is one of the page's own routes (/dashboard/wallets/wlt_…): the page decides.
+        return page(request, reply);
+      },
+    }),
+  ]);
 }
 
 function requireCookie(request: FastifyRequest, name: string): string {

@@ -1,6 +1,4 @@
-import type { Static } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { BrowserAccess, RouteModule } from '../../lib/routes.js';
+import { type BrowserAccess, defineRoute, type RouteModule, routeModule } from '../../lib/routes.js';
 import { requireSecretKey } from '../../lib/principal.js';
 import { type AuditContext, auditContext } from '../audit/audit.service.js';
 import type { ProjectsService } from '../projects/projects.service.js';
@@ -26,11 +24,6 @@ import {
   ValidSessionResponse,
 } from './sessions.schemas.js';
 import type { SessionCheck, SessionClient, SessionsService } from './sessions.service.js';
-
-const tags = ['sessions'];
-const security = [{ secretKey: [] }, { secretKeyHeader: [] }];
-
-type WithId = FastifyRequest<{ Params: { id: string } }>;
 
 /**
  * What these routes need of the auth service, which answers with the user beside the session and
@@ -69,47 +62,37 @@ export function sessionsRoutes(
   sessions: SessionsService,
   options: { browser: BrowserAccess; projects: ProjectsService },
 ): RouteModule {
-  return (app: FastifyInstance) => {
-    app.post(
-      '/v1/sessions/jwt',
-      {
-        // Only reads: a replayed answer would be a JWT of a session perhaps revoked since.
-        config: { credential: 'session', idempotency: { mode: 'off' } },
-        onSend: options.browser.onSend,
-        schema: {
-          operationId: 'createSessionJwt',
-          description:
-            "A fresh JWT of the presented session, signed with the project's current key and valid until the earlier of `SESSION_JWT_TTL_SECONDS` and the session's own expiry. A revoked or expired session is refused at once.",
-          tags,
-          security: [{ sessionToken: [] }],
-          summary: "A fresh short-lived JWT of the presented session, to verify offline against the project's JWKS",
-          response: { 200: SessionJwtSchema },
-        },
-      },
-      (request) => {
+  return routeModule('sessions', [
+    defineRoute({
+      method: 'POST',
+      url: '/v1/sessions/jwt',
+      credential: 'session',
+      // Only reads: a replayed answer would be a JWT of a session perhaps revoked since.
+      idempotency: { mode: 'off' },
+      operationId: 'createSessionJwt',
+      summary: "A fresh short-lived JWT of the presented session, to verify offline against the project's JWKS",
+      description:
+        "A fresh JWT of the presented session, signed with the project's current key and valid until the earlier of `SESSION_JWT_TTL_SECONDS` and the session's own expiry. A revoked or expired session is refused at once.",
+      response: { 200: SessionJwtSchema },
+      browser: options.browser,
+      handler: (request) => {
         const principal = request.principal;
         if (principal?.kind !== 'session') throw new Error('POST /v1/sessions/jwt ran without a session principal');
         return sessions.jwtFor(principal);
       },
-    );
-    options.browser.preflight(app, '/v1/sessions/jwt', ['POST']);
-
-    app.get(
-      '/v1/projects/:project_id/jwks.json',
-      {
-        config: { credential: 'public' },
-        schema: {
-          operationId: 'getProjectJwks',
-          description:
-            "The public keys (RFC 7517) that sign the project's session JWTs, to verify them offline; never a private part. Needs no credential; an unknown project is 404.",
-          errors: ['resource_missing'],
-          tags,
-          summary: "The project's public keys that sign session JWTs (RFC 7517); no credential",
-          params: ProjectJwksParams,
-          response: { 200: JwksSchema },
-        },
-      },
-      async (request: FastifyRequest<{ Params: { project_id: string } }>, reply) => {
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/v1/projects/:project_id/jwks.json',
+      credential: 'public',
+      operationId: 'getProjectJwks',
+      summary: "The project's public keys that sign session JWTs (RFC 7517); no credential",
+      description:
+        "The public keys (RFC 7517) that sign the project's session JWTs, to verify them offline; never a private part. Needs no credential; an unknown project is 404.",
+      errors: ['resource_missing'],
+      params: ProjectJwksParams,
+      response: { 200: JwksSchema },
+      handler: async (request, reply) => {
         const projectId = request.params.project_id;
         await options.projects.getProject(projectId);
         // Five minutes: a verifier that meets an unknown kid fetches again (CONTRACT 9.3), and a
@@ -117,150 +100,100 @@ export function sessionsRoutes(
         void reply.header('Cache-Control', 'public, max-age=300');
         return sessions.publishedKeys(projectId);
       },
-    );
-
-    app.get(
-      '/v1/project/signing-keys',
-      {
-        config: { credential: 'secret' },
-        schema: {
-          operationId: 'listSigningKeys',
-          description:
-            "The project's session JWT signing keys that the JWKS publishes, public halves only: the one signing now, the next, and those retiring until every JWT they signed has expired.",
-          tags,
-          security,
-          summary: "The project's published session JWT signing keys with their status (signing, next, retiring); public halves only",
-          response: { 200: SigningKeyListSchema },
-        },
-      },
-      (request) => sessions.listSigningKeys(requireSecretKey(request).projectId),
-    );
-
-    app.post(
-      '/v1/project/signing-keys/rotate',
-      {
-        config: { credential: 'secret' },
-        schema: {
-          operationId: 'rotateSigningKey',
-          description:
-            'Makes the next key, published since the last rotation, sign new session JWTs from now on, and makes a new next key. The previous key stays in the JWKS until every JWT it signed has expired.',
-          tags,
-          security,
-          summary: "Make the project's next session JWT signing key sign from now on; the previous stays published until its JWTs expire",
-          response: { 200: SigningKeyInfoSchema },
-        },
-      },
-      (request) => sessions.rotateSigningKey(requireSecretKey(request).projectId, auditContext(request)),
-    );
-
-    app.post(
-      '/v1/sessions/validate',
-      {
-        // A POST that only reads: no Idempotency-Key (a replayed answer would outlive a revocation).
-        config: { credential: 'secret', idempotency: { mode: 'off' } },
-        schema: {
-          operationId: 'validateSession',
-          description:
-            'Checks a session token on the server: `{valid: true, user, session, jwt}`, or `{valid: false, reason}` for an expired, revoked or unknown one (a token of another project is `not_found`). Never 404; use it where a revocation must count at once.',
-          tags,
-          security,
-          summary: 'Check a session token: `{valid: true, user, session}` or `{valid: false, reason}`; never 404',
-          body: ValidateSessionBody,
-          response: { 200: ValidateSessionResponse },
-        },
-      },
-      async (request, reply) => {
-        const result = await auth.validate(
-          requireSecretKey(request).projectId,
-          (request.body as Static<typeof ValidateSessionBody>).session_id,
-        );
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/v1/project/signing-keys',
+      credential: 'secret',
+      operationId: 'listSigningKeys',
+      summary: "The project's published session JWT signing keys with their status (signing, next, retiring); public halves only",
+      description:
+        "The project's session JWT signing keys that the JWKS publishes, public halves only: the one signing now, the next, and those retiring until every JWT they signed has expired.",
+      response: { 200: SigningKeyListSchema },
+      handler: (request) => sessions.listSigningKeys(requireSecretKey(request).projectId),
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/v1/project/signing-keys/rotate',
+      credential: 'secret',
+      operationId: 'rotateSigningKey',
+      summary: "Make the project's next session JWT signing key sign from now on; the previous stays published until its JWTs expire",
+      description:
+        'Makes the next key, published since the last rotation, sign new session JWTs from now on, and makes a new next key. The previous key stays in the JWKS until every JWT it signed has expired.',
+      response: { 200: SigningKeyInfoSchema },
+      handler: (request) => sessions.rotateSigningKey(requireSecretKey(request).projectId, auditContext(request)),
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/v1/sessions/validate',
+      credential: 'secret',
+      // A POST that only reads: no Idempotency-Key (a replayed answer would outlive a revocation).
+      idempotency: { mode: 'off' },
+      operationId: 'validateSession',
+      summary: 'Check a session token: `{valid: true, user, session}` or `{valid: false, reason}`; never 404',
+      description:
+        'Checks a session token on the server: `{valid: true, user, session, jwt}`, or `{valid: false, reason}` for an expired, revoked or unknown one (a token of another project is `not_found`). Never 404; use it where a revocation must count at once.',
+      body: ValidateSessionBody,
+      response: { 200: ValidateSessionResponse },
+      handler: async (request, reply) => {
+        const result = await auth.validate(requireSecretKey(request).projectId, request.body.session_id);
         // The answer's own branch, compiled once: the union's serializer first tries each branch
         // against the value with a validator (4 to 8 us a call, against 1.5 to 2 us; docs/performance.md).
         const schema = result.valid ? ValidSessionResponse : InvalidSessionResponse;
         return reply.serializer(reply.compileSerializationSchema(schema, '200')).send(result);
       },
-    );
-
-    app.post(
-      '/v1/sessions/refresh',
-      {
-        // The response carries a new session and refresh token: kept for replay only sealed (http/idempotency.sealing.ts).
-        config: { credential: 'secret' },
-        schema: {
-          operationId: 'refreshSession',
-          description:
-            'Exchanges a refresh token for a new session and a new refresh token; the old session is revoked (reason `refreshed`). A refresh token is single use: presenting a used one revokes its whole refresh chain and is 401 `refresh_token_reused`.',
-          errors: ['refresh_token_invalid', 'refresh_token_reused', 'user_banned'],
-          tags,
-          security,
-          summary: 'Exchange a refresh token (single use) for a new session',
-          body: RefreshSessionBody,
-          response: { 200: UserAndSessionSchema },
-        },
-      },
-      (request) =>
-        auth.refresh(
-          requireSecretKey(request).projectId,
-          (request.body as Static<typeof RefreshSessionBody>).refresh_token,
-          request.client,
-          auditContext(request),
-        ),
-    );
-
-    app.post(
-      '/v1/sessions/:id/revoke',
-      {
-        config: { credential: 'secret' },
-        schema: {
-          operationId: 'revokeSession',
-          description:
-            'Revokes one session of the project (reason `revoked`); its token and refresh token stop working at once. Emits `session.revoked`.',
-          tags,
-          security,
-          summary: 'Revoke a session (reason `revoked`)',
-          params: SessionParams,
-          response: { 200: SessionInfoSchema },
-        },
-      },
-      (request: WithId) =>
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/v1/sessions/refresh',
+      credential: 'secret',
+      // The response carries a new session and refresh token: kept for replay only sealed (http/idempotency.sealing.ts).
+      operationId: 'refreshSession',
+      summary: 'Exchange a refresh token (single use) for a new session',
+      description:
+        'Exchanges a refresh token for a new session and a new refresh token; the old session is revoked (reason `refreshed`). A refresh token is single use: presenting a used one revokes its whole refresh chain and is 401 `refresh_token_reused`.',
+      errors: ['refresh_token_invalid', 'refresh_token_reused', 'user_banned'],
+      body: RefreshSessionBody,
+      response: { 200: UserAndSessionSchema },
+      handler: (request) =>
+        auth.refresh(requireSecretKey(request).projectId, request.body.refresh_token, request.client, auditContext(request)),
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/v1/sessions/:id/revoke',
+      credential: 'secret',
+      operationId: 'revokeSession',
+      summary: 'Revoke a session (reason `revoked`)',
+      description:
+        'Revokes one session of the project (reason `revoked`); its token and refresh token stop working at once. Emits `session.revoked`.',
+      params: SessionParams,
+      response: { 200: SessionInfoSchema },
+      handler: (request) =>
         sessions.revoke(requireSecretKey(request).projectId, request.params.id, 'revoked', { param: 'id', audit: auditContext(request) }),
-    );
-
-    app.get(
-      '/v1/users/:id/sessions',
-      {
-        config: { credential: 'secret' },
-        schema: {
-          operationId: 'listUserSessions',
-          description:
-            "The user's sessions that can still be used or refreshed, newest first, with address, user agent, creation and last use.",
-          tags,
-          security,
-          summary: "A user's sessions that can still be used or refreshed, newest first",
-          params: UserParams,
-          querystring: ListSessionsQuery,
-          response: { 200: SessionListSchema },
-        },
-      },
-      (request: WithId) =>
-        auth.listUserSessions(requireSecretKey(request).projectId, request.params.id, request.query as Static<typeof ListSessionsQuery>),
-    );
-
-    app.post(
-      '/v1/users/:id/sessions/revoke',
-      {
-        config: { credential: 'secret' },
-        schema: {
-          operationId: 'revokeUserSessions',
-          description: 'Revokes every session of the user (reason `revoked`) and answers them.',
-          tags,
-          security,
-          summary: 'Revoke every session of a user (reason `revoked`)',
-          params: UserParams,
-          response: { 200: RevokedSessionsSchema },
-        },
-      },
-      (request: WithId) => auth.revokeUserSessions(requireSecretKey(request).projectId, request.params.id, auditContext(request)),
-    );
-  };
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/v1/users/:id/sessions',
+      credential: 'secret',
+      operationId: 'listUserSessions',
+      summary: "A user's sessions that can still be used or refreshed, newest first",
+      description:
+        "The user's sessions that can still be used or refreshed, newest first, with address, user agent, creation and last use.",
+      params: UserParams,
+      querystring: ListSessionsQuery,
+      response: { 200: SessionListSchema },
+      handler: (request) => auth.listUserSessions(requireSecretKey(request).projectId, request.params.id, request.query),
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/v1/users/:id/sessions/revoke',
+      credential: 'secret',
+      operationId: 'revokeUserSessions',
+      summary: 'Revoke every session of a user (reason `revoked`)',
+      description: 'Revokes every session of the user (reason `revoked`) and answers them.',
+      params: UserParams,
+      response: { 200: RevokedSessionsSchema },
+      handler: (request) => auth.revokeUserSessions(requireSecretKey(request).projectId, request.params.id, auditContext(request)),
+    }),
+  ]);
 }

@@ -1,13 +1,9 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { RouteModule } from '../../lib/routes.js';
+import { defineRoute, type RouteModule, routeModule } from '../../lib/routes.js';
 import { requireSecretKey } from '../../lib/principal.js';
 import { StrictObject } from '../../lib/schemas.js';
 import type { StatsService } from './stats.service.js';
 
-const security = [{ secretKey: [] }, { secretKeyHeader: [] }];
-const tags = ['stats'];
-const config = { credential: 'secret' } as const;
 /** At most 90 days per series: a bounded scan and a chart that still reads. */
 const DAYS_MAX = 90;
 const DaysQuery = StrictObject({ days: Type.Optional(Type.Integer({ minimum: 1, maximum: DAYS_MAX, default: 30 })) });
@@ -63,67 +59,50 @@ const WebhooksSeriesSchema = Type.Object(
   { $id: 'StatsWebhooks' },
 );
 
-type WithDays = FastifyRequest<{ Querystring: { days?: number } }>;
-
 export function statsRoutes(stats: StatsService): RouteModule {
-  return (app: FastifyInstance) => {
-    app.get(
-      '/v1/stats/overview',
-      {
-        config,
-        schema: {
-          operationId: 'getStatsOverview',
-          description:
-            "The project's users, wallets, credits in circulation (the sum of every balance) and events since 00:00 UTC, exact and current. Sums above 2^53 - 1 are capped at that value.",
-          tags,
-          security,
-          summary: 'Users, wallets, credits in circulation, events today',
-          response: { 200: OverviewSchema },
-        },
-      },
-      (request) => stats.overview(requireSecretKey(request).projectId),
-    );
-    app.get(
-      '/v1/stats/credits',
-      {
-        config,
-        schema: {
-          operationId: 'getCreditStats',
-          description:
-            'Credits added and deducted per UTC day over the last `days` (1 to 90, default 30), oldest first. Sums above 2^53 - 1 are capped at that value.',
-          tags,
-          security,
-          summary: 'Credits added and deducted per UTC day, oldest first',
-          querystring: DaysQuery,
-          response: { 200: CreditsSeriesSchema },
-        },
-      },
-      async (request: WithDays) => ({
+  return routeModule('stats', [
+    defineRoute({
+      method: 'GET',
+      url: '/v1/stats/overview',
+      credential: 'secret',
+      operationId: 'getStatsOverview',
+      summary: 'Users, wallets, credits in circulation, events today',
+      description:
+        "The project's users, wallets, credits in circulation (the sum of every balance) and events since 00:00 UTC, exact and current. Sums above 2^53 - 1 are capped at that value.",
+      response: { 200: OverviewSchema },
+      handler: (request) => stats.overview(requireSecretKey(request).projectId),
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/v1/stats/credits',
+      credential: 'secret',
+      operationId: 'getCreditStats',
+      summary: 'Credits added and deducted per UTC day, oldest first',
+      description:
+        'Credits added and deducted per UTC day over the last `days` (1 to 90, default 30), oldest first. Sums above 2^53 - 1 are capped at that value.',
+      querystring: DaysQuery,
+      response: { 200: CreditsSeriesSchema },
+      handler: async (request) => ({
         object: 'list',
         data: await stats.credits(requireSecretKey(request).projectId, request.query.days ?? 30),
         has_more: false,
       }),
-    );
-    app.get(
-      '/v1/stats/webhooks',
-      {
-        config,
-        schema: {
-          operationId: 'getWebhookStats',
-          description:
-            'Webhook attempts per UTC day over the last `days` (1 to 90, default 30), oldest first, with the success rate and latency.',
-          tags,
-          security,
-          summary: 'Webhook attempts per UTC day: success rate and latency, oldest first',
-          querystring: DaysQuery,
-          response: { 200: WebhooksSeriesSchema },
-        },
-      },
-      async (request: WithDays) => ({
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/v1/stats/webhooks',
+      credential: 'secret',
+      operationId: 'getWebhookStats',
+      summary: 'Webhook attempts per UTC day: success rate and latency, oldest first',
+      description:
+        'Webhook attempts per UTC day over the last `days` (1 to 90, default 30), oldest first, with the success rate and latency.',
+      querystring: DaysQuery,
+      response: { 200: WebhooksSeriesSchema },
+      handler: async (request) => ({
         object: 'list',
         data: await stats.webhooks(requireSecretKey(request).projectId, request.query.days ?? 30),
         has_more: false,
       }),
-    );
-  };
+    }),
+  ]);
 }

@@ -1,6 +1,5 @@
-import { type Static, Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
-import type { BrowserAccess, RouteModule } from '../../lib/routes.js';
+import { Type } from '@sinclair/typebox';
+import { type BrowserAccess, defineRoute, type RouteModule, routeModule } from '../../lib/routes.js';
 import { StrictObject } from '../../lib/schemas.js';
 import { BalanceSchema, CURRENCY_PATTERN, WalletTransactionSchema } from '../wallets/wallets.schemas.js';
 import type { WalletsService } from '../wallets/wallets.service.js';
@@ -44,28 +43,23 @@ export interface WalletBalanceRoutesOptions {
  */
 export function walletBalanceRoutes(options: WalletBalanceRoutesOptions): RouteModule {
   const { wallets } = options;
-  return (app: FastifyInstance) => {
-    app.get(
-      '/v1/wallet/balance',
-      {
-        config: { credential: 'session' },
-        onSend: options.browser.onSend,
-        schema: {
-          operationId: 'getCurrentUserBalance',
-          description:
-            "The session user's balance and their last 20 transactions: their oldest active wallet by default, the oldest in a unit with `currency`, or one of theirs with `wallet_id`. A user without such a wallet is 404.",
-          errors: ['parameter_invalid', 'resource_missing'],
-          tags: ['wallets'],
-          security: [{ sessionToken: [] }],
-          summary: "The session user's balance and last 20 transactions",
-          querystring: SessionBalanceQuery,
-          response: { 200: SessionBalanceSchema },
-        },
-      },
-      async (request) => {
+  return routeModule('wallets', [
+    defineRoute({
+      method: 'GET',
+      url: '/v1/wallet/balance',
+      credential: 'session',
+      operationId: 'getCurrentUserBalance',
+      summary: "The session user's balance and last 20 transactions",
+      description:
+        "The session user's balance and their last 20 transactions: their oldest active wallet by default, the oldest in a unit with `currency`, or one of theirs with `wallet_id`. A user without such a wallet is 404.",
+      errors: ['parameter_invalid', 'resource_missing'],
+      querystring: SessionBalanceQuery,
+      response: { 200: SessionBalanceSchema },
+      browser: options.browser,
+      handler: async (request) => {
         const principal = request.principal;
         if (principal?.kind !== 'session') throw new Error('GET /v1/wallet/balance ran without a session principal');
-        const query = request.query as Static<typeof SessionBalanceQuery>;
+        const query = request.query;
         return wallets.userStatement(
           principal.projectId,
           principal.userId,
@@ -73,7 +67,6 @@ export function walletBalanceRoutes(options: WalletBalanceRoutesOptions): RouteM
           RECENT_TRANSACTIONS,
         );
       },
-    );
-    options.browser.preflight(app, '/v1/wallet/balance', ['GET']);
-  };
+    }),
+  ]);
 }
