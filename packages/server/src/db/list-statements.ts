@@ -34,9 +34,19 @@ export async function selectByKeys<DB, TB extends keyof DB, O>(
   keys: readonly (readonly unknown[])[],
 ): Promise<Simplify<O>[]> {
   if (keys.length === 0) return [];
+  return query.where(keysIn(columns, keys)).execute();
+}
+
+/**
+ * `(a, b) in ((…), …)`: the condition of `selectByKeys`, for a statement of another kind (a DELETE).
+ * Both dialects answer it from the primary key, where `project_id = ? and id in (…)` with a long
+ * list can make SQLite choose an index on `project_id` and read every row of the project.
+ * `keys` must not be empty.
+ */
+export function keysIn(columns: readonly string[], keys: readonly (readonly unknown[])[]): RawBuilder<boolean> {
   const tuple = sql.join(columns.map((column) => sql.ref(column)));
   const values = sql.join(keys.map((key) => sql`(${sql.join(key)})`));
-  return query.where(sql<boolean>`(${tuple}) in (${values})`).execute();
+  return sql<boolean>`(${tuple}) in (${values})`;
 }
 
 /** A PostgreSQL array's element type; `bigint` values are sent as their decimal text. */

@@ -4,6 +4,7 @@ import { executePrepared } from '../../db/fixed-query.js';
 import { type KeysetCursor, keysetPage } from '../../db/pagination.js';
 import type { Database } from '../../db/schema.js';
 import { type AuditRowWithLink, type ChainLink, ENTRY_COLUMNS } from './audit.store.js';
+import { selectByKeys } from '../../db/list-statements.js';
 
 type Executor = Kysely<Database>;
 
@@ -91,12 +92,13 @@ export async function linksOf(
             CompiledQuery.raw(PG_LINKS_OF_SQL, [projectId, [...entryIds]]),
           )
         ).rows
-      : await db
-          .selectFrom('audit_chain')
-          .select(['entry_id', 'hash', 'prev_hash'])
-          .where('project_id', '=', projectId)
-          .where('entry_id', 'in', entryIds)
-          .execute();
+      : // `(project_id, entry_id) in (…)` reads through `audit_chain_entry_idx`; `project_id = ? and
+        // entry_id in (…)` made SQLite read every link of the project through the primary key.
+        await selectByKeys(
+          db.selectFrom('audit_chain').select(['entry_id', 'hash', 'prev_hash']),
+          ['project_id', 'entry_id'],
+          entryIds.map((id) => [projectId, id] as const),
+        );
   for (const row of rows) links.set(row.entry_id, { hash: row.hash, prev_hash: row.prev_hash });
   return links;
 }

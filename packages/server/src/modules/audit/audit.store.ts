@@ -1,6 +1,7 @@
 import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { assert } from '../../lib/assert.js';
 import { type Dialect, PREPARED_STATEMENT, type SqliteStatements } from '../../db/database.js';
+import { keysIn } from '../../db/list-statements.js';
 import type { AuditChainTable, AuditLogTable, Database } from '../../db/schema.js';
 
 type Executor = Kysely<Database>;
@@ -324,7 +325,11 @@ export async function removePrefix(
   prefix: { readonly entryIds: readonly string[]; readonly lastSeq: number; readonly lastHash: string; readonly now: string },
 ): Promise<void> {
   if (prefix.entryIds.length > 0) {
-    await trx.deleteFrom('audit_log').where('project_id', '=', projectId).where('id', 'in', prefix.entryIds).execute();
+    const keys = prefix.entryIds.map((id) => [projectId, id] as const);
+    await trx
+      .deleteFrom('audit_log')
+      .where(keysIn(['project_id', 'id'], keys))
+      .execute();
   }
   await trx.deleteFrom('audit_chain').where('project_id', '=', projectId).where('seq', '<=', prefix.lastSeq).execute();
   await trx

@@ -1,3 +1,4 @@
+import { selectByKeys } from '../../db/list-statements.js';
 import type { Transaction as DbTransaction } from '../../db/transaction.js';
 import type { LedgerTransactionRow } from './ledger.store.js';
 
@@ -10,16 +11,15 @@ export interface TransactionRef {
 
 /**
  * The transactions named (missing ones are left out). Read before the flush locks its wallets, to
- * know which to lock: a transaction never changes once written.
+ * know which to lock: a transaction never changes once written. One `(project_id, id) in (…)`
+ * statement, which SQLite answers from the primary key; `project_id = ? and id in (…)` with a
+ * long list made it choose `ledger_transactions_project_created_idx` and read every transaction
+ * of the project.
  */
 export async function findReversible(trx: DbTransaction, refs: readonly TransactionRef[]): Promise<LedgerTransactionRow[]> {
-  const rows: LedgerTransactionRow[] = [];
-  for (const [projectId, ids] of byProject(refs)) {
-    rows.push(
-      ...(await trx.selectFrom('ledger_transactions').selectAll().where('project_id', '=', projectId).where('id', 'in', ids).execute()),
-    );
-  }
-  return rows;
+  const keys = new Map<string, readonly [string, string]>();
+  for (const ref of refs) keys.set(`${ref.projectId} ${ref.transactionId}`, [ref.projectId, ref.transactionId]);
+  return selectByKeys(trx.selectFrom('ledger_transactions').selectAll(), ['project_id', 'id'], [...keys.values()]);
 }
 
 /**
