@@ -5,6 +5,7 @@ import { hasUndispatchedEvents } from '../events/event-log.service.js';
 import { onEventsRecorded } from '../events/events.service.js';
 import { type AttemptOutcome, type DeliveryDependencies, sendAttempt } from './webhooks.delivery.js';
 import { AttemptRecorder, LeaseReleaser } from './webhooks.worker-batches.js';
+import { WorkerBudget } from './webhooks.worker-budget.js';
 import { EndpointQueues, type Lease } from './webhooks.worker-endpoints.js';
 import { claimDue, fanOutBatch, takeBackLeases } from './webhooks.worker-leasing.js';
 import {
@@ -43,22 +44,18 @@ import { IdleBackoff, Pause } from './webhooks.worker-pause.js';
  * lease outlives the request timeout with time to record it; one that waited too long for a free
  * request slot is given back unsent instead.
  *
- * Bounds, per worker: at most `concurrencyMax` attempts held (leased and not yet recorded); per
- * endpoint, see webhooks.worker-endpoints.ts.
- *
  * Results are recorded in batches: the attempts that finish while one batch is being written go
  * into the next, so a commit (an fsync) serves many attempts instead of one each.
  *
- * The parts: the two transactions that take on work in webhooks.worker-leasing.ts, the
- * per-endpoint queues and limits in webhooks.worker-endpoints.ts, the batched writes in
- * webhooks.worker-batches.ts, its options and bounds in webhooks.worker-options.ts; this file runs
- * the loops and keeps the worker's budget.
+ * The parts: the two transactions that take on work in webhooks.worker-leasing.ts; the budget of
+ * attempts held in webhooks.worker-budget.ts; the per-endpoint queues and limits in
+ * webhooks.worker-endpoints.ts; the batched writes in webhooks.worker-batches.ts; its options and
+ * bounds in webhooks.worker-options.ts. This file runs the loops, and starts and stops the worker.
  */
 
 export class DeliveryWorker {
   readonly #deps: DeliveryDependencies;
   readonly #logger: Logger;
-  readonly #concurrencyMax: number;
   readonly #leaseMs: number;
   readonly #pollIntervalMs: number;
   readonly #idlePollIntervalMs: number;
@@ -69,11 +66,7 @@ export class DeliveryWorker {
   readonly #recorder: AttemptRecorder;
   readonly #releaser: LeaseReleaser;
   readonly #heartbeat: WorkerHeartbeat;
-  /** Attempts leased and not yet settled (recorded or given back). */
-  #held = 0;
-  /** Room set aside by a fan-out or claim in progress (the two loops run side by side). */
-  #reserved = 0;
-  #idleWaiters: (() => void)[] = [];
+  readonly #budget: WorkerBudget;
   #loops: Promise<void> | undefined;
   #stopping = false;
   /** The claiming loop's wait, cut short when room is freed, new deliveries exist, or stopping. */
@@ -108,7 +101,7 @@ export class DeliveryWorker {
       audit: options.audit,
     };
     this.#logger = options.logger;
-    this.#concurrencyMax = options.concurrencyMax ?? CONCURRENCY_MAX;
+    this.#budget = new WorkerBudget(options.concurrencyMax ?? CONCURRENCY_MAX);
     const inFlightMax = options.endpointInFlightMax ?? ENDPOINT_IN_FLIGHT_MAX;
     this.#leaseMs = options.leaseMs ?? LEASE_MS;
     this.#pollIntervalMs = options.pollIntervalMs ?? POLL_INTERVAL_MS;
@@ -146,7 +139,7 @@ export class DeliveryWorker {
       this.#totals.released += leases.length;
       for (const { target } of leases) {
         this.#endpoints.forgetIfIdle(target.endpointId);
-        this.#settle();
+        this.#budget.settle();
       }
       this.#wakeLoops();
     });
@@ -260,9 +253,8 @@ export class DeliveryWorker {
   }
 
   /** Resolves when no attempt leased by this worker is unsettled (sent and recorded, or given back). */
-  async idle(): Promise<void> {
-    if (this.#held === 0) return;
-    await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
+  idle(): Promise<void> {
+    return this.#budget.idle();
   }
 
   /** Passes until nothing is due now (tests and tools; the service uses `start`). Bounded by `passesMax`. */
@@ -311,7 +303,7 @@ export class DeliveryWorker {
       try {
         const claimed = await this.#claim();
         backoff.passed(claimed > 0);
-        if (claimed > 0 && this.#held < this.#concurrencyMax) waitMs = 0;
+        if (claimed > 0 && !this.#budget.full) waitMs = 0;
       } catch (error) {
         this.#logger.error({ err: error }, 'webhook worker: claiming failed; retrying');
         waitMs = ERROR_BACKOFF_MS;
@@ -327,11 +319,11 @@ export class DeliveryWorker {
   async #dispatch(): Promise<{ dispatched: number; leased: number; more: boolean }> {
     // A worker with no room leaves the events in the outbox (to another worker, or until it has
     // room): fanned out now, their deliveries would only wait, and need a claim of their own later.
-    const roomNow = this.#freeRoom();
-    if (roomNow < this.#batchRoomMin || this.#stopping) return { dispatched: 0, leased: 0, more: false };
+    const roomNow = this.#budget.batchRoom(Number.POSITIVE_INFINITY);
+    if (roomNow === 0 || this.#stopping) return { dispatched: 0, leased: 0, more: false };
     // A read first, outside any transaction: an idle worker takes no write lock (SQLite).
     if (!(await hasUndispatchedEvents(this.#deps.db))) return { dispatched: 0, leased: 0, more: false };
-    this.#reserved += roomNow;
+    this.#budget.reserve(roomNow);
     try {
       const batch = await fanOutBatch(this.#deps, {
         leaseId: this.#newLeaseId(),
@@ -351,18 +343,18 @@ export class DeliveryWorker {
       if (batch.dueUnleased > 0) this.#claimPause.wake();
       return { dispatched: batch.dispatched, leased: batch.leases.length, more: batch.more };
     } finally {
-      this.#reserved -= roomNow;
+      this.#budget.unreserve(roomNow);
     }
   }
 
   async #claim(): Promise<number> {
     this.#endpoints.shedSlowEndpoints();
-    const wanted = Math.min(this.#freeRoom(), CLAIM_BATCH_MAX);
-    if (wanted < this.#batchRoomMin || this.#stopping) {
+    const wanted = this.#budget.batchRoom(CLAIM_BATCH_MAX);
+    if (wanted === 0 || this.#stopping) {
       this.#claimWantsRoom = !this.#stopping;
       return 0;
     }
-    this.#reserved += wanted;
+    this.#budget.reserve(wanted);
     try {
       const { found, claimed, leases } = await claimDue(this.#deps, {
         wanted,
@@ -378,26 +370,13 @@ export class DeliveryWorker {
       this.#take(leases);
       return leases.length;
     } finally {
-      this.#reserved -= wanted;
+      this.#budget.unreserve(wanted);
     }
-  }
-
-  /**
-   * The least room worth a transaction: a busy worker takes on work in batches of at least an
-   * eighth of its budget, not one attempt per recorded result.
-   */
-  get #batchRoomMin(): number {
-    return Math.max(1, Math.ceil(this.#concurrencyMax / 8));
-  }
-
-  /** Attempts this worker may still take on. */
-  #freeRoom(): number {
-    return this.#concurrencyMax - this.#held - this.#reserved;
   }
 
   /** Takes on leased attempts: each waits for a request slot of its endpoint. */
   #take(leases: readonly Lease[]): void {
-    this.#held += leases.length;
+    this.#budget.hold(leases.length);
     this.#totals.leased += leases.length;
     this.#endpoints.take(leases);
   }
@@ -410,21 +389,13 @@ export class DeliveryWorker {
       this.#logger.error({ err: failure, delivery_id: target.deliveryId }, 'webhook worker: could not record an attempt');
     if (outcome === undefined) {
       failed(error);
-      this.#settle();
+      this.#budget.settle();
       return;
     }
     this.#recorder
       .record({ target, outcome, kind: 'scheduled', leaseId })
       .catch(failed)
-      .finally(() => this.#settle());
-  }
-
-  /** One leased attempt is done with (recorded, or given back). */
-  #settle(): void {
-    this.#held -= 1;
-    if (this.#held === 0) {
-      for (const resolve of this.#idleWaiters.splice(0)) resolve();
-    }
+      .finally(() => this.#budget.settle());
   }
 
   #wakeLoops(): void {
