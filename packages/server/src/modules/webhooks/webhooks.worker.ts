@@ -1,14 +1,14 @@
 import { setImmediate as yieldToIo } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { randomBase62 } from '../../lib/ids.js';
-import { hasUndispatchedEvents } from '../events/event-log.service.js';
 import { onEventsRecorded } from '../events/events.service.js';
 import { type AttemptOutcome, type DeliveryDependencies, sendAttempt } from './webhooks.delivery.js';
 import { AttemptRecorder, LeaseReleaser } from './webhooks.worker-batches.js';
+import { WorkerBudget } from './webhooks.worker-budget.js';
 import { EndpointQueues, type Lease } from './webhooks.worker-endpoints.js';
-import { claimDue, fanOutBatch, takeBackLeases } from './webhooks.worker-leasing.js';
+import { WorkIntake } from './webhooks.worker-intake.js';
+import { takeBackLeases } from './webhooks.worker-leasing.js';
 import {
-  CLAIM_BATCH_MAX,
   CONCURRENCY_MAX,
   DISPATCH_BATCH_SIZE,
   type DeliveryWorkerOptions,
@@ -43,52 +43,35 @@ import { IdleBackoff, Pause } from './webhooks.worker-pause.js';
  * lease outlives the request timeout with time to record it; one that waited too long for a free
  * request slot is given back unsent instead.
  *
- * Bounds, per worker: at most `concurrencyMax` attempts held (leased and not yet recorded); per
- * endpoint, see webhooks.worker-endpoints.ts.
- *
  * Results are recorded in batches: the attempts that finish while one batch is being written go
  * into the next, so a commit (an fsync) serves many attempts instead of one each.
  *
- * The parts: the two transactions that take on work in webhooks.worker-leasing.ts, the
- * per-endpoint queues and limits in webhooks.worker-endpoints.ts, the batched writes in
- * webhooks.worker-batches.ts, its options and bounds in webhooks.worker-options.ts; this file runs
- * the loops and keeps the worker's budget.
+ * The parts: the two transactions that take on work in webhooks.worker-leasing.ts, and how much
+ * each takes on in webhooks.worker-intake.ts; the budget of attempts held in
+ * webhooks.worker-budget.ts; the per-endpoint queues and limits in webhooks.worker-endpoints.ts;
+ * the batched writes in webhooks.worker-batches.ts; its options and bounds in
+ * webhooks.worker-options.ts. This file runs the loops, and starts and stops the worker.
  */
 
 export class DeliveryWorker {
   readonly #deps: DeliveryDependencies;
   readonly #logger: Logger;
-  readonly #concurrencyMax: number;
-  readonly #leaseMs: number;
   readonly #pollIntervalMs: number;
   readonly #idlePollIntervalMs: number;
-  readonly #dispatchBatchSize: number;
   readonly #identity: (() => string | undefined) | undefined;
   readonly #onFanOutWait: DeliveryWorkerOptions['onFanOutWait'];
   readonly #endpoints: EndpointQueues;
   readonly #recorder: AttemptRecorder;
   readonly #releaser: LeaseReleaser;
   readonly #heartbeat: WorkerHeartbeat;
-  /** Attempts leased and not yet settled (recorded or given back). */
-  #held = 0;
-  /** Room set aside by a fan-out or claim in progress (the two loops run side by side). */
-  #reserved = 0;
-  #idleWaiters: (() => void)[] = [];
+  readonly #budget: WorkerBudget;
+  readonly #intake: WorkIntake;
   #loops: Promise<void> | undefined;
   #stopping = false;
   /** The claiming loop's wait, cut short when room is freed, new deliveries exist, or stopping. */
   readonly #claimPause = new Pause();
   readonly #fanOutPause = new Pause();
   #totals = { leased: 0, sent: 0, released: 0 };
-  #claimFoundWork = false;
-  /**
-   * The last claim found work (or skipped for want of room): freed room wakes the claiming loop.
-   * Otherwise it waits for its poll, a fan-out that left due deliveries unleased, given-back
-   * leases or a failed attempt: each wake-up costs a query that walks the leased deliveries.
-   */
-  #claimWantsRoom = false;
-  /** Deliveries per event in the last fan-out batch: how many events the next one reads. */
-  #deliveriesPerEvent = 1;
   /** The identity this worker's leases carry (see `identity`), once started. */
   #workerId: string | undefined;
   /** Stops listening for the events this process records (while started). */
@@ -108,12 +91,10 @@ export class DeliveryWorker {
       audit: options.audit,
     };
     this.#logger = options.logger;
-    this.#concurrencyMax = options.concurrencyMax ?? CONCURRENCY_MAX;
+    this.#budget = new WorkerBudget(options.concurrencyMax ?? CONCURRENCY_MAX);
     const inFlightMax = options.endpointInFlightMax ?? ENDPOINT_IN_FLIGHT_MAX;
-    this.#leaseMs = options.leaseMs ?? LEASE_MS;
     this.#pollIntervalMs = options.pollIntervalMs ?? POLL_INTERVAL_MS;
     this.#idlePollIntervalMs = options.idlePollIntervalMs ?? IDLE_POLL_INTERVAL_MS;
-    this.#dispatchBatchSize = options.dispatchBatchSize ?? DISPATCH_BATCH_SIZE;
     this.#identity = options.identity;
     this.#onFanOutWait = options.onFanOutWait;
     this.#endpoints = new EndpointQueues({
@@ -129,10 +110,21 @@ export class DeliveryWorker {
       answered: (lease, outcome, error) => this.#answered(lease, outcome, error),
       release: (lease) => this.#releaser.release(lease),
     });
+    this.#intake = new WorkIntake({
+      deps: this.#deps,
+      budget: this.#budget,
+      endpoints: this.#endpoints,
+      leaseMs: options.leaseMs ?? LEASE_MS,
+      dispatchBatchSize: options.dispatchBatchSize ?? DISPATCH_BATCH_SIZE,
+      newLeaseId: () => this.#newLeaseId(),
+      isStopping: () => this.#stopping,
+      take: (leases) => this.#take(leases),
+      onDueUnleased: () => this.#claimPause.wake(),
+    });
     // Room is free after each batch: the fan-out goes on now rather than at its next poll, and
     // the claims if they wanted room or an attempt failed (its retry may be due at once).
     this.#recorder = new AttemptRecorder(this.#deps, (records) => {
-      if (this.#claimWantsRoom || records.some((record) => !record.outcome.succeeded)) this.#claimPause.wake();
+      if (this.#intake.claimWantsRoom || records.some((record) => !record.outcome.succeeded)) this.#claimPause.wake();
       this.#fanOutPause.wake();
     });
     this.#heartbeat = new WorkerHeartbeat({
@@ -146,7 +138,7 @@ export class DeliveryWorker {
       this.#totals.released += leases.length;
       for (const { target } of leases) {
         this.#endpoints.forgetIfIdle(target.endpointId);
-        this.#settle();
+        this.#budget.settle();
       }
       this.#wakeLoops();
     });
@@ -187,7 +179,7 @@ export class DeliveryWorker {
     let left = resumed;
     try {
       while (left > 0 && !this.#stopping) {
-        const claimed = await this.#claim();
+        const claimed = await this.#intake.claim();
         if (claimed === 0) return;
         left -= claimed;
       }
@@ -249,20 +241,19 @@ export class DeliveryWorker {
     let dispatched = 0;
     let leased = 0;
     try {
-      ({ dispatched, leased } = await this.#dispatch());
+      ({ dispatched, leased } = await this.#intake.fanOut());
     } catch (error) {
       // A failed fan-out (say, an endpoint deleted mid-batch) rolls back whole and runs again next
       // pass; the attempts already due are not held up by it.
       this.#logger.error({ err: error }, 'webhook worker: fan-out failed; retrying next pass');
     }
-    const claimed = await this.#claim();
+    const claimed = await this.#intake.claim();
     return { dispatched, started: leased + claimed };
   }
 
   /** Resolves when no attempt leased by this worker is unsettled (sent and recorded, or given back). */
-  async idle(): Promise<void> {
-    if (this.#held === 0) return;
-    await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
+  idle(): Promise<void> {
+    return this.#budget.idle();
   }
 
   /** Passes until nothing is due now (tests and tools; the service uses `start`). Bounded by `passesMax`. */
@@ -282,7 +273,7 @@ export class DeliveryWorker {
       let waitMs = backoff.waitMs;
       this.#fanOutPause.begin();
       try {
-        const { dispatched, more } = await this.#dispatch();
+        const { dispatched, more } = await this.#intake.fanOut();
         backoff.passed(dispatched > 0);
         if (more) waitMs = 0;
       } catch (error) {
@@ -309,9 +300,9 @@ export class DeliveryWorker {
       await yieldToIo();
       this.#claimPause.begin();
       try {
-        const claimed = await this.#claim();
+        const claimed = await this.#intake.claim();
         backoff.passed(claimed > 0);
-        if (claimed > 0 && this.#held < this.#concurrencyMax) waitMs = 0;
+        if (claimed > 0 && !this.#budget.full) waitMs = 0;
       } catch (error) {
         this.#logger.error({ err: error }, 'webhook worker: claiming failed; retrying');
         waitMs = ERROR_BACKOFF_MS;
@@ -320,84 +311,9 @@ export class DeliveryWorker {
     }
   }
 
-  /**
-   * Fans out one batch of events and leases the deliveries due now that there is room for. `more`
-   * when events were left for the next batch.
-   */
-  async #dispatch(): Promise<{ dispatched: number; leased: number; more: boolean }> {
-    // A worker with no room leaves the events in the outbox (to another worker, or until it has
-    // room): fanned out now, their deliveries would only wait, and need a claim of their own later.
-    const roomNow = this.#freeRoom();
-    if (roomNow < this.#batchRoomMin || this.#stopping) return { dispatched: 0, leased: 0, more: false };
-    // A read first, outside any transaction: an idle worker takes no write lock (SQLite).
-    if (!(await hasUndispatchedEvents(this.#deps.db))) return { dispatched: 0, leased: 0, more: false };
-    this.#reserved += roomNow;
-    try {
-      const batch = await fanOutBatch(this.#deps, {
-        leaseId: this.#newLeaseId(),
-        leaseMs: this.#leaseMs,
-        // Events read (and locked) per batch: as many as the room can take at the deliveries per
-        // event of the last batch, and one more, not the whole batch size: with 100 endpoints,
-        // 1,000 events read for the 10 that fit would be fetched and locked for nothing.
-        limit: Math.min(this.#dispatchBatchSize, roomNow, Math.ceil(roomNow / this.#deliveriesPerEvent) + 1),
-        // The transaction may run again: the room taken is counted afresh each time.
-        room: () => this.#endpoints.room(roomNow),
-        isStopping: () => this.#stopping,
-      });
-      if (batch.dispatched > 0) this.#deliveriesPerEvent = Math.max(1, batch.deliveriesPerEvent);
-      // Committed: the deliveries exist and their leases are this worker's.
-      this.#take(batch.leases);
-      // Deliveries it could not lease are the claims' work, now rather than at the next poll.
-      if (batch.dueUnleased > 0) this.#claimPause.wake();
-      return { dispatched: batch.dispatched, leased: batch.leases.length, more: batch.more };
-    } finally {
-      this.#reserved -= roomNow;
-    }
-  }
-
-  async #claim(): Promise<number> {
-    this.#endpoints.shedSlowEndpoints();
-    const wanted = Math.min(this.#freeRoom(), CLAIM_BATCH_MAX);
-    if (wanted < this.#batchRoomMin || this.#stopping) {
-      this.#claimWantsRoom = !this.#stopping;
-      return 0;
-    }
-    this.#reserved += wanted;
-    try {
-      const { found, claimed, leases } = await claimDue(this.#deps, {
-        wanted,
-        leaseId: this.#newLeaseId(),
-        leaseMs: this.#leaseMs,
-        room: () => this.#endpoints.room(wanted),
-        // A read first, outside any transaction, so an idle worker takes no write lock (SQLite);
-        // not needed right after a claim that found work, when more is likely.
-        lookFirst: !this.#claimFoundWork,
-      });
-      this.#claimFoundWork = claimed > 0;
-      this.#claimWantsRoom = claimed > 0 || found > claimed;
-      this.#take(leases);
-      return leases.length;
-    } finally {
-      this.#reserved -= wanted;
-    }
-  }
-
-  /**
-   * The least room worth a transaction: a busy worker takes on work in batches of at least an
-   * eighth of its budget, not one attempt per recorded result.
-   */
-  get #batchRoomMin(): number {
-    return Math.max(1, Math.ceil(this.#concurrencyMax / 8));
-  }
-
-  /** Attempts this worker may still take on. */
-  #freeRoom(): number {
-    return this.#concurrencyMax - this.#held - this.#reserved;
-  }
-
   /** Takes on leased attempts: each waits for a request slot of its endpoint. */
   #take(leases: readonly Lease[]): void {
-    this.#held += leases.length;
+    this.#budget.hold(leases.length);
     this.#totals.leased += leases.length;
     this.#endpoints.take(leases);
   }
@@ -410,21 +326,13 @@ export class DeliveryWorker {
       this.#logger.error({ err: failure, delivery_id: target.deliveryId }, 'webhook worker: could not record an attempt');
     if (outcome === undefined) {
       failed(error);
-      this.#settle();
+      this.#budget.settle();
       return;
     }
     this.#recorder
       .record({ target, outcome, kind: 'scheduled', leaseId })
       .catch(failed)
-      .finally(() => this.#settle());
-  }
-
-  /** One leased attempt is done with (recorded, or given back). */
-  #settle(): void {
-    this.#held -= 1;
-    if (this.#held === 0) {
-      for (const resolve of this.#idleWaiters.splice(0)) resolve();
-    }
+      .finally(() => this.#budget.settle());
   }
 
   #wakeLoops(): void {
