@@ -82,6 +82,31 @@ export function ErrorBox(props: { error: unknown; retry?: () => void }) {
   );
 }
 
+/**
+ * A panel of a page: a section titled by its `<h2>` (`id` names it for the section's label), with
+ * `actions` beside the title when given.
+ */
+export function Panel(props: { id: string; title: ReactNode; titleClassName?: string; actions?: ReactNode; children: ReactNode }) {
+  const title = (
+    <h2 id={props.id} className={props.titleClassName}>
+      {props.title}
+    </h2>
+  );
+  return (
+    <section className="panel" aria-labelledby={props.id}>
+      {props.actions === undefined ? (
+        title
+      ) : (
+        <div className="panel-header">
+          {title}
+          {props.actions}
+        </div>
+      )}
+      {props.children}
+    </section>
+  );
+}
+
 export function JsonView(props: { value: unknown; label?: string }) {
   const text = formatJson(props.value);
   return (

@@ -6,7 +6,7 @@ import { balanceSeries, formatAmount, formatCredits, formatDateTime, formatDelta
 import { CategoriesPanel, GrantsPanel, HoldsPanel } from './wallet-holds.js';
 import { RecurringGrantsPanel } from './wallet-recurring-grants.js';
 import { OPERATION_LABELS, type Operation, OperationDialog, REVERSIBLE, ReverseDialog } from './wallet-dialogs.js';
-import { Empty, ErrorBox, Link, Loaded, Page, PagedItems, StatusBadge, Table, useAction, usePagedList, useResource } from '../ui.js';
+import { Empty, ErrorBox, Link, Loaded, Page, PagedItems, Panel, StatusBadge, Table, useAction, usePagedList, useResource } from '../ui.js';
 
 export function WalletPage(props: { id: string }) {
   const path = { id: props.id };
@@ -25,10 +25,14 @@ export function WalletPage(props: { id: string }) {
     <Page title="Wallet" back={{ to: '/wallets', label: 'Wallets' }}>
       <Loaded resource={wallet}>
         {(data) => (
-          <section className="panel" aria-labelledby="wallet-title">
-            <h2 id="wallet-title">
-              <code>{data.id}</code> <StatusBadge status={data.status} />
-            </h2>
+          <Panel
+            id="wallet-title"
+            title={
+              <>
+                <code>{data.id}</code> <StatusBadge status={data.status} />
+              </>
+            }
+          >
             <p className="balance" data-testid="wallet-balance">
               {formatCredits(data.balance)} <span className="muted">{data.currency}</span>
             </p>
@@ -94,7 +98,7 @@ export function WalletPage(props: { id: string }) {
                 }}
               />
             )}
-          </section>
+          </Panel>
         )}
       </Loaded>
 
@@ -110,13 +114,11 @@ export function WalletPage(props: { id: string }) {
         )}
       </Loaded>
 
-      <section className="panel" aria-labelledby="balance-chart">
-        <h2 id="balance-chart">Balance over time</h2>
+      <Panel id="balance-chart" title="Balance over time">
         <Loaded resource={history}>{({ data }) => <BalanceChart transactions={data} />}</Loaded>
-      </section>
+      </Panel>
 
-      <section className="panel" aria-labelledby="transactions">
-        <h2 id="transactions">Transactions</h2>
+      <Panel id="transactions" title="Transactions">
         <PagedItems list={transactions} empty="No transactions yet.">
           {(data) => (
             <Table
@@ -174,7 +176,7 @@ export function WalletPage(props: { id: string }) {
             }}
           />
         )}
-      </section>
+      </Panel>
     </Page>
   );
 }
