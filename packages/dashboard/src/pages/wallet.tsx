@@ -21,6 +21,12 @@ export function WalletPage(props: { id: string }) {
     history.reload();
     transactions.resource.reload();
   };
+  /** Closes the open dialog; after a change it made (`changed`), reads the wallet anew. */
+  const closeDialog = (changed: boolean) => {
+    setOperation(undefined);
+    setReversing(undefined);
+    if (changed) reload();
+  };
   return (
     <Page title="Wallet" back={{ to: '/wallets', label: 'Wallets' }}>
       <Loaded resource={wallet}>
@@ -88,15 +94,7 @@ export function WalletPage(props: { id: string }) {
               ) : null}
             </div>
             {operation === undefined ? null : (
-              <OperationDialog
-                wallet={data}
-                operation={operation}
-                onClose={() => setOperation(undefined)}
-                onDone={() => {
-                  setOperation(undefined);
-                  reload();
-                }}
-              />
+              <OperationDialog wallet={data} operation={operation} onClose={() => closeDialog(false)} onDone={() => closeDialog(true)} />
             )}
           </Panel>
         )}
@@ -167,14 +165,7 @@ export function WalletPage(props: { id: string }) {
           )}
         </PagedItems>
         {reversing === undefined ? null : (
-          <ReverseDialog
-            transaction={reversing}
-            onClose={() => setReversing(undefined)}
-            onDone={() => {
-              setReversing(undefined);
-              reload();
-            }}
-          />
+          <ReverseDialog transaction={reversing} onClose={() => closeDialog(false)} onDone={() => closeDialog(true)} />
         )}
       </Panel>
     </Page>
