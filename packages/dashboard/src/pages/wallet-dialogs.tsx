@@ -12,38 +12,24 @@ export const REVERSIBLE = new Set<Transaction['type']>(['credit', 'debit', 'tran
 
 /**
  * Reverses all of a transaction, or an amount of it, in two steps like the other operations: the
- * form, then a confirmation. The Idempotency-Key is made when the dialog opens.
+ * form, then a confirmation.
  */
 export function ReverseDialog(props: { transaction: Transaction; onClose: () => void; onDone: () => void }) {
-  const [idempotencyKey] = useState(newIdempotencyKey);
   const [amountText, setAmountText] = useState('');
-  const [description, setDescription] = useState('');
-  const [confirming, setConfirming] = useState<number | 'all' | undefined>(undefined);
-  const [formError, setFormError] = useState<string | undefined>(undefined);
-  const action = useAction();
-  const amountId = useId();
+  const review = useReview<number | 'all'>();
 
   const submit = () => {
-    if (amountText.trim() === '') {
-      setFormError(undefined);
-      return setConfirming('all');
-    }
+    if (amountText.trim() === '') return review.show('all');
     const parsed = parseAmount(amountText);
-    if ('error' in parsed) return setFormError(parsed.error);
+    if ('error' in parsed) return review.refuse(parsed.error);
     if (parsed.amount > props.transaction.amount)
-      return setFormError(`The transaction moved ${formatCredits(props.transaction.amount)}; no more can be reversed.`);
-    setFormError(undefined);
-    setConfirming(parsed.amount);
+      return review.refuse(`The transaction moved ${formatCredits(props.transaction.amount)}; no more can be reversed.`);
+    review.show(parsed.amount);
   };
 
   const confirm = (amount: number | 'all') => {
-    const body = {
-      ...(amount === 'all' ? {} : { amount }),
-      ...(description.trim() === '' ? {} : { description: description.trim() }),
-    };
-    void action
-      .run(() => operations.reverseTransaction({ path: { id: props.transaction.id }, body }, { idempotencyKey }))
-      .then((ok) => ok && props.onDone());
+    const body = { ...(amount === 'all' ? {} : { amount }), ...review.described };
+    review.run((options) => operations.reverseTransaction({ path: { id: props.transaction.id }, body }, options), props.onDone);
   };
 
   return (
@@ -55,31 +41,18 @@ export function ReverseDialog(props: { transaction: Transaction; onClose: () => 
           <p>
             <code>{props.transaction.id}</code>: {props.transaction.type.replace('_', ' ')} of {formatCredits(props.transaction.amount)}
           </p>
-          <label htmlFor={amountId}>Amount (credits; empty: all that is left)</label>
-          <input
-            id={amountId}
-            inputMode="numeric"
-            autoComplete="off"
-            value={amountText}
-            onChange={(event) => setAmountText(event.target.value)}
-            autoFocus
-          />
+          <AmountField label="Amount (credits; empty: all that is left)" value={amountText} onChange={setAmountText} />
         </>
       }
-      description={description}
-      onDescription={setDescription}
-      formError={formError}
+      review={review}
       onReview={submit}
-      confirming={confirming}
       summary={(amount) => (
         <p>
           Reverse <strong>{amount === 'all' ? 'all that is left' : formatCredits(amount)}</strong> of <code>{props.transaction.id}</code>.
         </p>
       )}
       confirmLabel="Confirm: reverse"
-      action={action}
       onConfirm={confirm}
-      onBack={() => setConfirming(undefined)}
       onClose={props.onClose}
     />
   );
@@ -87,47 +60,42 @@ export function ReverseDialog(props: { transaction: Transaction; onClose: () => 
 
 /**
  * Two steps: the form, then a confirmation that repeats the amount and shows the resulting
- * balance. The Idempotency-Key is made when the dialog opens, so pressing Confirm again after a
- * network error cannot apply the operation twice.
+ * balance.
  */
 export function OperationDialog(props: { wallet: Wallet; operation: Operation; onClose: () => void; onDone: () => void }) {
-  const [idempotencyKey] = useState(newIdempotencyKey);
   const [amountText, setAmountText] = useState('');
-  const [description, setDescription] = useState('');
   const [toWalletId, setToWalletId] = useState('');
-  const [confirming, setConfirming] = useState<number | undefined>(undefined);
-  const [formError, setFormError] = useState<string | undefined>(undefined);
-  const action = useAction();
-  const ids = { amount: useId(), to: useId() };
+  const review = useReview<number>();
+  const toId = useId();
   const direction = props.operation === 'add' ? 'add' : 'deduct';
   const label = OPERATION_LABELS[props.operation];
 
   const submit = () => {
     const parsed = parseAmount(amountText);
-    if ('error' in parsed) return setFormError(parsed.error);
+    if ('error' in parsed) return review.refuse(parsed.error);
     if (props.operation === 'transfer' && !toWalletId.trim().startsWith('wlt_'))
-      return setFormError('Enter the id of the wallet that receives the credits (wlt_…).');
+      return review.refuse('Enter the id of the wallet that receives the credits (wlt_…).');
     if (resultingBalance(props.wallet.balance, parsed.amount, direction, props.wallet.credit_limit) === undefined) {
       const limit = props.wallet.credit_limit > 0 ? ` and a credit limit of ${formatCredits(props.wallet.credit_limit)}` : '';
-      return setFormError(
+      return review.refuse(
         `The wallet holds ${formatAmount(props.wallet.balance, props.wallet.currency)}${limit}; it cannot give ${formatAmount(parsed.amount, props.wallet.currency)}.`,
       );
     }
-    setFormError(undefined);
-    setConfirming(parsed.amount);
+    review.show(parsed.amount);
   };
 
   const confirm = (amount: number) => {
-    const body = { amount, ...(description.trim() === '' ? {} : { description: description.trim() }) };
+    const body = { amount, ...review.described };
     const path = { id: props.wallet.id };
-    const options = { idempotencyKey };
-    const call = () =>
-      props.operation === 'add'
-        ? operations.creditWallet({ path, body }, options)
-        : props.operation === 'deduct'
-          ? operations.debitWallet({ path, body }, options)
-          : operations.transferCredits({ body: { ...body, from_wallet_id: props.wallet.id, to_wallet_id: toWalletId.trim() } }, options);
-    void action.run(call).then((ok) => ok && props.onDone());
+    review.run(
+      (options) =>
+        props.operation === 'add'
+          ? operations.creditWallet({ path, body }, options)
+          : props.operation === 'deduct'
+            ? operations.debitWallet({ path, body }, options)
+            : operations.transferCredits({ body: { ...body, from_wallet_id: props.wallet.id, to_wallet_id: toWalletId.trim() } }, options),
+      props.onDone,
+    );
   };
 
   return (
@@ -136,21 +104,12 @@ export function OperationDialog(props: { wallet: Wallet; operation: Operation; o
       testId="confirmation"
       fields={
         <>
-          <label htmlFor={ids.amount}>Amount (credits)</label>
-          <input
-            id={ids.amount}
-            inputMode="numeric"
-            autoComplete="off"
-            value={amountText}
-            onChange={(event) => setAmountText(event.target.value)}
-            required
-            autoFocus
-          />
+          <AmountField label="Amount (credits)" value={amountText} onChange={setAmountText} required />
           {props.operation === 'transfer' ? (
             <>
-              <label htmlFor={ids.to}>To wallet</label>
+              <label htmlFor={toId}>To wallet</label>
               <input
-                id={ids.to}
+                id={toId}
                 placeholder="wlt_…"
                 autoComplete="off"
                 value={toWalletId}
@@ -161,11 +120,8 @@ export function OperationDialog(props: { wallet: Wallet; operation: Operation; o
           ) : null}
         </>
       }
-      description={description}
-      onDescription={setDescription}
-      formError={formError}
+      review={review}
       onReview={submit}
-      confirming={confirming}
       summary={(amount) => (
         <>
           <p>
@@ -190,36 +146,95 @@ export function OperationDialog(props: { wallet: Wallet; operation: Operation; o
         </>
       )}
       confirmLabel={`Confirm: ${label.toLowerCase()}`}
-      action={action}
       onConfirm={confirm}
-      onBack={() => setConfirming(undefined)}
       onClose={props.onClose}
     />
   );
 }
 
+/** The amount of credits an operation moves, as typed: focused when the dialog opens. */
+function AmountField(props: { label: string; value: string; onChange: (text: string) => void; required?: boolean }) {
+  const id = useId();
+  return (
+    <>
+      <label htmlFor={id}>{props.label}</label>
+      <input
+        id={id}
+        inputMode="numeric"
+        autoComplete="off"
+        value={props.value}
+        onChange={(event) => props.onChange(event.target.value)}
+        required={props.required}
+        autoFocus
+      />
+    </>
+  );
+}
+
+/**
+ * The state of an operation's dialog (`useReview`): its description, the value under review or the
+ * form's error, and the action, whose Idempotency-Key is made when the dialog opens, so pressing
+ * Confirm again after a network error cannot apply the operation twice.
+ */
+interface Review<Value> {
+  readonly description: string;
+  readonly setDescription: (description: string) => void;
+  readonly formError: string | undefined;
+  readonly confirming: Value | undefined;
+  /** Leaves the form for the confirmation of `value`. */
+  readonly show: (value: Value) => void;
+  /** Stays on the form, saying why. */
+  readonly refuse: (formError: string) => void;
+  /** Goes back from the confirmation to the form. */
+  readonly back: () => void;
+  /** The description as a body takes it: none when it is empty. */
+  readonly described: { description?: string };
+  readonly action: Action;
+  /** Runs `call` with the dialog's Idempotency-Key, then `done` if it succeeded. */
+  readonly run: (call: (options: { idempotencyKey: string }) => Promise<unknown>, done: () => void) => void;
+}
+
+function useReview<Value extends number | 'all'>(): Review<Value> {
+  const [idempotencyKey] = useState(newIdempotencyKey);
+  const [description, setDescription] = useState('');
+  const [confirming, setConfirming] = useState<Value | undefined>(undefined);
+  const [formError, setFormError] = useState<string | undefined>(undefined);
+  const action = useAction();
+  const trimmed = description.trim();
+  return {
+    description,
+    setDescription,
+    formError,
+    confirming,
+    show: (value) => {
+      setFormError(undefined);
+      setConfirming(value);
+    },
+    refuse: setFormError,
+    back: () => setConfirming(undefined),
+    described: trimmed === '' ? {} : { description: trimmed },
+    action,
+    run: (call, done) => void action.run(() => call({ idempotencyKey })).then((ok) => ok && done()),
+  };
+}
+
 /**
  * The two steps of an operation's dialog: the form (`fields`, then the description), whose Review
- * checks it and sets `confirming` or a `formError`; then the summary of what will happen, with
- * Confirm and Back.
+ * checks it (`onReview`) and shows the confirmation or refuses; then the summary of what will
+ * happen, with Confirm and Back.
  */
 function ReviewDialog<Value extends number | 'all'>(props: {
   title: string;
   testId: string;
   fields: ReactNode;
-  description: string;
-  onDescription: (description: string) => void;
-  formError: string | undefined;
+  review: Review<Value>;
   onReview: () => void;
-  confirming: Value | undefined;
   summary: (confirming: Value) => ReactNode;
   confirmLabel: string;
-  action: Action;
   onConfirm: (confirming: Value) => void;
-  onBack: () => void;
   onClose: () => void;
 }) {
-  const { confirming, action } = props;
+  const { confirming, action } = props.review;
   const descriptionId = useId();
   return (
     <Dialog title={props.title} open onClose={props.onClose}>
@@ -234,13 +249,13 @@ function ReviewDialog<Value extends number | 'all'>(props: {
           <label htmlFor={descriptionId}>Description (optional)</label>
           <input
             id={descriptionId}
-            value={props.description}
+            value={props.review.description}
             maxLength={500}
-            onChange={(event) => props.onDescription(event.target.value)}
+            onChange={(event) => props.review.setDescription(event.target.value)}
           />
-          {props.formError === undefined ? null : (
+          {props.review.formError === undefined ? null : (
             <p className="field-error" role="alert">
-              {props.formError}
+              {props.review.formError}
             </p>
           )}
           <div className="actions">
@@ -260,7 +275,7 @@ function ReviewDialog<Value extends number | 'all'>(props: {
             <button type="button" className="primary" disabled={action.pending} onClick={() => props.onConfirm(confirming)} autoFocus>
               {action.pending ? 'Working…' : props.confirmLabel}
             </button>
-            <button type="button" disabled={action.pending} onClick={props.onBack}>
+            <button type="button" disabled={action.pending} onClick={props.review.back}>
               Back
             </button>
           </div>
