@@ -9,6 +9,7 @@ import {
   Loaded,
   Page,
   PagedItems,
+  Panel,
   present,
   SearchBox,
   StatusBadge,
@@ -61,10 +62,7 @@ export function UserPage(props: { id: string }) {
       <ErrorBox error={action.error} />
       <Loaded resource={user}>
         {(data) => (
-          <section className="panel" aria-labelledby="profile">
-            <h2 id="profile" className="break">
-              {data.email}
-            </h2>
+          <Panel id="profile" titleClassName="break" title={data.email}>
             <dl className="facts">
               <dt>Id</dt>
               <dd>
@@ -115,13 +113,14 @@ export function UserPage(props: { id: string }) {
                 ))}
               </ul>
             )}
-          </section>
+          </Panel>
         )}
       </Loaded>
 
-      <section className="panel" aria-labelledby="factors">
-        <div className="panel-header">
-          <h2 id="factors">Second factors</h2>
+      <Panel
+        id="factors"
+        title="Second factors"
+        actions={
           <button
             type="button"
             className="danger"
@@ -130,7 +129,8 @@ export function UserPage(props: { id: string }) {
           >
             Reset second factors
           </button>
-        </div>
+        }
+      >
         <Loaded resource={mfa}>
           {(data) => (
             <dl className="facts" data-testid="mfa-status">
@@ -147,11 +147,12 @@ export function UserPage(props: { id: string }) {
             </dl>
           )}
         </Loaded>
-      </section>
+      </Panel>
 
-      <section className="panel" aria-labelledby="sessions">
-        <div className="panel-header">
-          <h2 id="sessions">Active sessions</h2>
+      <Panel
+        id="sessions"
+        title="Active sessions"
+        actions={
           <button
             type="button"
             className="danger"
@@ -160,7 +161,8 @@ export function UserPage(props: { id: string }) {
           >
             Revoke all
           </button>
-        </div>
+        }
+      >
         <PagedItems list={sessions} empty="No active sessions.">
           {(data) => (
             <ul className="rows" data-testid="session-list">
@@ -186,12 +188,11 @@ export function UserPage(props: { id: string }) {
             </ul>
           )}
         </PagedItems>
-      </section>
+      </Panel>
 
       <UserPasskeys userId={props.id} />
 
-      <section className="panel" aria-labelledby="wallets">
-        <h2 id="wallets">Wallets</h2>
+      <Panel id="wallets" title="Wallets">
         <PagedItems list={wallets} empty="No wallets.">
           {(data) => (
             <ul className="plain">
@@ -203,7 +204,7 @@ export function UserPage(props: { id: string }) {
             </ul>
           )}
         </PagedItems>
-      </section>
+      </Panel>
     </Page>
   );
 }

@@ -1,6 +1,6 @@
 import { formatAmount, formatCredits, formatDateTime, formatRelative } from '../format.js';
 import { operations } from '../api.js';
-import { Empty, Loaded, PagedItems, StatusBadge, Table, usePagedList, useResource } from '../ui.js';
+import { Empty, Loaded, PagedItems, Panel, StatusBadge, Table, usePagedList, useResource } from '../ui.js';
 
 /**
  * A wallet's balance by category: Σ remaining of its unexpired grants of each (docs/api.md,
@@ -9,8 +9,7 @@ import { Empty, Loaded, PagedItems, StatusBadge, Table, usePagedList, useResourc
 export function CategoriesPanel(props: { walletId: string; currency: string }) {
   const balance = useResource(() => operations.getWalletBalance({ path: { id: props.walletId } }), [props.walletId]);
   return (
-    <section className="panel" aria-labelledby="categories">
-      <h2 id="categories">Balance by category</h2>
+    <Panel id="categories" title="Balance by category">
       <Loaded resource={balance}>
         {({ categories = [] }) =>
           categories.length === 0 ? (
@@ -29,7 +28,7 @@ export function CategoriesPanel(props: { walletId: string; currency: string }) {
           )
         }
       </Loaded>
-    </section>
+    </Panel>
   );
 }
 
@@ -37,8 +36,7 @@ export function CategoriesPanel(props: { walletId: string; currency: string }) {
 export function HoldsPanel(props: { walletId: string; currency: string }) {
   const holds = usePagedList((page) => operations.listHolds({ path: { id: props.walletId }, query: page }), [props.walletId]);
   return (
-    <section className="panel" aria-labelledby="holds">
-      <h2 id="holds">Holds</h2>
+    <Panel id="holds" title="Holds">
       <PagedItems list={holds} empty="No holds.">
         {(data) => (
           <Table
@@ -63,7 +61,7 @@ export function HoldsPanel(props: { walletId: string; currency: string }) {
           </Table>
         )}
       </PagedItems>
-    </section>
+    </Panel>
   );
 }
 
@@ -71,8 +69,7 @@ export function HoldsPanel(props: { walletId: string; currency: string }) {
 export function GrantsPanel(props: { walletId: string; currency: string }) {
   const grants = usePagedList((page) => operations.listGrants({ path: { id: props.walletId }, query: page }), [props.walletId]);
   return (
-    <section className="panel" aria-labelledby="grants">
-      <h2 id="grants">Grants</h2>
+    <Panel id="grants" title="Grants">
       <PagedItems list={grants} empty="No grants: the wallet was never credited.">
         {(data) => (
           <Table
@@ -106,6 +103,6 @@ export function GrantsPanel(props: { walletId: string; currency: string }) {
           </Table>
         )}
       </PagedItems>
-    </section>
+    </Panel>
   );
 }

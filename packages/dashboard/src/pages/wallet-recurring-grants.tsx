@@ -1,7 +1,7 @@
 import type { RecurringGrant } from '@svc/sdk';
 import { operations } from '../api.js';
 import { formatCredits, formatDateTime, formatRelative } from '../format.js';
-import { ErrorBox, PagedItems, StatusBadge, Table, useAction, usePagedList } from '../ui.js';
+import { ErrorBox, PagedItems, Panel, StatusBadge, Table, useAction, usePagedList } from '../ui.js';
 
 /** "every 2 months", "every day". */
 function every(grant: RecurringGrant): string {
@@ -18,8 +18,7 @@ export function RecurringGrantsPanel(props: { walletId: string; currency: string
   const cancel = (grant: RecurringGrant) =>
     void action.run(() => operations.cancelRecurringGrant({ path: { id: grant.id } })).then((ok) => ok && grants.resource.reload());
   return (
-    <section className="panel" aria-labelledby="recurring-grants">
-      <h2 id="recurring-grants">Recurring grants</h2>
+    <Panel id="recurring-grants" title="Recurring grants">
       <ErrorBox error={action.error} />
       <PagedItems list={grants} empty="No recurring grants.">
         {(data) => (
@@ -76,6 +75,6 @@ export function RecurringGrantsPanel(props: { walletId: string; currency: string
           </Table>
         )}
       </PagedItems>
-    </section>
+    </Panel>
   );
 }

@@ -12,6 +12,7 @@ import {
   Page,
   PagedItems,
   Pager,
+  Panel,
   present,
   SearchBox,
   SecretOnce,
@@ -179,10 +180,15 @@ export function WebhookPage(props: { id: string }) {
       )}
       <Loaded resource={endpoint}>
         {(data) => (
-          <section className="panel" aria-labelledby="endpoint-title">
-            <h2 id="endpoint-title" className="break">
-              {data.url} <EndpointStatus endpoint={data} />
-            </h2>
+          <Panel
+            id="endpoint-title"
+            titleClassName="break"
+            title={
+              <>
+                {data.url} <EndpointStatus endpoint={data} />
+              </>
+            }
+          >
             {data.disabled_reason === 'failing' ? (
               <p className="notice" role="alert" data-testid="endpoint-failing">
                 Switched off automatically: every attempt to this endpoint failed for days. Its pending deliveries wait. Fix the receiver,
@@ -272,13 +278,14 @@ export function WebhookPage(props: { id: string }) {
                 Rotate secret
               </button>
             </div>
-          </section>
+          </Panel>
         )}
       </Loaded>
 
-      <section className="panel" aria-labelledby="deliveries">
-        <div className="panel-header">
-          <h2 id="deliveries">Deliveries</h2>
+      <Panel
+        id="deliveries"
+        title="Deliveries"
+        actions={
           <div className="inline-field">
             <label htmlFor={statusId}>Status</label>
             <select id={statusId} value={status} onChange={(event) => setStatus(event.target.value as WebhookDelivery['status'] | '')}>
@@ -291,7 +298,8 @@ export function WebhookPage(props: { id: string }) {
               Refresh
             </button>
           </div>
-        </div>
+        }
+      >
         <PagedItems
           list={deliveries}
           empty={<>No deliveries{status === '' ? '' : ` with status ${status}`}. Send a test event to see one.</>}
@@ -348,7 +356,7 @@ export function WebhookPage(props: { id: string }) {
             </ul>
           )}
         </PagedItems>
-      </section>
+      </Panel>
       <p>
         <button type="button" className="link" onClick={() => navigate('/events')}>
           All events →
