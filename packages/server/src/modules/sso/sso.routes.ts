@@ -26,6 +26,13 @@ const noIdempotencyKey = { mode: 'off' } as const;
 /** The form an identity provider posts: a SAMLResponse (base64) and a RelayState, with room to spare. */
 const ACS_BODY_BYTES_MAX = SAML_RESPONSE_BYTES_MAX + 8 * 1024;
 
+/** The answer of both callbacks (OIDC and SAML) once the identity provider has vouched for the user. */
+const SENT_ON_TO_CLIENT = {
+  type: 'null',
+  description: "The browser is sent on (`Location`) to the sign-in's `redirect_uri` with `code` and `state`.",
+  headers: { Location: { type: 'string', description: 'Where the browser goes next.' } },
+};
+
 /** HTTP only: `/v1/organizations/{id}/sso-connections*` and `/v1/auth/sso*`. */
 export function ssoRoutes(connections: SsoConnections, sso: SsoService): RouteModule {
   return routeModule('sso', [
@@ -109,13 +116,7 @@ export function ssoRoutes(connections: SsoConnections, sso: SsoService): RouteMo
         "Where an OpenID Connect identity provider sends the browser back: the service checks the answer and redirects (303) to the sign-in's `redirect_uri` with a one-time code of its own and the `state`. Needs no credential.",
       errors: ['sso_request_invalid', 'oauth_exchange_failed', 'sso_domain_mismatch', 'user_banned'],
       querystring: OidcCallbackQuery,
-      response: {
-        303: {
-          type: 'null',
-          description: "The browser is sent on (`Location`) to the sign-in's `redirect_uri` with `code` and `state`.",
-          headers: { Location: { type: 'string', description: 'Where the browser goes next.' } },
-        },
-      },
+      response: { 303: SENT_ON_TO_CLIENT },
       handler: async (request, reply) => {
         const location = await sso.oidcCallback(request.query, auditContext(request));
         return reply.code(303).header('location', location).send();
@@ -165,13 +166,7 @@ export function ssoRoutes(connections: SsoConnections, sso: SsoService): RouteMo
       params: PublicConnectionParams,
       body: AcsBody,
       consumes: ['application/x-www-form-urlencoded'],
-      response: {
-        303: {
-          type: 'null',
-          description: "The browser is sent on (`Location`) to the sign-in's `redirect_uri` with `code` and `state`.",
-          headers: { Location: { type: 'string', description: 'Where the browser goes next.' } },
-        },
-      },
+      response: { 303: SENT_ON_TO_CLIENT },
       handler: async (request, reply) => {
         const body = request.body as AcsBody | undefined;
         if (body?.SAMLResponse === undefined)
